@@ -1,0 +1,397 @@
+package signals
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Names of the Temporal primitives a run answers to.
+const (
+	// QueryGetRun answers the run's current Snapshot. It is a read: it never
+	// changes the run.
+	QueryGetRun = "getRun"
+	// QueryEvents answers an EventPage with the run's OpenWOP event log after
+	// a given sequence number (argument: an EventsQuery).
+	QueryEvents = "getRunEvents"
+	// SignalResolveInterrupt carries a Resolution for one open interrupt.
+	SignalResolveInterrupt = "resolveInterrupt"
+	// SignalCancelReason carries a CancelRequest. The mount sends it just
+	// before it requests workflow cancellation, so the run can record why it
+	// was cancelled. A cancellation without it records ReasonCallerRequested.
+	SignalCancelReason = "cancelReason"
+)
+
+// Custom search attributes every run carries. They are registered on the
+// namespace (Keyword type) and set when the run starts.
+const (
+	// SearchAttrTenant holds the run's tenant.
+	SearchAttrTenant = "OpenWOPTenant"
+	// SearchAttrTool holds the tool (OpenWOP workflowId) the run executes.
+	SearchAttrTool = "OpenWOPTool"
+	// SearchAttrTransport holds the transport that started the run.
+	SearchAttrTransport = "OpenWOPTransport"
+	// SearchAttrStatus holds the run's OpenWOP status; the run keeps it current.
+	SearchAttrStatus = "OpenWOPStatus"
+)
+
+// SearchAttributes lists every custom search attribute name above. All are
+// of the Keyword type.
+var SearchAttributes = []string{SearchAttrTenant, SearchAttrTool, SearchAttrTransport, SearchAttrStatus}
+
+// Transport names recorded in run.started.
+const (
+	TransportMCP  = "mcp"
+	TransportREST = "rest"
+)
+
+// Registered run.cancelled reasons.
+const (
+	// ReasonCallerRequested is the reason of an explicit cancel (tasks/cancel,
+	// REST cancel, an operator in the Temporal UI).
+	ReasonCallerRequested = "caller-requested"
+	// ReasonMCPRequestCancelled is the reason when the MCP request that owned
+	// the run went away before its whole response was sent (RFC 0198 §G.12).
+	ReasonMCPRequestCancelled = "mcp-request-cancelled"
+	// ReasonElicitationCancelled is the reason when an elicitation answer
+	// was "cancel".
+	ReasonElicitationCancelled = "mcp-elicitation-cancelled"
+)
+
+// Status is an OpenWOP run status.
+type Status string
+
+// The OpenWOP run statuses.
+const (
+	StatusPending         Status = "pending"
+	StatusRunning         Status = "running"
+	StatusPaused          Status = "paused"
+	StatusWaitingApproval Status = "waiting-approval"
+	StatusWaitingInput    Status = "waiting-input"
+	StatusWaitingExternal Status = "waiting-external"
+	StatusCompleted       Status = "completed"
+	StatusFailed          Status = "failed"
+	StatusCancelling      Status = "cancelling"
+	StatusCancelled       Status = "cancelled"
+)
+
+// Terminal reports whether s is one of completed, failed, cancelled.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Waiting reports whether s is one of the waiting-* statuses.
+func (s Status) Waiting() bool {
+	return s == StatusWaitingApproval || s == StatusWaitingInput || s == StatusWaitingExternal
+}
+
+// Valid reports whether s is one of the OpenWOP statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusRunning, StatusPaused, StatusWaitingApproval, StatusWaitingInput,
+		StatusWaitingExternal, StatusCompleted, StatusFailed, StatusCancelling, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Subject identifies a caller. It always comes from the authenticated
+// request, never from arguments or _meta.
+type Subject struct {
+	Issuer    string `json:"issuer"`
+	SubjectID string `json:"subjectId"`
+	Tenant    string `json:"tenant"`
+	Lane      string `json:"lane,omitempty"`
+	Kind      string `json:"kind,omitempty"`
+	KeyClass  string `json:"keyClass,omitempty"`
+}
+
+// Principal is the URN-like name approvers lists use for the subject.
+func (s Subject) Principal() string { return s.SubjectID }
+
+// Owner is the tenant and subject that started a run.
+type Owner struct {
+	Tenant  string  `json:"tenant"`
+	Subject Subject `json:"subject"`
+}
+
+// InterruptKind is the kind of an OpenWOP interrupt.
+type InterruptKind string
+
+// The interrupt kinds the harness raises.
+const (
+	KindApproval      InterruptKind = "approval"
+	KindClarification InterruptKind = "clarification"
+	KindExternalEvent InterruptKind = "external-event"
+	KindCustom        InterruptKind = "custom"
+)
+
+// Interrupt is an open request for human (or external) input.
+type Interrupt struct {
+	// ID is host-minted and tenant-bound (runId/"i-"+key based), unique over
+	// the run's life. MCP keys inputRequests by it.
+	ID string `json:"interruptId"`
+	// NodeID names the step of the workflow that is suspended.
+	NodeID string        `json:"nodeId"`
+	Kind   InterruptKind `json:"kind"`
+	// Key is the deterministic re-entry key given by the workflow.
+	Key string `json:"key"`
+	// Title is the short prompt shown to the human.
+	Title string `json:"title"`
+	// Description is optional longer text.
+	Description string `json:"description,omitempty"`
+	// Actions are the approval actions offered (accept, reject, ...).
+	Actions []string `json:"actions,omitempty"`
+	// Schema is a JSON Schema (type object) of the content the resolver
+	// must supply on accept. Nil for approvals, which answer with an action.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// Approvers, when non-empty, lists the principals eligible to resolve the
+	// interrupt. Empty means any subject of the run's tenant.
+	Approvers []string `json:"approversList,omitempty"`
+	// RequestedAt is when the interrupt was raised.
+	RequestedAt time.Time `json:"requestedAt"`
+}
+
+// Eligible reports whether subject may resolve the interrupt.
+func (i Interrupt) Eligible(s Subject) bool {
+	if len(i.Approvers) == 0 {
+		return true
+	}
+	for _, a := range i.Approvers {
+		if a == s.Principal() {
+			return true
+		}
+	}
+	return false
+}
+
+// Action is how a resolver answered an interrupt (MCP ElicitResult.action).
+type Action string
+
+// Resolution actions.
+const (
+	ActionAccept  Action = "accept"
+	ActionDecline Action = "decline"
+	ActionCancel  Action = "cancel"
+)
+
+// Resolution answers one interrupt. It is the payload of
+// SignalResolveInterrupt.
+type Resolution struct {
+	InterruptID string          `json:"interruptId"`
+	Action      Action          `json:"action"`
+	Content     json.RawMessage `json:"content,omitempty"`
+	ResolvedBy  Subject         `json:"resolvedBy"`
+	// RequestID is a unique id chosen by the sender, so it can tell by a
+	// following query whether its resolution was the one applied.
+	RequestID string `json:"requestId"`
+}
+
+// Resolved records an applied resolution in the snapshot.
+type Resolved struct {
+	Resolution
+	ResolvedAt time.Time `json:"resolvedAt"`
+}
+
+// CancelRequest is the payload of SignalCancelReason.
+type CancelRequest struct {
+	Reason      string  `json:"reason"`
+	CancelledBy Subject `json:"cancelledBy,omitempty"`
+}
+
+// Content is one MCP content block of a tool result (text only here).
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// ToolResult is the result a run produced, in the shape MCP's CallToolResult
+// uses. IsError is set when the run failed.
+type ToolResult struct {
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError"`
+}
+
+// RunError describes why a run failed.
+type RunError struct {
+	// Code is the OpenWOP error code (e.g. conformance_test_failure).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// RPCCode, when non-zero, marks a JSON-RPC error raised for the call
+	// itself (MCP task status "failed") rather than a tool failure (MCP
+	// task status "completed" with isError).
+	RPCCode int `json:"rpcCode,omitempty"`
+}
+
+// Snapshot is the state of a run as getRun answers it.
+type Snapshot struct {
+	RunID string `json:"runId"`
+	// WorkflowID is the OpenWOP workflow id: the tool name.
+	WorkflowID string    `json:"workflowId"`
+	Status     Status    `json:"status"`
+	Owner      Owner     `json:"owner"`
+	Transport  string    `json:"transport"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	// StatusMessage is content-free about the run's internals.
+	StatusMessage string `json:"statusMessage"`
+	// Interrupts holds every open interrupt, in the order raised.
+	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	// Resolved holds the resolutions applied so far, in order.
+	Resolved []Resolved `json:"resolved,omitempty"`
+	// Outputs is the run's output object once completed.
+	Outputs json.RawMessage `json:"outputs,omitempty"`
+	// Result is set once the run is terminal (completed or failed).
+	Result *ToolResult `json:"result,omitempty"`
+	Error  *RunError   `json:"error,omitempty"`
+	// CancelReason is set once the run is cancelling or cancelled.
+	CancelReason string `json:"cancelReason,omitempty"`
+	// LastSequence is the sequence number of the last event in the log, -1
+	// when the log is empty.
+	LastSequence int `json:"lastSequence"`
+}
+
+// CurrentNodeID is the node of the first open interrupt, or "".
+func (s Snapshot) CurrentNodeID() string {
+	if len(s.Interrupts) == 0 {
+		return ""
+	}
+	return s.Interrupts[0].NodeID
+}
+
+// Interrupt returns the open interrupt with the given id.
+func (s Snapshot) Interrupt(id string) (Interrupt, bool) {
+	for _, i := range s.Interrupts {
+		if i.ID == id {
+			return i, true
+		}
+	}
+	return Interrupt{}, false
+}
+
+// ResolvedBy returns the applied resolution of the interrupt with the given
+// id.
+func (s Snapshot) ResolvedBy(id string) (Resolved, bool) {
+	for _, r := range s.Resolved {
+		if r.InterruptID == id {
+			return r, true
+		}
+	}
+	return Resolved{}, false
+}
+
+// EventLogSchemaVersion is the version of the event envelope and payloads.
+const EventLogSchemaVersion = 1
+
+// Event types of the OpenWOP run event log.
+const (
+	EventRunStarted         = "run.started"
+	EventNodeStarted        = "node.started"
+	EventNodeCompleted      = "node.completed"
+	EventNodeFailed         = "node.failed"
+	EventNodeSuspended      = "node.suspended"
+	EventInterruptRequested = "interrupt.requested"
+	EventInterruptResolved  = "interrupt.resolved"
+	EventRunCompleted       = "run.completed"
+	EventRunFailed          = "run.failed"
+	EventRunCancelled       = "run.cancelled"
+)
+
+// TerminalEvent reports whether an event type ends the run.
+func TerminalEvent(typ string) bool {
+	return typ == EventRunCompleted || typ == EventRunFailed || typ == EventRunCancelled
+}
+
+// Event is one entry of the OpenWOP run event log.
+type Event struct {
+	EventID       string          `json:"eventId"`
+	RunID         string          `json:"runId"`
+	Type          string          `json:"type"`
+	Payload       json.RawMessage `json:"payload"`
+	Timestamp     time.Time       `json:"timestamp"`
+	Sequence      int             `json:"sequence"`
+	SchemaVersion int             `json:"schemaVersion"`
+	NodeID        string          `json:"nodeId,omitempty"`
+}
+
+// EventsQuery is the argument of QueryEvents.
+type EventsQuery struct {
+	// AfterSequence selects events whose sequence is greater; -1 for all.
+	AfterSequence int `json:"afterSequence"`
+	// Limit caps the number of events returned; 0 means no cap.
+	Limit int `json:"limit,omitempty"`
+}
+
+// EventPage answers QueryEvents.
+type EventPage struct {
+	Events       []Event `json:"events"`
+	LastSequence int     `json:"lastSequence"`
+}
+
+// StartRequest is the single argument every tool workflow is started with.
+type StartRequest struct {
+	// Arguments are the tool arguments, already validated against the
+	// tool's input schema.
+	Arguments json.RawMessage `json:"arguments"`
+	Owner     Owner           `json:"owner"`
+	Transport string          `json:"transport"`
+	// PreRunInputs holds the answers to the tool's pre-run input requests,
+	// keyed by the request key.
+	PreRunInputs map[string]json.RawMessage `json:"preRunInputs,omitempty"`
+}
+
+// RunRecord is what a tool workflow leaves in its close event: its final
+// snapshot and its whole event log. A terminal run is read from it without
+// a worker replaying the history.
+type RunRecord struct {
+	Snapshot Snapshot `json:"snapshot"`
+	Events   []Event  `json:"events"`
+}
+
+// TaskSupport says whether a tool may or must run as an MCP task.
+type TaskSupport string
+
+// Task support levels.
+const (
+	TaskForbidden TaskSupport = "forbidden"
+	TaskOptional  TaskSupport = "optional"
+	TaskRequired  TaskSupport = "required"
+)
+
+// InputRequest is a question a tool asks before its run starts (pre-run
+// elicitation): the answer is passed to the run in StartRequest.PreRunInputs.
+type InputRequest struct {
+	Key     string          `json:"key"`
+	Message string          `json:"message"`
+	Schema  json.RawMessage `json:"schema"`
+}
+
+// ToolSpec describes a tool to the mount: everything tools/list and
+// tools/call need, with no reference to the workflow code.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	TaskSupport TaskSupport     `json:"taskSupport"`
+	// CanSuspend is set when the run may raise interrupts.
+	CanSuspend bool `json:"canSuspend"`
+	// PreRunInputs are asked (MRTR) before the run is started.
+	PreRunInputs []InputRequest `json:"preRunInputs,omitempty"`
+	// Tenants, when non-empty, limits the tool to these tenants.
+	Tenants []string `json:"tenants,omitempty"`
+	// Fixture marks conformance fixtures.
+	Fixture bool `json:"fixture,omitempty"`
+}
+
+// VisibleTo reports whether the tool is offered to the tenant.
+func (t ToolSpec) VisibleTo(tenant string) bool {
+	if len(t.Tenants) == 0 {
+		return true
+	}
+	for _, x := range t.Tenants {
+		if x == tenant {
+			return true
+		}
+	}
+	return false
+}
