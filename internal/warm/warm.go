@@ -13,3 +13,5 @@ import (
 	_ "go.uber.org/zap"
 	_ "go.uber.org/zap/exp/zapslog"
 )
+
+import _ "github.com/temporalio/ui-server/v2/server"

@@ -1,0 +1,98 @@
+// Package runs is the one place that turns run operations (start, getRun,
+// resolveInterruptByRun, cancelRun, listRuns, pollRunEvents) into Temporal
+// client calls. The MCP mount and the REST API both use it; neither talks to
+// Temporal directly, and nothing here knows about MCP or HTTP.
+//
+// Every method takes the caller's Subject. A run whose tenant segment is not
+// the caller's tenant is refused with ErrTenantMismatch before any lookup, so
+// the answer never depends on whether the run exists.
+package runs
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Errors returned by Service methods. Callers map them to wire errors with
+// errors.Is.
+var (
+	// ErrNotFound: no readable run with that id (unknown, purged, or an id
+	// that does not match the runId grammar).
+	ErrNotFound = errors.New("run not found")
+	// ErrTenantMismatch: the id names another tenant's run (whether or not
+	// it exists).
+	ErrTenantMismatch = errors.New("run id belongs to another tenant")
+	// ErrTerminal: the run is already completed, failed or cancelled.
+	ErrTerminal = errors.New("run is terminal")
+	// ErrNotEligible: the caller is not an eligible approver of the
+	// interrupt.
+	ErrNotEligible = errors.New("caller is not an eligible approver")
+	// ErrNotOpen: the run has no open interrupt with that id (never issued).
+	ErrNotOpen = errors.New("interrupt is not open")
+	// ErrAlreadyResolved: the interrupt was resolved already, by an earlier
+	// or a concurrent resolution.
+	ErrAlreadyResolved = errors.New("interrupt already resolved")
+)
+
+// StartRequest asks Service.Start for a new run.
+type StartRequest struct {
+	// Tool is the tool name, which is the Temporal workflow type.
+	Tool string
+	// Arguments are the validated tool arguments (a JSON object).
+	Arguments json.RawMessage
+	// Caller starts the run and becomes its owner.
+	Caller signals.Subject
+	// Transport is signals.TransportMCP or signals.TransportREST.
+	Transport string
+	// PreRunInputs are the answers to the tool's pre-run input requests.
+	PreRunInputs map[string]json.RawMessage
+}
+
+// ListRequest filters and pages Service.List.
+type ListRequest struct {
+	// WorkflowID, when set, keeps only runs of that tool.
+	WorkflowID string
+	// Status, when set, keeps only runs in that status.
+	Status signals.Status
+	// Limit is the page size (1..MaxPageSize; 0 means DefaultPageSize).
+	Limit int
+	// Cursor continues a previous page ("" for the first page).
+	Cursor string
+}
+
+// ListPage is one page of Service.List, newest run first.
+type ListPage struct {
+	Runs       []signals.Snapshot
+	NextCursor string
+}
+
+// Page sizes of Service.List.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 100
+)
+
+// Options configure a Service.
+type Options struct {
+	// TaskQueue is where tool workflows run.
+	TaskQueue string
+	// Namespace is the Temporal namespace (for visibility queries).
+	Namespace string
+	// StartQueryTimeout bounds how long Start waits for the first answer of
+	// the new run's getRun query before it reports the run as pending.
+	StartQueryTimeout time.Duration
+}
+
+// The Service API (implemented in service.go):
+//
+//	func New(c client.Client, logger *zap.Logger, opts Options) *Service
+//	func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot, error)
+//	func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)
+//	func (s *Service) Events(ctx context.Context, caller signals.Subject, runID string, afterSequence int, wait time.Duration) (signals.EventPage, signals.Snapshot, error)
+//	func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error)
+//	func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error)
+//	func (s *Service) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error)
+//	func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequest) (ListPage, error)
