@@ -35,6 +35,8 @@ var (
 	// ErrAlreadyResolved: the interrupt was resolved already, by an earlier
 	// or a concurrent resolution.
 	ErrAlreadyResolved = errors.New("interrupt already resolved")
+	// ErrBadCursor: a List cursor that this service did not issue.
+	ErrBadCursor = errors.New("invalid cursor")
 )
 
 // StartRequest asks Service.Start for a new run.
@@ -85,14 +87,3 @@ type Options struct {
 	// the new run's getRun query before it reports the run as pending.
 	StartQueryTimeout time.Duration
 }
-
-// The Service API (implemented in service.go):
-//
-//	func New(c client.Client, logger *zap.Logger, opts Options) *Service
-//	func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot, error)
-//	func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)
-//	func (s *Service) Events(ctx context.Context, caller signals.Subject, runID string, afterSequence int, wait time.Duration) (signals.EventPage, signals.Snapshot, error)
-//	func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error)
-//	func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error)
-//	func (s *Service) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error)
-//	func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequest) (ListPage, error)

@@ -1,0 +1,615 @@
+package runs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Memo keys a run is started with.
+const (
+	memoOwner     = "owner"
+	memoTransport = "transport"
+)
+
+// Search attribute keys, typed for the SDK.
+var (
+	saTenant    = temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrTenant)
+	saTool      = temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrTool)
+	saTransport = temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrTransport)
+	saStatus    = temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrStatus)
+)
+
+// Service performs run operations on Temporal. It is safe for concurrent use.
+type Service struct {
+	client client.Client
+	log    *zap.Logger
+	opts   Options
+	dc     converter.DataConverter
+	rand   io.Reader
+}
+
+// New returns a Service that uses c. Zero Options fields get defaults: task
+// queue "openwop-tools", namespace "default", a 5 s start query timeout.
+func New(c client.Client, logger *zap.Logger, opts Options) *Service {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = "openwop-tools"
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if opts.StartQueryTimeout <= 0 {
+		opts.StartQueryTimeout = 5 * time.Second
+	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Service{client: c, log: logger, opts: opts, dc: converter.GetDefaultDataConverter(), rand: rand.Reader}
+}
+
+// startTimeout bounds the Temporal calls of Start, which run detached from
+// the caller's cancellation so that a started run is never lost half-way.
+const startTimeout = 30 * time.Second
+
+// Start mints a runId in the caller's tenant and starts the tool's workflow
+// with it as the workflow ID. It returns once the workflow exists and has
+// answered its first getRun query (or StartQueryTimeout passed, in which
+// case the snapshot reads pending), so an immediate Get resolves.
+//
+// Start does not stop when ctx is cancelled: once the start request is sent
+// the caller must learn the run's id to own it, so the calls to Temporal use
+// a context detached from ctx's cancellation. The caller must check that Tool
+// names a registered tool.
+func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot, error) {
+	id, err := runid.New(req.Caller.Tenant, s.rand)
+	if err != nil {
+		return signals.Snapshot{}, fmt.Errorf("start run: %w", err)
+	}
+	owner := signals.Owner{Tenant: req.Caller.Tenant, Subject: req.Caller}
+	args := req.Arguments
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                s.opts.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Memo:                                     map[string]any{memoOwner: owner, memoTransport: req.Transport},
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			saTenant.ValueSet(req.Caller.Tenant),
+			saTool.ValueSet(req.Tool),
+			saTransport.ValueSet(req.Transport),
+			saStatus.ValueSet(string(signals.StatusPending)),
+		),
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+	defer cancel()
+	run, err := s.client.ExecuteWorkflow(sctx, opts, req.Tool, signals.StartRequest{
+		Arguments:    args,
+		Owner:        owner,
+		Transport:    req.Transport,
+		PreRunInputs: req.PreRunInputs,
+	})
+	if err != nil {
+		return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", req.Tool, err)
+	}
+	s.log.Info("run started", zap.String("runId", id), zap.String("tool", req.Tool),
+		zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))
+
+	qctx, qcancel := context.WithTimeout(sctx, s.opts.StartQueryTimeout)
+	defer qcancel()
+	snap, err := s.query(qctx, id)
+	if err != nil {
+		s.log.Warn("first getRun query of a new run failed; reporting it pending", zap.String("runId", id), zap.Error(err))
+		now := time.Now().UTC()
+		return signals.Snapshot{
+			RunID: id, WorkflowID: req.Tool, Status: signals.StatusPending, Owner: owner,
+			Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
+			StatusMessage: statusMessage(signals.StatusPending), LastSequence: -1,
+		}, nil
+	}
+	return snap, nil
+}
+
+// statusMessage is the content-free status message of a synthesized snapshot.
+func statusMessage(st signals.Status) string { return "the run is " + string(st) }
+
+// authorize checks the id's grammar and tenant segment before any lookup.
+func authorize(caller signals.Subject, id string) error {
+	if !runid.Valid(id) {
+		return ErrNotFound
+	}
+	if runid.Tenant(id) != caller.Tenant {
+		return ErrTenantMismatch
+	}
+	return nil
+}
+
+// Get answers getRun: the run's current snapshot. A running run is asked by
+// the getRun query; a closed run is read from its close event without a
+// worker replaying the history.
+func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	snap, _, _, err := s.load(ctx, runID, caller.Tenant)
+	return snap, err
+}
+
+// load returns the snapshot, the event log when the run is closed (nil
+// otherwise), and the history length seen by the describe call.
+func (s *Service) load(ctx context.Context, id, tenant string) (signals.Snapshot, []signals.Event, int64, error) {
+	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return signals.Snapshot{}, nil, 0, s.lookupErr(id, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != tenant {
+		// Not a run of this tenant (or not a run started by this service).
+		return signals.Snapshot{}, nil, 0, ErrNotFound
+	}
+	hlen := info.GetHistoryLength()
+	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		snap, err := s.query(ctx, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return signals.Snapshot{}, nil, 0, fmt.Errorf("get run %s: %w", id, ctx.Err())
+			}
+			// No worker has answered yet (e.g. the first workflow task is
+			// pending): describe what Temporal knows.
+			s.log.Debug("getRun query failed; answering from describe", zap.String("runId", id), zap.Error(err))
+			return s.fromInfo(info), nil, hlen, nil
+		}
+		return snap, nil, hlen, nil
+	}
+	rec, err := s.closeRecord(ctx, info)
+	if err != nil {
+		return signals.Snapshot{}, nil, 0, err
+	}
+	return rec.Snapshot, rec.Events, hlen, nil
+}
+
+// lookupErr maps a Temporal lookup error.
+func (s *Service) lookupErr(id string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return ErrNotFound
+	}
+	var inv *serviceerror.InvalidArgument
+	if errors.As(err, &inv) {
+		return ErrNotFound
+	}
+	return fmt.Errorf("describe run %s: %w", id, err)
+}
+
+func (s *Service) query(ctx context.Context, id string) (signals.Snapshot, error) {
+	v, err := s.client.QueryWorkflow(ctx, id, "", signals.QueryGetRun)
+	if err != nil {
+		return signals.Snapshot{}, fmt.Errorf("query %s of run %s: %w", signals.QueryGetRun, id, err)
+	}
+	var snap signals.Snapshot
+	if err := v.Get(&snap); err != nil {
+		return signals.Snapshot{}, fmt.Errorf("decode %s of run %s: %w", signals.QueryGetRun, id, err)
+	}
+	return snap, nil
+}
+
+func (s *Service) keyword(sa *commonpb.SearchAttributes, name string) (string, bool) {
+	p, ok := sa.GetIndexedFields()[name]
+	if !ok {
+		return "", false
+	}
+	var v string
+	if err := s.dc.FromPayload(p, &v); err != nil {
+		return "", false
+	}
+	return v, true
+}
+
+// fromInfo builds a summary snapshot from visibility data alone.
+func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snapshot {
+	snap := signals.Snapshot{
+		RunID:        info.GetExecution().GetWorkflowId(),
+		LastSequence: -1,
+		CreatedAt:    info.GetStartTime().AsTime(),
+		UpdatedAt:    info.GetStartTime().AsTime(),
+	}
+	if t := info.GetCloseTime(); t != nil {
+		snap.UpdatedAt = t.AsTime()
+	}
+	snap.WorkflowID, _ = s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
+	st, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrStatus)
+	snap.Status = signals.Status(st)
+	if p, ok := info.GetMemo().GetFields()[memoOwner]; ok {
+		_ = s.dc.FromPayload(p, &snap.Owner)
+	}
+	if p, ok := info.GetMemo().GetFields()[memoTransport]; ok {
+		_ = s.dc.FromPayload(p, &snap.Transport)
+	}
+	// Temporal's own status wins when it closed the run behind the
+	// harness's back (terminated, timed out) or the attribute lags.
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		if !snap.Status.Valid() || snap.Status.Terminal() {
+			snap.Status = signals.StatusPending
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		snap.Status = signals.StatusCompleted
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		snap.Status = signals.StatusCancelled
+	default:
+		snap.Status = signals.StatusFailed
+	}
+	snap.StatusMessage = statusMessage(snap.Status)
+	return snap
+}
+
+// closeRecord reads the RunRecord a closed run left in its close event.
+func (s *Service) closeRecord(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) (signals.RunRecord, error) {
+	id := info.GetExecution().GetWorkflowId()
+	it := s.client.GetWorkflowHistory(ctx, id, info.GetExecution().GetRunId(), false,
+		enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	var last *historypb.HistoryEvent
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return signals.RunRecord{}, fmt.Errorf("read close event of run %s: %w", id, s.lookupErr(id, err))
+		}
+		last = ev
+	}
+	rec, ok := s.decodeClose(last)
+	if !ok {
+		// Closed outside the harness (terminated, timed out, a panic):
+		// describe what Temporal knows.
+		snap := s.fromInfo(info)
+		switch info.GetStatus() {
+		case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+			snap.CancelReason = "terminated"
+			if r := last.GetWorkflowExecutionTerminatedEventAttributes().GetReason(); r != "" {
+				snap.CancelReason = "terminated: " + r
+			}
+		case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+			snap.CancelReason = signals.ReasonCallerRequested
+		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		default:
+			msg := "the run ended without a result"
+			if f := last.GetWorkflowExecutionFailedEventAttributes().GetFailure(); f != nil {
+				msg = f.GetMessage()
+			}
+			snap.Error = &signals.RunError{Code: "workflow_failed", Message: msg}
+		}
+		if snap.Status == signals.StatusFailed {
+			snap.Result = &signals.ToolResult{IsError: true, Content: []signals.Content{{Type: "text", Text: snap.Error.Message}}}
+		}
+		return signals.RunRecord{Snapshot: snap}, nil
+	}
+	return rec, nil
+}
+
+// decodeClose extracts the RunRecord from a close event.
+func (s *Service) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bool) {
+	var payloads *commonpb.Payloads
+	switch {
+	case ev.GetWorkflowExecutionCompletedEventAttributes() != nil:
+		payloads = ev.GetWorkflowExecutionCompletedEventAttributes().GetResult()
+	case ev.GetWorkflowExecutionFailedEventAttributes() != nil:
+		payloads = ev.GetWorkflowExecutionFailedEventAttributes().GetFailure().GetApplicationFailureInfo().GetDetails()
+	case ev.GetWorkflowExecutionCanceledEventAttributes() != nil:
+		payloads = ev.GetWorkflowExecutionCanceledEventAttributes().GetDetails()
+	}
+	if len(payloads.GetPayloads()) == 0 {
+		return signals.RunRecord{}, false
+	}
+	var rec signals.RunRecord
+	if err := s.dc.FromPayload(payloads.GetPayloads()[0], &rec); err != nil || rec.Snapshot.RunID == "" {
+		return signals.RunRecord{}, false
+	}
+	return rec, true
+}
+
+// Events answers pollRunEvents: the events after afterSequence and the
+// run's snapshot. When there are none and wait > 0, it waits up to wait for
+// the next event or the run's end.
+func (s *Service) Events(ctx context.Context, caller signals.Subject, runID string, afterSequence int, wait time.Duration) (signals.EventPage, signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.EventPage{}, signals.Snapshot{}, err
+	}
+	snap, events, _, err := s.load(ctx, runID, caller.Tenant)
+	if err != nil {
+		return signals.EventPage{}, signals.Snapshot{}, err
+	}
+	if snap.LastSequence <= afterSequence && !snap.Status.Terminal() && wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		next, err := s.await(wctx, runID, caller.Tenant, func(x signals.Snapshot) bool { return x.LastSequence > afterSequence })
+		cancel()
+		switch {
+		case err == nil:
+			snap = next
+		case ctx.Err() != nil:
+			return signals.EventPage{}, signals.Snapshot{}, ctx.Err()
+		case !errors.Is(err, context.DeadlineExceeded):
+			return signals.EventPage{}, signals.Snapshot{}, err
+		}
+		if snap.Status.Terminal() {
+			if snap, events, _, err = s.load(ctx, runID, caller.Tenant); err != nil {
+				return signals.EventPage{}, signals.Snapshot{}, err
+			}
+		}
+	}
+	if snap.Status.Terminal() {
+		page := signals.EventPage{LastSequence: snap.LastSequence, Events: []signals.Event{}}
+		for _, e := range events {
+			if e.Sequence > afterSequence {
+				page.Events = append(page.Events, e)
+			}
+		}
+		return page, snap, nil
+	}
+	if snap.LastSequence <= afterSequence {
+		return signals.EventPage{Events: []signals.Event{}, LastSequence: snap.LastSequence}, snap, nil
+	}
+	v, err := s.client.QueryWorkflow(ctx, runID, "", signals.QueryEvents, signals.EventsQuery{AfterSequence: afterSequence})
+	if err != nil {
+		return signals.EventPage{}, signals.Snapshot{}, fmt.Errorf("query events of run %s: %w", runID, err)
+	}
+	var page signals.EventPage
+	if err := v.Get(&page); err != nil {
+		return signals.EventPage{}, signals.Snapshot{}, fmt.Errorf("decode events of run %s: %w", runID, err)
+	}
+	if page.Events == nil {
+		page.Events = []signals.Event{}
+	}
+	return page, snap, nil
+}
+
+// Resolve answers resolveInterruptByRun: it checks that the interrupt is
+// open and that the caller is an eligible approver, signals the resolution
+// (with ResolvedBy set to the caller) and returns the snapshot after the run
+// applied it. Of two concurrent resolutions one returns nil and the other
+// ErrAlreadyResolved.
+func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	snap, _, _, err := s.load(ctx, runID, caller.Tenant)
+	if err != nil {
+		return signals.Snapshot{}, err
+	}
+	it, open := snap.Interrupt(r.InterruptID)
+	if !open {
+		if _, done := snap.ResolvedBy(r.InterruptID); done {
+			return snap, ErrAlreadyResolved
+		}
+		if snap.Status.Terminal() {
+			return snap, ErrTerminal
+		}
+		return snap, ErrNotOpen
+	}
+	if !it.Eligible(caller) {
+		return snap, ErrNotEligible
+	}
+	switch r.Action {
+	case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
+	default:
+		return snap, fmt.Errorf("resolve interrupt: unknown action %q", r.Action)
+	}
+	r.ResolvedBy = caller
+	nonce := make([]byte, 12)
+	if _, err := io.ReadFull(s.rand, nonce); err != nil {
+		return snap, fmt.Errorf("resolve interrupt: %w", err)
+	}
+	r.RequestID = base64.RawURLEncoding.EncodeToString(nonce)
+	if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalResolveInterrupt, r); err != nil {
+		if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
+			// The run closed in between.
+			return snap, ErrTerminal
+		}
+		return snap, fmt.Errorf("signal resolution to run %s: %w", runID, err)
+	}
+	// Queries are strongly consistent: this one sees the signal applied.
+	after, _, _, err := s.load(ctx, runID, caller.Tenant)
+	if err != nil {
+		return snap, err
+	}
+	got, done := after.ResolvedBy(r.InterruptID)
+	switch {
+	case done && got.RequestID == r.RequestID:
+		return after, nil
+	case done:
+		return after, ErrAlreadyResolved
+	case after.Status.Terminal():
+		return after, ErrTerminal
+	default:
+		return after, ErrNotOpen
+	}
+}
+
+// Cancel answers cancelRun: it records the reason with the run and requests
+// workflow cancellation. It returns ErrTerminal (and the snapshot) when the
+// run has already ended.
+func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	if reason == "" {
+		reason = signals.ReasonCallerRequested
+	}
+	snap, _, _, err := s.load(ctx, runID, caller.Tenant)
+	if err != nil {
+		return signals.Snapshot{}, err
+	}
+	if snap.Status.Terminal() {
+		return snap, ErrTerminal
+	}
+	if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason,
+		signals.CancelRequest{Reason: reason, CancelledBy: caller}); err != nil {
+		if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
+			return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
+		}
+		return snap, fmt.Errorf("signal cancel reason to run %s: %w", runID, err)
+	}
+	if err := s.client.CancelWorkflow(ctx, runID, ""); err != nil {
+		if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
+			return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
+		}
+		return snap, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	s.log.Info("run cancel requested", zap.String("runId", runID), zap.String("reason", reason))
+	after, _, _, err := s.load(ctx, runID, caller.Tenant)
+	if err != nil {
+		return snap, err
+	}
+	return after, nil
+}
+
+// terminalSnapshot reloads a run that closed while being cancelled.
+func (s *Service) terminalSnapshot(ctx context.Context, id, tenant string, fallback signals.Snapshot) (signals.Snapshot, error) {
+	snap, _, _, err := s.load(ctx, id, tenant)
+	if err != nil {
+		return fallback, ErrTerminal
+	}
+	return snap, ErrTerminal
+}
+
+// Await blocks until done(snapshot) holds or the run is terminal, and
+// returns that snapshot. It follows the run's history with a long poll and
+// asks getRun again only when a workflow task completed, so a waiting call
+// costs no polling. It returns ctx's error when ctx ends first.
+func (s *Service) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	return s.await(ctx, runID, caller.Tenant, done)
+}
+
+func (s *Service) await(ctx context.Context, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	snap, _, seen, err := s.load(ctx, id, tenant)
+	if err != nil {
+		return signals.Snapshot{}, err
+	}
+	if done(snap) || snap.Status.Terminal() {
+		return snap, nil
+	}
+	it := s.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return snap, ctx.Err()
+			}
+			return snap, fmt.Errorf("follow history of run %s: %w", id, err)
+		}
+		if ev.GetEventId() <= seen {
+			continue
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+		default:
+			if !isCloseEvent(ev.GetEventType()) {
+				continue
+			}
+		}
+		if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
+			return snap, err
+		}
+		if done(snap) || snap.Status.Terminal() {
+			return snap, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return snap, ctx.Err()
+	}
+	// The history ended (the run closed): read the final state.
+	if snap, _, _, err = s.load(ctx, id, tenant); err != nil {
+		return snap, err
+	}
+	return snap, nil
+}
+
+func isCloseEvent(t enumspb.EventType) bool {
+	switch t {
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+		return true
+	}
+	return false
+}
+
+// List answers listRuns from Temporal visibility: the caller's tenant's
+// runs, newest first, filtered by tool and status. Each entry is a summary
+// snapshot built from visibility data (no query per run).
+func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequest) (ListPage, error) {
+	if !runid.ValidTenant(caller.Tenant) {
+		return ListPage{}, fmt.Errorf("list runs: invalid tenant %q", caller.Tenant)
+	}
+	limit := req.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultPageSize
+	case limit < 0 || limit > MaxPageSize:
+		return ListPage{}, fmt.Errorf("list runs: limit %d is outside 1..%d", limit, MaxPageSize)
+	}
+	var token []byte
+	if req.Cursor != "" {
+		var err error
+		if token, err = base64.RawURLEncoding.DecodeString(req.Cursor); err != nil {
+			return ListPage{}, fmt.Errorf("list runs: %w: malformed cursor", ErrBadCursor)
+		}
+	}
+	q := []string{fmt.Sprintf("%s = '%s'", signals.SearchAttrTenant, caller.Tenant)}
+	if req.WorkflowID != "" {
+		if strings.ContainsAny(req.WorkflowID, `'"\`) {
+			return ListPage{}, fmt.Errorf("list runs: invalid workflowId %q", req.WorkflowID)
+		}
+		q = append(q, fmt.Sprintf("%s = '%s'", signals.SearchAttrTool, req.WorkflowID))
+	}
+	if req.Status != "" {
+		if !req.Status.Valid() {
+			return ListPage{}, fmt.Errorf("list runs: unknown status %q", req.Status)
+		}
+		q = append(q, fmt.Sprintf("%s = '%s'", signals.SearchAttrStatus, req.Status))
+	}
+	resp, err := s.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace:     s.opts.Namespace,
+		PageSize:      int32(limit),
+		NextPageToken: token,
+		Query:         strings.Join(q, " AND ") + " ORDER BY StartTime DESC",
+	})
+	if err != nil {
+		var inv *serviceerror.InvalidArgument
+		if len(token) > 0 && errors.As(err, &inv) {
+			return ListPage{}, fmt.Errorf("list runs: %w: %v", ErrBadCursor, err)
+		}
+		return ListPage{}, fmt.Errorf("list runs: %w", err)
+	}
+	page := ListPage{Runs: make([]signals.Snapshot, 0, len(resp.GetExecutions()))}
+	for _, info := range resp.GetExecutions() {
+		page.Runs = append(page.Runs, s.fromInfo(info))
+	}
+	if len(resp.GetNextPageToken()) > 0 {
+		page.NextCursor = base64.RawURLEncoding.EncodeToString(resp.GetNextPageToken())
+	}
+	return page, nil
+}
