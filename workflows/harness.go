@@ -1,0 +1,438 @@
+// Package workflows is the run harness for tool workflows and the tool
+// registry.
+//
+// A tool author writes an ordinary Temporal workflow function
+//
+//	func(ctx workflow.Context, in In) (Out, error)
+//
+// and wraps it with NewTool. The harness turns it into the workflow the run
+// contract (package signals) describes: it decodes the tool arguments, keeps
+// the run snapshot and the OpenWOP event log, answers the getRun and events
+// queries, keeps the OpenWOPStatus search attribute current, routes interrupt
+// resolutions (Approve, AskInput, Raise) and ends the run with exactly one
+// terminal event: completed, failed (Fail, ProtocolError or any other error)
+// or cancelled.
+//
+// Inside a tool, use Step to name a node of the event log, PreRunInput to read
+// the answers the mount collected before the run started, and activity
+// options with a heartbeat timeout (the harness sets DefaultActivityOptions on
+// the context it passes in) so that a cancellation reaches running activities.
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// DefaultActivityOptions are set on the context a tool function receives. The
+// short heartbeat timeout lets a cancellation reach a heartbeating activity
+// within about two seconds; WaitForCancellation makes the run wait until the
+// activity has acknowledged it, so the run is cancelled only after its work
+// has stopped.
+var DefaultActivityOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 10 * time.Minute,
+	HeartbeatTimeout:    2 * time.Second,
+	WaitForCancellation: true,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:    time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    30 * time.Second,
+		MaximumAttempts:    5,
+	},
+}
+
+// Error codes the harness assigns.
+const (
+	// CodeToolError is the code of a failure the tool returned as a plain
+	// error (not made with Fail or ProtocolError).
+	CodeToolError = "tool_error"
+	// CodeInvalidArguments is the code of a run whose arguments do not decode
+	// into the tool's input type.
+	CodeInvalidArguments = "invalid_arguments"
+	// CodeProtocolError is the code of a run ended with ProtocolError.
+	CodeProtocolError = "protocol_error"
+)
+
+// statusKey is the search attribute the run keeps current.
+var statusKey = temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrStatus)
+
+// runKey is the workflow.Context key under which the run state is stored.
+type runKey struct{}
+
+// run is the state of one run. It lives in the workflow's memory only; every
+// change is made by workflow code (the main coroutine, the signal dispatcher)
+// and queries only read it.
+type run struct {
+	root   workflow.Context // the workflow's own context, for upserts
+	logger log.Logger
+	snap   signals.Snapshot
+	events []signals.Event
+	preRun map[string]json.RawMessage
+
+	// Interrupts.
+	minted  int                 // interrupt ids minted so far
+	keys    map[string]bool     // interrupt keys used so far
+	pending map[string]*Pending // open interrupts by id
+
+	// Cancellation.
+	cancelTool   workflow.CancelFunc // cancels the tool's context
+	cancelling   bool
+	cancelReason string
+	terminal     bool
+}
+
+// start runs a tool: the whole life of one run, from run.started to its
+// terminal event. decode turns the arguments into the tool's input; call
+// runs the tool and returns its output encoded as JSON.
+func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflow.Context, args json.RawMessage) (any, error)) (signals.RunRecord, error) {
+	info := workflow.GetInfo(ctx)
+	r := &run{
+		root:    ctx,
+		logger:  workflow.GetLogger(ctx),
+		preRun:  req.PreRunInputs,
+		keys:    map[string]bool{},
+		pending: map[string]*Pending{},
+		snap: signals.Snapshot{
+			RunID:        info.WorkflowExecution.ID,
+			WorkflowID:   info.WorkflowType.Name,
+			Status:       signals.StatusPending,
+			Owner:        req.Owner,
+			Transport:    req.Transport,
+			CreatedAt:    info.WorkflowStartTime.UTC(),
+			UpdatedAt:    workflow.Now(ctx).UTC(),
+			LastSequence: -1,
+		},
+	}
+	if r.snap.CreatedAt.IsZero() {
+		r.snap.CreatedAt = r.snap.UpdatedAt
+	}
+	r.snap.StatusMessage = statusMessage(r.snap.Status)
+
+	if err := workflow.SetQueryHandler(ctx, signals.QueryGetRun, func() (signals.Snapshot, error) {
+		return r.snap, nil
+	}); err != nil {
+		return signals.RunRecord{}, fmt.Errorf("set %s query handler: %w", signals.QueryGetRun, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, signals.QueryEvents, func(q signals.EventsQuery) (signals.EventPage, error) {
+		return r.page(q), nil
+	}); err != nil {
+		return signals.RunRecord{}, fmt.Errorf("set %s query handler: %w", signals.QueryEvents, err)
+	}
+
+	r.emit(signals.EventRunStarted, "", map[string]any{
+		"owner":      req.Owner,
+		"transport":  req.Transport,
+		"workflowId": r.snap.WorkflowID,
+	})
+	r.setStatus(signals.StatusRunning)
+
+	toolCtx, cancelTool := workflow.WithCancel(ctx)
+	r.cancelTool = cancelTool
+	toolCtx = workflow.WithValue(toolCtx, runKey{}, r)
+	toolCtx = workflow.WithActivityOptions(toolCtx, DefaultActivityOptions)
+
+	r.dispatch(ctx)
+	// Mark the run cancelling as soon as the workflow is asked to cancel,
+	// while its activities are still being cancelled.
+	workflow.Go(ctx, func(c workflow.Context) {
+		_ = workflow.Await(c, func() bool { return r.terminal })
+		if ctx.Err() != nil && !r.terminal {
+			r.beginCancel("")
+		}
+	})
+
+	out, err := call(toolCtx, req.Arguments)
+
+	if ctx.Err() != nil && !r.cancelling {
+		r.beginCancel("")
+	}
+	if r.cancelling {
+		if err == nil {
+			r.logger.Info("Tool returned a result after cancellation was requested; the run ends cancelled")
+		}
+		return r.finishCancelled()
+	}
+	if err != nil {
+		return r.finishFailed(err)
+	}
+	return r.finishCompleted(out)
+}
+
+// from returns the run state stored in ctx by the harness.
+func from(ctx workflow.Context) (*run, error) {
+	r, ok := ctx.Value(runKey{}).(*run)
+	if !ok || r == nil {
+		return nil, errors.New("workflows: not called inside a tool run (use the context the harness passed to the tool)")
+	}
+	return r, nil
+}
+
+// now is the workflow time in UTC.
+func (r *run) now() time.Time { return workflow.Now(r.root).UTC() }
+
+// emit appends one event to the log. After the terminal event nothing is
+// appended (RFC 0194).
+func (r *run) emit(typ, nodeID string, payload any) {
+	if r.terminal {
+		r.logger.Warn("Event after the terminal event dropped", "type", typ, "nodeId", nodeID)
+		return
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		// Payloads are built by the harness from plain data; this is a bug.
+		r.logger.Error("Event payload does not encode", "type", typ, "error", err)
+		raw = json.RawMessage(`{}`)
+	}
+	seq := len(r.events)
+	now := r.now()
+	r.events = append(r.events, signals.Event{
+		EventID:       fmt.Sprintf("%s-e%d", r.snap.RunID, seq),
+		RunID:         r.snap.RunID,
+		Type:          typ,
+		Payload:       raw,
+		Timestamp:     now,
+		Sequence:      seq,
+		SchemaVersion: signals.EventLogSchemaVersion,
+		NodeID:        nodeID,
+	})
+	r.snap.LastSequence = seq
+	r.snap.UpdatedAt = now
+	if signals.TerminalEvent(typ) {
+		r.terminal = true
+	}
+}
+
+// setStatus changes the run status and keeps the search attribute current.
+func (r *run) setStatus(s signals.Status) {
+	r.snap.UpdatedAt = r.now()
+	if r.snap.Status == s {
+		return
+	}
+	r.snap.Status = s
+	r.snap.StatusMessage = statusMessage(s)
+	if err := workflow.UpsertTypedSearchAttributes(r.root, statusKey.ValueSet(string(s))); err != nil {
+		r.logger.Error("Status search attribute not updated", "status", string(s), "error", err)
+	}
+}
+
+// statusMessage is the content-free status message of a status.
+func statusMessage(s signals.Status) string { return "the run is " + string(s) }
+
+// waitingStatus is the status the run has while interrupts are open:
+// waiting-approval when an approval is open, else waiting-input when a
+// question is open, else waiting-external.
+func (r *run) waitingStatus() signals.Status {
+	if len(r.snap.Interrupts) == 0 {
+		return signals.StatusRunning
+	}
+	st := signals.StatusWaitingExternal
+	for _, i := range r.snap.Interrupts {
+		switch i.Kind {
+		case signals.KindApproval:
+			return signals.StatusWaitingApproval
+		case signals.KindExternalEvent:
+		default:
+			st = signals.StatusWaitingInput
+		}
+	}
+	return st
+}
+
+// page answers QueryEvents. LastSequence is the sequence of the last event
+// returned or, when none is returned, the last sequence of the log (-1 when
+// the log is empty), so a poller can pass it back as AfterSequence.
+func (r *run) page(q signals.EventsQuery) signals.EventPage {
+	p := signals.EventPage{Events: []signals.Event{}, LastSequence: r.snap.LastSequence}
+	start := q.AfterSequence + 1
+	if start < 0 {
+		start = 0
+	}
+	for i := start; i < len(r.events); i++ {
+		if q.Limit > 0 && len(p.Events) == q.Limit {
+			break
+		}
+		p.Events = append(p.Events, r.events[i])
+	}
+	if n := len(p.Events); n > 0 {
+		p.LastSequence = p.Events[n-1].Sequence
+	}
+	return p
+}
+
+// record is the run's final record.
+func (r *run) record() signals.RunRecord {
+	events := make([]signals.Event, len(r.events))
+	copy(events, r.events)
+	return signals.RunRecord{Snapshot: r.snap, Events: events}
+}
+
+// beginCancel moves the run to cancelling and cancels the tool's context
+// (and so its activities). reason, when set, overrides any reason signalled.
+func (r *run) beginCancel(reason string) {
+	if r.cancelling || r.terminal {
+		return
+	}
+	r.cancelling = true
+	if reason == "" {
+		reason = r.signalledReason()
+	}
+	if reason == "" {
+		reason = signals.ReasonCallerRequested
+	}
+	r.cancelReason = reason
+	r.snap.CancelReason = reason
+	r.setStatus(signals.StatusCancelling)
+	r.cancelTool()
+}
+
+// signalledReason drains the cancel-reason signal channel and returns the
+// last reason sent, or "".
+func (r *run) signalledReason() string {
+	ch := workflow.GetSignalChannel(r.root, signals.SignalCancelReason)
+	reason := ""
+	for {
+		var req signals.CancelRequest
+		ok := ch.ReceiveAsync(&req)
+		if !ok {
+			return reason
+		}
+		if req.Reason != "" {
+			reason = req.Reason
+		}
+	}
+}
+
+// closeInterrupts drops every open interrupt when the run ends.
+func (r *run) closeInterrupts() {
+	r.snap.Interrupts = nil
+	for id, p := range r.pending {
+		p.closed = true
+		delete(r.pending, id)
+	}
+}
+
+func (r *run) finishCancelled() (signals.RunRecord, error) {
+	r.closeInterrupts()
+	r.setStatus(signals.StatusCancelled)
+	r.emit(signals.EventRunCancelled, "", map[string]any{
+		"reason":     r.cancelReason,
+		"durationMs": r.durationMs(),
+	})
+	rec := r.record()
+	return rec, temporal.NewCanceledError(rec)
+}
+
+func (r *run) finishFailed(err error) (signals.RunRecord, error) {
+	runErr := classify(err)
+	node := r.snap.WorkflowID
+	var se *stepError
+	var te *ToolError
+	switch {
+	case errors.As(err, &se):
+		node = se.node
+	case errors.As(err, &te) && te.NodeID != "":
+		node = te.NodeID
+	}
+	r.closeInterrupts()
+	r.snap.Error = &runErr
+	r.snap.Result = &signals.ToolResult{
+		Content: []signals.Content{{Type: "text", Text: runErr.Message}},
+		IsError: true,
+	}
+	if se == nil || !se.reported {
+		r.emit(signals.EventNodeFailed, node, map[string]any{"nodeId": node, "error": runErr})
+	}
+	r.setStatus(signals.StatusFailed)
+	r.emit(signals.EventRunFailed, "", map[string]any{
+		"error":        runErr,
+		"failedNodeId": node,
+		"durationMs":   r.durationMs(),
+	})
+	rec := r.record()
+	return rec, temporal.NewNonRetryableApplicationError(runErr.Message, runErr.Code, nil, rec)
+}
+
+func (r *run) finishCompleted(out any) (signals.RunRecord, error) {
+	outputs, text, err := encodeOutput(out)
+	if err != nil {
+		return r.finishFailed(fmt.Errorf("encode tool output: %w", err))
+	}
+	r.closeInterrupts()
+	r.snap.Outputs = outputs
+	r.snap.Result = &signals.ToolResult{
+		Content:           []signals.Content{{Type: "text", Text: text}},
+		StructuredContent: outputs,
+	}
+	r.setStatus(signals.StatusCompleted)
+	r.emit(signals.EventRunCompleted, "", map[string]any{
+		"outputs":    outputs,
+		"durationMs": r.durationMs(),
+	})
+	return r.record(), nil
+}
+
+func (r *run) durationMs() int64 { return r.now().Sub(r.snap.CreatedAt).Milliseconds() }
+
+// ResultTexter is implemented by a tool output that has its own text for the
+// result's text content. Other outputs are shown as is (strings) or as JSON.
+type ResultTexter interface {
+	ResultText() string
+}
+
+// encodeOutput turns a tool output into the run's outputs object and the text
+// of its content block.
+func encodeOutput(out any) (json.RawMessage, string, error) {
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, "", err
+	}
+	outputs := raw
+	if !isObject(raw) {
+		outputs, err = json.Marshal(map[string]json.RawMessage{"result": raw})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	var text string
+	switch v := out.(type) {
+	case ResultTexter:
+		text = v.ResultText()
+	case string:
+		text = v
+	default:
+		text = string(raw)
+	}
+	return outputs, text, nil
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	for _, b := range raw {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// classify maps a tool error to the run's error.
+func classify(err error) signals.RunError {
+	var te *ToolError
+	if errors.As(err, &te) {
+		return signals.RunError{Code: te.Code, Message: te.Message, RPCCode: te.RPCCode}
+	}
+	return signals.RunError{Code: CodeToolError, Message: err.Error()}
+}

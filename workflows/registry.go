@@ -1,0 +1,274 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// RunWorkflow is the signature of every registered tool workflow (the run
+// contract): one StartRequest in, the RunRecord out.
+type RunWorkflow func(ctx workflow.Context, req signals.StartRequest) (signals.RunRecord, error)
+
+// Tool is a tool: its spec for the mount and its workflow for the worker.
+// Make one with NewTool.
+type Tool struct {
+	spec signals.ToolSpec
+	run  RunWorkflow
+	err  error
+}
+
+// Spec returns the tool's spec.
+func (t Tool) Spec() signals.ToolSpec { return cloneSpec(t.spec) }
+
+// Workflow returns the workflow function registered under the tool's name.
+func (t Tool) Workflow() RunWorkflow { return t.run }
+
+// Err reports why NewTool could not build the tool (nil when it could).
+func (t Tool) Err() error { return t.err }
+
+// toolConfig collects ToolOptions.
+type toolConfig struct {
+	spec  signals.ToolSpec
+	edits []func(*jsonschema.Schema) error
+}
+
+// ToolOption configures a tool in NewTool.
+type ToolOption func(*toolConfig)
+
+// WithTaskSupport sets whether the tool may (optional, the default), must
+// (required) or must not (forbidden) run as an MCP task.
+func WithTaskSupport(ts signals.TaskSupport) ToolOption {
+	return func(c *toolConfig) { c.spec.TaskSupport = ts }
+}
+
+// Suspends marks a tool whose runs may raise interrupts.
+func Suspends() ToolOption { return func(c *toolConfig) { c.spec.CanSuspend = true } }
+
+// WithPreRunInput adds a question the mount asks before it starts the run;
+// the run reads the answer with PreRunInput(ctx, key). schema is a flat
+// object schema.
+func WithPreRunInput(key, message string, schema json.RawMessage) ToolOption {
+	return func(c *toolConfig) {
+		c.spec.PreRunInputs = append(c.spec.PreRunInputs, signals.InputRequest{Key: key, Message: message, Schema: schema})
+	}
+}
+
+// ForTenants limits the tool to the given tenants.
+func ForTenants(tenants ...string) ToolOption {
+	return func(c *toolConfig) { c.spec.Tenants = append(c.spec.Tenants, tenants...) }
+}
+
+// Fixture marks a conformance fixture: it is listed only when the registry
+// is built with fixtures enabled.
+func Fixture() ToolOption { return func(c *toolConfig) { c.spec.Fixture = true } }
+
+// WithSchema edits the input schema derived from the input type.
+func WithSchema(edit func(*jsonschema.Schema) error) ToolOption {
+	return func(c *toolConfig) { c.edits = append(c.edits, edit) }
+}
+
+// WithRange sets the minimum and maximum of the numeric input property prop.
+func WithRange(prop string, minimum, maximum float64) ToolOption {
+	return WithSchema(func(s *jsonschema.Schema) error {
+		p, ok := s.Properties[prop]
+		if !ok {
+			return fmt.Errorf("no input property %q", prop)
+		}
+		p.Minimum, p.Maximum = &minimum, &maximum
+		return nil
+	})
+}
+
+// WithDefault records the default value of the input property prop (the
+// tool itself must apply it when the property is absent).
+func WithDefault(prop string, value any) ToolOption {
+	return WithSchema(func(s *jsonschema.Schema) error {
+		p, ok := s.Properties[prop]
+		if !ok {
+			return fmt.Errorf("no input property %q", prop)
+		}
+		raw, err := json.Marshal(value)
+		if err != nil {
+			return fmt.Errorf("default of %q: %w", prop, err)
+		}
+		p.Default = raw
+		return nil
+	})
+}
+
+// toolName is the grammar of tool names (MCP tool names and OpenWOP
+// workflow ids both accept it).
+var toolName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// NewTool makes a tool named name (the Temporal workflow type and the MCP
+// tool name) from an ordinary workflow function. The input schema is derived
+// from In with jsonschema.For (field descriptions from `jsonschema` tags,
+// fields without omitempty required). The harness decodes the arguments into
+// In, runs fn and turns its output into the run's outputs: an object as is,
+// anything else as {"result": value}.
+//
+// A tool that cannot be built (bad name, schema) carries the error in Err,
+// and NewRegistry refuses it.
+func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context, in In) (Out, error), opts ...ToolOption) Tool {
+	c := toolConfig{spec: signals.ToolSpec{Name: name, Description: description, TaskSupport: signals.TaskOptional}}
+	for _, o := range opts {
+		o(&c)
+	}
+	t := Tool{spec: c.spec}
+	if !toolName.MatchString(name) {
+		t.err = fmt.Errorf("tool name %q does not match %s", name, toolName)
+		return t
+	}
+	if description == "" {
+		t.err = fmt.Errorf("tool %s: empty description", name)
+		return t
+	}
+	switch c.spec.TaskSupport {
+	case signals.TaskForbidden, signals.TaskOptional, signals.TaskRequired:
+	default:
+		t.err = fmt.Errorf("tool %s: invalid task support %q", name, c.spec.TaskSupport)
+		return t
+	}
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
+		return t
+	}
+	if schema.Type != "object" {
+		t.err = fmt.Errorf("tool %s: input type %T is not a struct", name, *new(In))
+		return t
+	}
+	for _, edit := range c.edits {
+		if err := edit(schema); err != nil {
+			t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
+			return t
+		}
+	}
+	if _, err := schema.Resolve(nil); err != nil {
+		t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
+		return t
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		t.err = fmt.Errorf("tool %s: encode input schema: %w", name, err)
+		return t
+	}
+	t.spec.InputSchema = raw
+	for _, q := range c.spec.PreRunInputs {
+		if q.Key == "" || !isObject(q.Schema) {
+			t.err = fmt.Errorf("tool %s: pre-run input %q needs a key and an object schema", name, q.Key)
+			return t
+		}
+	}
+	t.run = func(ctx workflow.Context, req signals.StartRequest) (signals.RunRecord, error) {
+		return start(ctx, req, func(ctx workflow.Context, args json.RawMessage) (any, error) {
+			var in In
+			if len(args) > 0 && string(args) != "null" {
+				if err := json.Unmarshal(args, &in); err != nil {
+					return nil, Fail(CodeInvalidArguments, fmt.Sprintf("arguments of %s do not decode: %v", name, err))
+				}
+			}
+			out, err := fn(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		})
+	}
+	return t
+}
+
+// Registry maps tool names to tools. It is built once and read-only after,
+// so the server (tools/list) and the worker (registration) share it.
+type Registry struct {
+	tools      []Tool // sorted by name
+	activities []any
+}
+
+// NewRegistry returns a registry of tools, whose workflows Register
+// registers together with activities (structs whose methods are activities,
+// or activity functions).
+func NewRegistry(tools []Tool, activities ...any) (*Registry, error) {
+	r := &Registry{tools: slices.Clone(tools), activities: activities}
+	var errs []error
+	for _, t := range r.tools {
+		if t.err != nil {
+			errs = append(errs, t.err)
+		}
+	}
+	sort.Slice(r.tools, func(i, j int) bool { return r.tools[i].spec.Name < r.tools[j].spec.Name })
+	for i := 1; i < len(r.tools); i++ {
+		if r.tools[i].spec.Name == r.tools[i-1].spec.Name {
+			errs = append(errs, fmt.Errorf("tool %s registered twice", r.tools[i].spec.Name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("tool registry: %w", err)
+	}
+	return r, nil
+}
+
+// Specs returns the spec of every tool, sorted by name.
+func (r *Registry) Specs() []signals.ToolSpec {
+	out := make([]signals.ToolSpec, len(r.tools))
+	for i, t := range r.tools {
+		out[i] = t.Spec()
+	}
+	return out
+}
+
+// Lookup returns the spec of the tool named name.
+func (r *Registry) Lookup(name string) (signals.ToolSpec, bool) {
+	i, ok := slices.BinarySearchFunc(r.tools, name, func(t Tool, n string) int {
+		switch {
+		case t.spec.Name < n:
+			return -1
+		case t.spec.Name > n:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return signals.ToolSpec{}, false
+	}
+	return r.tools[i].Spec(), true
+}
+
+// Fixtures returns the names of the fixture tools, sorted.
+func (r *Registry) Fixtures() []string {
+	var out []string
+	for _, t := range r.tools {
+		if t.spec.Fixture {
+			out = append(out, t.spec.Name)
+		}
+	}
+	return out
+}
+
+// Register registers every tool workflow (workflow type = tool name) and the
+// registry's activities with w (a worker.Worker).
+func (r *Registry) Register(w worker.Registry) {
+	for _, t := range r.tools {
+		w.RegisterWorkflowWithOptions(t.run, workflow.RegisterOptions{Name: t.spec.Name})
+	}
+	for _, a := range r.activities {
+		w.RegisterActivity(a)
+	}
+}
+
+func cloneSpec(s signals.ToolSpec) signals.ToolSpec {
+	s.InputSchema = slices.Clone(s.InputSchema)
+	s.PreRunInputs = slices.Clone(s.PreRunInputs)
+	s.Tenants = slices.Clone(s.Tenants)
+	return s
+}

@@ -1,0 +1,144 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/openwop/temporal-mcp/activities"
+)
+
+// DefaultRegistry returns the registry of the example tools and, when
+// fixtures is set, the conformance fixtures, with acts as their activities.
+// The server and the worker build the same registry with it.
+func DefaultRegistry(acts *activities.Activities, fixtures bool) (*Registry, error) {
+	tools := ExampleTools()
+	if fixtures {
+		tools = append(tools, FixtureTools()...)
+	}
+	return NewRegistry(tools, acts)
+}
+
+// ExampleTools returns the tools a user sees: publish_report and delay.
+func ExampleTools() []Tool {
+	return []Tool{
+		NewTool("publish_report",
+			"Generate a report on a topic, ask a human to approve it, and publish it once approved.",
+			PublishReport, Suspends()),
+		NewTool("delay",
+			"Wait for the given number of milliseconds (a long-running activity that can be cancelled).",
+			Delay, WithRange("delayMs", 0, 3_600_000)),
+	}
+}
+
+// PublishReportInput is the input of publish_report.
+type PublishReportInput struct {
+	Title    string `json:"title" jsonschema:"title of the report"`
+	Topic    string `json:"topic" jsonschema:"what the report is about"`
+	Sections int    `json:"sections,omitempty" jsonschema:"number of sections (1-10, default 3)"`
+	// Approvers, when set, lists the principals who may approve publication.
+	Approvers []string `json:"approvers,omitempty" jsonschema:"principals allowed to approve (default: anyone of the tenant)"`
+}
+
+// PublishReportOutput is the output of publish_report.
+type PublishReportOutput struct {
+	ReportID   string `json:"reportId"`
+	Published  bool   `json:"published"`
+	Location   string `json:"location,omitempty"`
+	Decision   string `json:"decision"`
+	ApprovedBy string `json:"approvedBy,omitempty"`
+	Summary    string `json:"summary"`
+}
+
+// ResultText implements ResultTexter.
+func (o PublishReportOutput) ResultText() string {
+	if o.Published {
+		return fmt.Sprintf("Report %s published at %s (approved by %s).", o.ReportID, o.Location, o.ApprovedBy)
+	}
+	return fmt.Sprintf("Report %s was not published: the reviewer chose %q.", o.ReportID, o.Decision)
+}
+
+// PublishReport generates a report (activity), asks for approval and
+// publishes the report (activity) when approved. A rejection ends the run
+// completed with published=false.
+func PublishReport(ctx workflow.Context, in PublishReportInput) (PublishReportOutput, error) {
+	var acts *activities.Activities // names the activities; the receiver is never used
+	if in.Sections == 0 {
+		in.Sections = 3
+	}
+	if in.Sections < 1 || in.Sections > 10 {
+		return PublishReportOutput{}, Fail("invalid_sections", "sections must be between 1 and 10")
+	}
+	rep, err := Step(ctx, "generate", func(ctx workflow.Context) (activities.Report, error) {
+		var rep activities.Report
+		err := workflow.ExecuteActivity(ctx, acts.GenerateReport, activities.ReportRequest{
+			Title: in.Title, Topic: in.Topic, Sections: in.Sections,
+		}).Get(ctx, &rep)
+		return rep, err
+	})
+	if err != nil {
+		return PublishReportOutput{}, err
+	}
+	out := PublishReportOutput{ReportID: rep.ID, Summary: rep.Summary()}
+	d, err := Step(ctx, "review", func(ctx workflow.Context) (Decision, error) {
+		return Approve(ctx, ApprovalRequest{
+			Key:         "review",
+			Title:       fmt.Sprintf("Publish the report %q?", rep.Title),
+			Description: rep.Summary(),
+			Approvers:   in.Approvers,
+		})
+	})
+	if err != nil {
+		return PublishReportOutput{}, err
+	}
+	out.Decision = d.Action
+	if !d.Approved {
+		return out, nil
+	}
+	out.ApprovedBy = d.By.SubjectID
+	pub, err := Step(ctx, "publish", func(ctx workflow.Context) (activities.Publication, error) {
+		var pub activities.Publication
+		err := workflow.ExecuteActivity(ctx, acts.PublishReport, rep).Get(ctx, &pub)
+		return pub, err
+	})
+	if err != nil {
+		return PublishReportOutput{}, err
+	}
+	out.Published = true
+	out.Location = pub.Location
+	return out, nil
+}
+
+// DelayInput is the input of delay.
+type DelayInput struct {
+	DelayMs int64 `json:"delayMs" jsonschema:"how long to wait, in milliseconds"`
+}
+
+// DelayOutput is the output of delay.
+type DelayOutput struct {
+	SleptMs int64 `json:"sleptMs"`
+}
+
+// Delay sleeps in a heartbeating activity, so that a cancellation stops it.
+func Delay(ctx workflow.Context, in DelayInput) (DelayOutput, error) {
+	slept, err := sleep(ctx, "delay", in.DelayMs)
+	return DelayOutput{SleptMs: slept}, err
+}
+
+// sleep runs the Sleep activity as node nodeID.
+func sleep(ctx workflow.Context, nodeID string, ms int64) (int64, error) {
+	var acts *activities.Activities // names the activity; the receiver is never used
+	return Step(ctx, nodeID, func(ctx workflow.Context) (int64, error) {
+		var res activities.SleepResult
+		// The activity may take the whole delay; bound it with some slack.
+		opts := workflow.GetActivityOptions(ctx)
+		opts.StartToCloseTimeout = time.Duration(ms)*time.Millisecond + time.Minute
+		ctx = workflow.WithActivityOptions(ctx, opts)
+		err := workflow.ExecuteActivity(ctx, acts.Sleep, activities.SleepInput{Millis: ms}).Get(ctx, &res)
+		return res.SleptMillis, err
+	})
+}
+
+// compile-time check: publish_report has its own result text.
+var _ ResultTexter = PublishReportOutput{}
