@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -197,7 +198,7 @@ type Registry struct {
 
 // NewRegistry returns a registry of tools, whose workflows Register
 // registers together with activities (structs whose methods are activities,
-// or activity functions).
+// or activity functions; struct methods with other signatures are skipped).
 func NewRegistry(tools []Tool, activities ...any) (*Registry, error) {
 	r := &Registry{tools: slices.Clone(tools), activities: activities}
 	var errs []error
@@ -262,7 +263,9 @@ func (r *Registry) Register(w worker.Registry) {
 		w.RegisterWorkflowWithOptions(t.run, workflow.RegisterOptions{Name: t.spec.Name})
 	}
 	for _, a := range r.activities {
-		w.RegisterActivity(a)
+		// Struct methods that are not activities (accessors such as
+		// activities.Activities.Cancelled) are skipped.
+		w.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
 	}
 }
 

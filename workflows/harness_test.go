@@ -1,0 +1,720 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+const testRunID = "acme/AbCdEfGhIjKlMnOpQrStUvWx"
+
+var (
+	alice = signals.Subject{Issuer: "test", SubjectID: "alice", Tenant: "acme"}
+	bob   = signals.Subject{Issuer: "test", SubjectID: "bob", Tenant: "acme"}
+)
+
+// harness runs one tool in the SDK's test environment.
+type harness struct {
+	t   *testing.T
+	env *testsuite.TestWorkflowEnvironment
+	reg *Registry
+}
+
+func newHarness(t *testing.T, extra ...Tool) *harness {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRunID})
+	env.SetTestTimeout(30 * time.Second)
+	acts := activities.New(nil, activities.Options{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
+	tools := append(append(ExampleTools(), FixtureTools()...), extra...)
+	reg, err := NewRegistry(tools, acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Register(env)
+	return &harness{t: t, env: env, reg: reg}
+}
+
+func (h *harness) run(tool string, args any, pre map[string]json.RawMessage) {
+	h.t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.env.ExecuteWorkflow(tool, signals.StartRequest{
+		Arguments:    raw,
+		Owner:        signals.Owner{Tenant: "acme", Subject: alice},
+		Transport:    signals.TransportMCP,
+		PreRunInputs: pre,
+	})
+	if !h.env.IsWorkflowCompleted() {
+		h.t.Fatal("workflow did not complete")
+	}
+}
+
+// at runs f at virtual time d after the start.
+func (h *harness) at(d time.Duration, f func()) { h.env.RegisterDelayedCallback(f, d) }
+
+func (h *harness) snapshot() signals.Snapshot {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(signals.QueryGetRun)
+	if err != nil {
+		h.t.Fatalf("query getRun: %v", err)
+	}
+	var s signals.Snapshot
+	if err := v.Get(&s); err != nil {
+		h.t.Fatal(err)
+	}
+	return s
+}
+
+func (h *harness) events(after int) signals.EventPage {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(signals.QueryEvents, signals.EventsQuery{AfterSequence: after})
+	if err != nil {
+		h.t.Fatalf("query events: %v", err)
+	}
+	var p signals.EventPage
+	if err := v.Get(&p); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func (h *harness) resolve(res signals.Resolution) {
+	h.env.SignalWorkflow(signals.SignalResolveInterrupt, res)
+}
+
+// record returns the run record: the result of a completed run, or
+// details[0] of the error of a failed or cancelled one.
+func (h *harness) record() (signals.RunRecord, error) {
+	h.t.Helper()
+	var rec signals.RunRecord
+	err := h.env.GetWorkflowError()
+	if err == nil {
+		if err := h.env.GetWorkflowResult(&rec); err != nil {
+			h.t.Fatal(err)
+		}
+		return rec, nil
+	}
+	var app *temporal.ApplicationError
+	var canceled *temporal.CanceledError
+	switch {
+	case errors.As(err, &app):
+		if derr := app.Details(&rec); derr != nil {
+			h.t.Fatalf("application error details: %v", derr)
+		}
+	case errors.As(err, &canceled):
+		if derr := canceled.Details(&rec); derr != nil {
+			h.t.Fatalf("canceled error details: %v", derr)
+		}
+	default:
+		h.t.Fatalf("unexpected workflow error %T: %v", err, err)
+	}
+	return rec, err
+}
+
+// types lists the event types of a log.
+func types(evs []signals.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type
+	}
+	return out
+}
+
+// checkLog verifies the envelope rules: sequence 0-based and strictly
+// increasing, ids, run id, schema version, exactly one terminal event and it
+// is the last.
+func checkLog(t *testing.T, evs []signals.Event) {
+	t.Helper()
+	terminal := 0
+	for i, e := range evs {
+		if e.Sequence != i {
+			t.Errorf("event %d has sequence %d", i, e.Sequence)
+		}
+		if e.RunID != testRunID || e.EventID == "" || e.SchemaVersion != signals.EventLogSchemaVersion || e.Timestamp.IsZero() {
+			t.Errorf("event %d envelope incomplete: %+v", i, e)
+		}
+		if !json.Valid(e.Payload) {
+			t.Errorf("event %d payload is not JSON: %s", i, e.Payload)
+		}
+		if signals.TerminalEvent(e.Type) {
+			terminal++
+			if i != len(evs)-1 {
+				t.Errorf("terminal event %s at %d is not last (%v)", e.Type, i, types(evs))
+			}
+		}
+	}
+	if terminal != 1 {
+		t.Errorf("%d terminal events in %v, want exactly 1", terminal, types(evs))
+	}
+}
+
+func count(evs []signals.Event, typ string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func equal(a, b []string) bool {
+	return strings.Join(a, ",") == strings.Join(b, ",")
+}
+
+func TestApprovalGateAcceptOnceDuplicateIgnored(t *testing.T) {
+	h := newHarness(t)
+	iid := testRunID + "-i1"
+	var waiting signals.Snapshot
+	var eventsBefore, eventsAfterReads int
+	h.at(time.Second, func() {
+		waiting = h.snapshot()
+		eventsBefore = len(h.events(-1).Events)
+		h.snapshot()
+		h.snapshot()
+		eventsAfterReads = len(h.events(-1).Events)
+		h.resolve(signals.Resolution{InterruptID: iid, Action: signals.ActionAccept,
+			Content: json.RawMessage(`{"action":"accept"}`), ResolvedBy: alice, RequestID: "r1"})
+		// The duplicate (another resolver, another answer) arrives after the
+		// first resolution was applied.
+		h.resolve(signals.Resolution{InterruptID: iid, Action: signals.ActionAccept,
+			Content: json.RawMessage(`{"action":"reject"}`), ResolvedBy: bob, RequestID: "r2"})
+	})
+	h.run("conformance-approval", map[string]any{}, nil)
+
+	if waiting.Status != signals.StatusWaitingApproval {
+		t.Fatalf("status while suspended = %s, want waiting-approval", waiting.Status)
+	}
+	if len(waiting.Interrupts) != 1 {
+		t.Fatalf("open interrupts = %+v, want 1", waiting.Interrupts)
+	}
+	in := waiting.Interrupts[0]
+	if in.ID != iid || in.NodeID != "gate" || in.Kind != signals.KindApproval || !equal(in.Actions, []string{"accept", "reject"}) {
+		t.Errorf("interrupt = %+v", in)
+	}
+	if waiting.CurrentNodeID() != "gate" || waiting.RunID != testRunID || waiting.WorkflowID != "conformance-approval" {
+		t.Errorf("snapshot identity = %+v", waiting)
+	}
+	if eventsBefore != eventsAfterReads {
+		t.Errorf("reads appended events: %d before, %d after", eventsBefore, eventsAfterReads)
+	}
+
+	rec, err := h.record()
+	if err != nil {
+		t.Fatalf("run error: %v", err)
+	}
+	checkLog(t, rec.Events)
+	want := []string{"run.started", "node.suspended", "interrupt.requested", "interrupt.resolved", "run.completed"}
+	if got := types(rec.Events); !equal(got, want) {
+		t.Errorf("events = %v, want %v", got, want)
+	}
+	s := rec.Snapshot
+	if s.Status != signals.StatusCompleted || len(s.Interrupts) != 0 {
+		t.Errorf("final snapshot = %+v", s)
+	}
+	if len(s.Resolved) != 1 || s.Resolved[0].RequestID != "r1" || s.Resolved[0].ResolvedBy.SubjectID != "alice" {
+		t.Errorf("resolved = %+v, want only r1 by alice", s.Resolved)
+	}
+	if string(s.Outputs) != `{"approved":true,"decision":"accept"}` {
+		t.Errorf("outputs = %s", s.Outputs)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(rec.Events[1].Payload, &p); err != nil || p["interruptId"] != iid || p["kind"] != "approval" {
+		t.Errorf("node.suspended payload = %s", rec.Events[1].Payload)
+	}
+	if err := json.Unmarshal(rec.Events[3].Payload, &p); err != nil || p["action"] != "accept" || p["decision"] != "accept" {
+		t.Errorf("interrupt.resolved payload = %s", rec.Events[3].Payload)
+	}
+	if s.Result == nil || s.Result.IsError || len(s.Result.Content) != 1 || string(s.Result.StructuredContent) != string(s.Outputs) {
+		t.Errorf("result = %+v", s.Result)
+	}
+}
+
+func TestApprovalResolutions(t *testing.T) {
+	iid := testRunID + "-i1"
+	tests := []struct {
+		name     string
+		tool     string
+		res      []signals.Resolution
+		outputs  string
+		resolved []string // request ids applied
+	}{
+		{
+			name:     "reject takes the decline path",
+			tool:     "conformance-approval",
+			res:      []signals.Resolution{{InterruptID: iid, Action: signals.ActionAccept, Content: json.RawMessage(`{"action":"reject"}`), ResolvedBy: alice, RequestID: "a"}},
+			outputs:  `{"approved":false,"decision":"reject"}`,
+			resolved: []string{"a"},
+		},
+		{
+			name:     "decline is a rejection",
+			tool:     "conformance-approval",
+			res:      []signals.Resolution{{InterruptID: iid, Action: signals.ActionDecline, ResolvedBy: alice, RequestID: "a"}},
+			outputs:  `{"approved":false,"decision":"reject"}`,
+			resolved: []string{"a"},
+		},
+		{
+			name: "unknown id, unknown action, action not offered and other tenant are ignored",
+			tool: "conformance-approval",
+			res: []signals.Resolution{
+				{InterruptID: testRunID + "-i9", Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "unknown"},
+				{InterruptID: iid, Action: "maybe", ResolvedBy: alice, RequestID: "bad-action"},
+				{InterruptID: iid, Action: signals.ActionAccept, Content: json.RawMessage(`{"action":"refine"}`), ResolvedBy: alice, RequestID: "not-offered"},
+				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: signals.Subject{SubjectID: "alice", Tenant: "other"}, RequestID: "tenant"},
+				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "ok"},
+			},
+			outputs:  `{"approved":true,"decision":"accept"}`,
+			resolved: []string{"ok"},
+		},
+		{
+			name: "ineligible resolver is ignored, listed approver decides",
+			tool: "conformance-approval-approvers",
+			res: []signals.Resolution{
+				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "alice"},
+				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: signals.Subject{SubjectID: ListedApprover, Tenant: "acme"}, RequestID: "listed"},
+			},
+			outputs:  `{"approved":true,"decision":"accept"}`,
+			resolved: []string{"listed"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			var afterEach []signals.Status
+			for i, r := range tc.res {
+				h.at(time.Duration(i+1)*time.Second, func() {
+					h.resolve(r)
+				})
+				if i < len(tc.res)-1 {
+					h.at(time.Duration(i+1)*time.Second+time.Millisecond, func() {
+						afterEach = append(afterEach, h.snapshot().Status)
+					})
+				}
+			}
+			h.run(tc.tool, map[string]any{}, nil)
+			for i, st := range afterEach {
+				if st != signals.StatusWaitingApproval {
+					t.Errorf("after ignored resolution %d: status %s, want waiting-approval", i, st)
+				}
+			}
+			rec, err := h.record()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLog(t, rec.Events)
+			if string(rec.Snapshot.Outputs) != tc.outputs {
+				t.Errorf("outputs = %s, want %s", rec.Snapshot.Outputs, tc.outputs)
+			}
+			var got []string
+			for _, r := range rec.Snapshot.Resolved {
+				got = append(got, r.RequestID)
+			}
+			if !equal(got, tc.resolved) {
+				t.Errorf("applied resolutions %v, want %v", got, tc.resolved)
+			}
+			if n := count(rec.Events, signals.EventInterruptResolved); n != 1 {
+				t.Errorf("%d interrupt.resolved events, want 1", n)
+			}
+		})
+	}
+}
+
+func TestMultiInputTwoOpenInterrupts(t *testing.T) {
+	h := newHarness(t)
+	var first, second signals.Snapshot
+	h.at(time.Second, func() {
+		first = h.snapshot()
+		h.resolve(signals.Resolution{InterruptID: testRunID + "-i2", Action: signals.ActionAccept,
+			Content: json.RawMessage(`{"color":"green"}`), ResolvedBy: alice, RequestID: "c"})
+	})
+	h.at(2*time.Second, func() {
+		second = h.snapshot()
+		h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept,
+			Content: json.RawMessage(`{"name":"Ada"}`), ResolvedBy: alice, RequestID: "n"})
+	})
+	h.run("multi_input", map[string]any{}, nil)
+
+	if first.Status != signals.StatusWaitingInput || len(first.Interrupts) != 2 {
+		t.Fatalf("first snapshot: status %s, %d interrupts; want waiting-input with 2", first.Status, len(first.Interrupts))
+	}
+	for _, in := range first.Interrupts {
+		var schema struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(in.Schema, &schema); err != nil || schema.Type != "object" || len(schema.Properties) != 1 {
+			t.Errorf("interrupt %s schema = %s", in.ID, in.Schema)
+		}
+		if in.Kind != signals.KindClarification {
+			t.Errorf("interrupt %s kind = %s", in.ID, in.Kind)
+		}
+	}
+	if second.Status != signals.StatusWaitingInput || len(second.Interrupts) != 1 || second.Interrupts[0].ID != testRunID+"-i1" {
+		t.Fatalf("after one answer: %+v", second)
+	}
+	rec, err := h.record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, rec.Events)
+	if rec.Snapshot.Result == nil || rec.Snapshot.Result.Content[0].Text != "Hello Ada, your favourite colour is green." {
+		t.Errorf("result = %+v", rec.Snapshot.Result)
+	}
+	if string(rec.Snapshot.Outputs) != `{"result":"Hello Ada, your favourite colour is green."}` {
+		t.Errorf("outputs = %s", rec.Snapshot.Outputs)
+	}
+}
+
+func TestConfirmDelete(t *testing.T) {
+	tests := []struct {
+		name string
+		res  signals.Resolution
+		text string
+	}{
+		{"confirmed", signals.Resolution{Action: signals.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)}, "Deleted a.txt."},
+		{"not confirmed", signals.Resolution{Action: signals.ActionAccept, Content: json.RawMessage(`{"confirm":false}`)}, "Kept a.txt: the deletion was not confirmed."},
+		{"declined", signals.Resolution{Action: signals.ActionDecline}, "Kept a.txt: the deletion was declined."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			var s signals.Snapshot
+			h.at(time.Second, func() {
+				s = h.snapshot()
+				res := tc.res
+				res.InterruptID, res.ResolvedBy, res.RequestID = testRunID+"-i1", alice, "x"
+				h.resolve(res)
+			})
+			h.run("confirm_delete", map[string]any{"filename": "a.txt"}, nil)
+			if s.Status != signals.StatusWaitingInput || len(s.Interrupts) != 1 {
+				t.Fatalf("suspended snapshot = %+v", s)
+			}
+			rec, err := h.record()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLog(t, rec.Events)
+			if got := rec.Snapshot.Result.Content[0].Text; got != tc.text {
+				t.Errorf("text = %q, want %q", got, tc.text)
+			}
+		})
+	}
+}
+
+func TestFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		tool    string
+		code    string
+		message string
+		rpc     int
+		node    string
+		events  []string
+	}{
+		{"conformance failure", "conformance-failure", "conformance_test_failure", "Intentional conformance failure", 0, "fail",
+			[]string{"run.started", "node.failed", "run.failed"}},
+		{"tool error", "failing_job", "job_failed", "failing_job failed on purpose", 0, "failing_job",
+			[]string{"run.started", "node.failed", "run.failed"}},
+		{"protocol error", "protocol_error_job", CodeProtocolError, "protocol_error_job raised a JSON-RPC error on purpose", -32603, "protocol_error_job",
+			[]string{"run.started", "node.failed", "run.failed"}},
+		{"plain error", "plain_error", CodeToolError, "something broke", 0, "plain_error",
+			[]string{"run.started", "node.failed", "run.failed"}},
+		{"step error", "step_error", "bad_step", "the step failed", 0, "inner",
+			[]string{"run.started", "node.started", "node.failed", "run.failed"}},
+	}
+	extra := []Tool{
+		NewTool("plain_error", "fails with a plain error", func(workflow.Context, NoInput) (string, error) {
+			return "", errors.New("something broke")
+		}),
+		NewTool("step_error", "fails inside a step", func(ctx workflow.Context, _ NoInput) (string, error) {
+			return Step(ctx, "inner", func(workflow.Context) (string, error) { return "", Fail("bad_step", "the step failed") })
+		}),
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, extra...)
+			h.run(tc.tool, map[string]any{}, nil)
+			rec, err := h.record()
+			var app *temporal.ApplicationError
+			if !errors.As(err, &app) {
+				t.Fatalf("error = %v, want an application error", err)
+			}
+			if app.Type() != tc.code || !app.NonRetryable() {
+				t.Errorf("error type %q (non-retryable %v), want %q", app.Type(), app.NonRetryable(), tc.code)
+			}
+			s := rec.Snapshot
+			if s.Status != signals.StatusFailed || s.Error == nil || s.Error.Code != tc.code || s.Error.Message != tc.message || s.Error.RPCCode != tc.rpc {
+				t.Errorf("snapshot = %+v error %+v", s, s.Error)
+			}
+			if s.Result == nil || !s.Result.IsError || s.Result.Content[0].Text != tc.message {
+				t.Errorf("result = %+v", s.Result)
+			}
+			checkLog(t, rec.Events)
+			if got := types(rec.Events); !equal(got, tc.events) {
+				t.Errorf("events = %v, want %v", got, tc.events)
+			}
+			for _, e := range rec.Events {
+				if e.Type == signals.EventNodeFailed && e.NodeID != tc.node {
+					t.Errorf("node.failed node = %q, want %q", e.NodeID, tc.node)
+				}
+			}
+		})
+	}
+}
+
+func TestCancelWithReason(t *testing.T) {
+	tests := []struct {
+		name   string
+		tool   string
+		args   any
+		reason *signals.CancelRequest
+		want   string
+	}{
+		{"signalled reason, activity", "conformance-cancellable", map[string]any{"delayMs": 20000},
+			&signals.CancelRequest{Reason: signals.ReasonMCPRequestCancelled, CancelledBy: alice}, signals.ReasonMCPRequestCancelled},
+		{"default reason, timer", "conformance-delay", map[string]any{"delayMs": 20000}, nil, signals.ReasonCallerRequested},
+		{"while waiting for approval", "conformance-approval", map[string]any{}, &signals.CancelRequest{Reason: "operator"}, "operator"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.at(500*time.Millisecond, func() {
+				if tc.reason != nil {
+					h.env.SignalWorkflow(signals.SignalCancelReason, *tc.reason)
+				}
+				h.env.CancelWorkflow()
+			})
+			h.run(tc.tool, tc.args, nil)
+			rec, err := h.record()
+			var canceled *temporal.CanceledError
+			if !errors.As(err, &canceled) {
+				t.Fatalf("error = %v, want canceled", err)
+			}
+			s := rec.Snapshot
+			if s.Status != signals.StatusCancelled || s.CancelReason != tc.want || len(s.Interrupts) != 0 {
+				t.Errorf("snapshot = %+v", s)
+			}
+			checkLog(t, rec.Events)
+			last := rec.Events[len(rec.Events)-1]
+			var p struct{ Reason string }
+			if last.Type != signals.EventRunCancelled || json.Unmarshal(last.Payload, &p) != nil || p.Reason != tc.want {
+				t.Errorf("last event %s %s, want run.cancelled with reason %s", last.Type, last.Payload, tc.want)
+			}
+		})
+	}
+}
+
+func TestElicitationCancelCancelsRun(t *testing.T) {
+	h := newHarness(t)
+	h.at(time.Second, func() {
+		h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionCancel, ResolvedBy: alice, RequestID: "c"})
+	})
+	h.run("confirm_delete", map[string]any{"filename": "a.txt"}, nil)
+	rec, err := h.record()
+	if !temporal.IsCanceledError(err) {
+		t.Fatalf("error = %v, want canceled", err)
+	}
+	checkLog(t, rec.Events)
+	if rec.Snapshot.Status != signals.StatusCancelled || rec.Snapshot.CancelReason != signals.ReasonElicitationCancelled {
+		t.Errorf("snapshot = %+v", rec.Snapshot)
+	}
+	want := []string{"run.started", "node.suspended", "interrupt.requested", "interrupt.resolved", "run.cancelled"}
+	if got := types(rec.Events); !equal(got, want) {
+		t.Errorf("events = %v, want %v", got, want)
+	}
+}
+
+func TestStatusRunningAndEventsPaging(t *testing.T) {
+	h := newHarness(t)
+	var during signals.Snapshot
+	var all, page, empty signals.EventPage
+	h.at(time.Second, func() {
+		during = h.snapshot()
+		all = h.events(-1)
+		page = h.events(0)
+		v, err := h.env.QueryWorkflow(signals.QueryEvents, signals.EventsQuery{AfterSequence: 99})
+		if err == nil {
+			_ = v.Get(&empty)
+		}
+	})
+	h.run("conformance-delay", map[string]any{"delayMs": 2500}, nil)
+	if during.Status != signals.StatusRunning {
+		t.Errorf("status in flight = %s, want running", during.Status)
+	}
+	if got := types(all.Events); !equal(got, []string{"run.started", "node.started"}) || all.LastSequence != 1 {
+		t.Errorf("events in flight = %v last %d", got, all.LastSequence)
+	}
+	if len(page.Events) != 1 || page.Events[0].Sequence != 1 || page.LastSequence != 1 {
+		t.Errorf("events after 0 = %+v", page)
+	}
+	if empty.Events == nil || len(empty.Events) != 0 || empty.LastSequence != 1 {
+		t.Errorf("events after 99 = %+v", empty)
+	}
+	var started struct {
+		Owner     signals.Owner `json:"owner"`
+		Transport string        `json:"transport"`
+	}
+	if err := json.Unmarshal(all.Events[0].Payload, &started); err != nil || started.Owner.Subject.SubjectID != "alice" || started.Transport != "mcp" {
+		t.Errorf("run.started payload = %s", all.Events[0].Payload)
+	}
+	rec, err := h.record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, rec.Events)
+	if string(rec.Snapshot.Outputs) != `{"delayedMs":2500}` {
+		t.Errorf("outputs = %s", rec.Snapshot.Outputs)
+	}
+}
+
+func TestSimpleTools(t *testing.T) {
+	tests := []struct {
+		name string
+		tool string
+		args any
+		pre  map[string]json.RawMessage
+		text string
+		code string
+	}{
+		{"greet", "greet", map[string]any{"name": "Alice"}, nil, "Hello, Alice!", ""},
+		{"pre-run input", "test_tool_with_task", map[string]any{}, map[string]json.RawMessage{PreRunUserName: json.RawMessage(`{"name":"Alice"}`)}, "Hello, Alice!", ""},
+		{"pre-run input missing", "test_tool_with_task", map[string]any{}, nil, "", "missing_input"},
+		{"slow compute", "slow_compute", map[string]any{"seconds": 1, "label": "x"}, nil, `Computed "x" in 1 second(s).`, ""},
+		{"slow compute zero", "slow_compute", map[string]any{"seconds": 0}, nil, `Computed "" in 0 second(s).`, ""},
+		{"delay", "delay", map[string]any{"delayMs": 100}, nil, `{"sleptMs":100}`, ""},
+		{"bad arguments", "greet", map[string]any{"name": 5}, nil, "", CodeInvalidArguments},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.run(tc.tool, tc.args, tc.pre)
+			rec, err := h.record()
+			checkLog(t, rec.Events)
+			if tc.code != "" {
+				if rec.Snapshot.Error == nil || rec.Snapshot.Error.Code != tc.code {
+					t.Fatalf("err %v, snapshot error %+v; want code %s", err, rec.Snapshot.Error, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.Snapshot.Result.Content[0].Text; got != tc.text {
+				t.Errorf("text = %q, want %q", got, tc.text)
+			}
+		})
+	}
+}
+
+func TestPublishReport(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		name := map[bool]string{true: "approved", false: "rejected"}[approve]
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			var s signals.Snapshot
+			h.at(5*time.Second, func() {
+				s = h.snapshot()
+				action := map[bool]string{true: "accept", false: "reject"}[approve]
+				h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept,
+					Content: json.RawMessage(`{"action":"` + action + `"}`), ResolvedBy: alice, RequestID: "x"})
+			})
+			h.run("publish_report", PublishReportInput{Title: "Q3", Topic: "sales", Sections: 2}, nil)
+			if s.Status != signals.StatusWaitingApproval || s.CurrentNodeID() != "review" {
+				t.Fatalf("suspended snapshot = %+v", s)
+			}
+			rec, err := h.record()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLog(t, rec.Events)
+			var out PublishReportOutput
+			if err := json.Unmarshal(rec.Snapshot.Outputs, &out); err != nil {
+				t.Fatal(err)
+			}
+			if out.Published != approve || out.ReportID == "" || (approve && !strings.HasPrefix(out.Location, "memory://")) {
+				t.Errorf("outputs = %+v", out)
+			}
+			if approve && out.ApprovedBy != "alice" {
+				t.Errorf("approved by %q", out.ApprovedBy)
+			}
+		})
+	}
+}
+
+func TestRaiseRejectsReusedKey(t *testing.T) {
+	tool := NewTool("reuse_key", "asks the same key twice", func(ctx workflow.Context, _ NoInput) (string, error) {
+		if _, err := Raise(ctx, Spec{Kind: signals.KindExternalEvent, Key: "k"}); err != nil {
+			return "", err
+		}
+		_, err := Raise(ctx, Spec{Kind: signals.KindExternalEvent, Key: "k"})
+		return "", err
+	})
+	h := newHarness(t, tool)
+	h.run("reuse_key", map[string]any{}, nil)
+	rec, _ := h.record()
+	if rec.Snapshot.Error == nil || !strings.Contains(rec.Snapshot.Error.Message, "already used") {
+		t.Errorf("error = %+v", rec.Snapshot.Error)
+	}
+	checkLog(t, rec.Events)
+}
+
+func TestWaitExternalStatus(t *testing.T) {
+	tool := NewTool("wait_external", "waits for an external event", func(ctx workflow.Context, _ NoInput) (json.RawMessage, error) {
+		return WaitExternal(ctx, ExternalRequest{Key: "hook", Title: "webhook"})
+	})
+	h := newHarness(t, tool)
+	var s signals.Snapshot
+	h.at(time.Second, func() {
+		s = h.snapshot()
+		h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept, Content: json.RawMessage(`{"ok":true}`), ResolvedBy: alice})
+	})
+	h.run("wait_external", map[string]any{}, nil)
+	if s.Status != signals.StatusWaitingExternal {
+		t.Errorf("status = %s, want waiting-external", s.Status)
+	}
+	rec, err := h.record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(rec.Snapshot.Outputs) != `{"ok":true}` {
+		t.Errorf("outputs = %s", rec.Snapshot.Outputs)
+	}
+}
+
+func TestCancellingWhileWorkStops(t *testing.T) {
+	// The tool needs two seconds to stop after the cancellation, as an
+	// activity does while it acknowledges its cancellation.
+	tool := NewTool("slow_to_stop", "takes time to stop", func(ctx workflow.Context, _ NoInput) (string, error) {
+		err := workflow.Sleep(ctx, time.Hour)
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		_ = workflow.Sleep(dctx, 2*time.Second)
+		return "", err
+	})
+	h := newHarness(t, tool)
+	var cancelling signals.Snapshot
+	h.at(time.Second, h.env.CancelWorkflow)
+	h.at(2*time.Second, func() { cancelling = h.snapshot() })
+	h.run("slow_to_stop", map[string]any{}, nil)
+	if cancelling.Status != signals.StatusCancelling || cancelling.CancelReason != signals.ReasonCallerRequested {
+		t.Errorf("status while stopping = %s (reason %q), want cancelling", cancelling.Status, cancelling.CancelReason)
+	}
+	rec, err := h.record()
+	if !temporal.IsCanceledError(err) || rec.Snapshot.Status != signals.StatusCancelled {
+		t.Errorf("err %v, status %s; want cancelled", err, rec.Snapshot.Status)
+	}
+	checkLog(t, rec.Events)
+}
