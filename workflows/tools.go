@@ -17,6 +17,10 @@ func DefaultRegistry(acts *activities.Activities, fixtures bool) (*Registry, err
 	if fixtures {
 		tools = append(tools, FixtureTools()...)
 	}
+	if acts == nil {
+		// A registry used only for its specs (tools/list) needs no activities.
+		return NewRegistry(tools)
+	}
 	return NewRegistry(tools, acts)
 }
 
