@@ -1,0 +1,445 @@
+// Package devtemporal runs a complete Temporal server inside the current
+// process, persisted in SQLite. It is the default backend of `go run
+// ./cmd/server` and of the integration tests: no Docker, no separate binary.
+//
+// The server has one history shard and the four Temporal services
+// (frontend, history, matching, worker) on local ports. With a database file
+// its state (namespaces, workflow histories, visibility) survives a restart of
+// the process; with no file it lives in memory until the process exits.
+//
+// It is a development and test server. Production deployments point the
+// adapter at a real Temporal cluster or Temporal Cloud instead (see
+// docker-compose.yml and the README).
+package devtemporal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	"go.temporal.io/server/common/metrics"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Defaults applied to zero Options fields.
+const (
+	DefaultIP        = "127.0.0.1"
+	DefaultNamespace = "default"
+	DefaultRetention = 7 * 24 * time.Hour
+	// DefaultLogLevel is the level of the server's own logs. Temporal is
+	// chatty at info; warn keeps the process output readable.
+	DefaultLogLevel = zapcore.WarnLevel
+)
+
+// clusterName is the name of the single local cluster.
+const clusterName = "active"
+
+// Options configure Start. The zero value is a usable in-memory server on
+// 127.0.0.1 with free ports, namespace "default" and the OpenWOP search
+// attributes.
+type Options struct {
+	// DBFile is the SQLite database file. It is created (with its schema) if
+	// it does not exist; its directory must exist. Empty means an in-memory
+	// database that disappears with the process.
+	DBFile string
+	// IP is the address every service binds to. Default 127.0.0.1.
+	IP string
+	// Port is the frontend gRPC port, the one clients dial. 0 picks a free
+	// port. The history, matching and worker services always use free ports.
+	Port int
+	// Namespace is registered before the server starts. Default "default".
+	Namespace string
+	// Retention is the namespace's retention of closed workflows, applied
+	// when the namespace is first created. Default 7 days.
+	Retention time.Duration
+	// SearchAttributes are custom Keyword search attributes registered on
+	// the namespace. nil means signals.SearchAttributes; an empty non-nil
+	// slice registers none.
+	SearchAttributes []string
+	// Logger receives the server's logs. nil discards them.
+	Logger *zap.Logger
+	// LogLevel is the minimum level of the server's logs passed to Logger.
+	// nil means DefaultLogLevel (warn).
+	LogLevel *zapcore.Level
+	// UIPort, when positive, serves the Temporal Web UI on IP:UIPort.
+	UIPort int
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	server    temporal.Server
+	ui        *uiServer
+	address   string
+	namespace string
+	dbFile    string
+	logger    *zap.Logger
+}
+
+// Start starts the server and returns once its frontend answers for the
+// namespace and the search attributes are registered. ctx bounds the
+// startup wait only; the server runs until Stop.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	opts = withDefaults(opts)
+	logger := opts.Logger.WithOptions(zap.IncreaseLevel(*opts.LogLevel))
+
+	if opts.DBFile != "" {
+		abs, err := filepath.Abs(opts.DBFile)
+		if err != nil {
+			return nil, fmt.Errorf("devtemporal: database file %q: %w", opts.DBFile, err)
+		}
+		opts.DBFile = abs
+	}
+	sqlCfg, err := sqlConfig(opts.DBFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareDatabase(sqlCfg, opts); err != nil {
+		return nil, err
+	}
+
+	ports, err := servicePorts(opts.IP, opts.Port)
+	if err != nil {
+		return nil, err
+	}
+	cfg := serverConfig(sqlCfg, opts.IP, ports)
+	address := net.JoinHostPort(opts.IP, strconv.Itoa(ports[primitives.FrontendService]))
+
+	hosts := make(map[primitives.ServiceName]static.Hosts, len(ports))
+	for svc, port := range ports {
+		hosts[svc] = static.SingleLocalHost(net.JoinHostPort(opts.IP, strconv.Itoa(port)))
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(cfg),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(hosts),
+		temporal.WithLogger(log.NewZapLogger(logger)),
+		temporal.WithCustomMetricsHandler(metrics.NoopMetricsHandler),
+		temporal.WithAuthorizer(authorization.NewNoopAuthorizer()),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper {
+			return authorization.NewNoopClaimMapper()
+		}),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			// One process, one shard: a bigger history cache is cheap.
+			dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
+			// The UI and the run lists poll visibility often.
+			dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+			// Search attributes added at runtime are usable at once.
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("devtemporal: create server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("devtemporal: start server: %w", err)
+	}
+	s := &Server{server: srv, address: address, namespace: opts.Namespace, dbFile: opts.DBFile, logger: logger}
+
+	if err := s.waitReady(ctx, opts.SearchAttributes); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	if opts.UIPort > 0 {
+		ui, err := startUI(ctx, opts.IP, opts.UIPort, address, opts.Namespace)
+		if err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
+		s.ui = ui
+	}
+	return s, nil
+}
+
+// Address is the frontend host:port clients dial.
+func (s *Server) Address() string { return s.address }
+
+// Namespace is the namespace registered at start.
+func (s *Server) Namespace() string { return s.namespace }
+
+// DBFile is the absolute path of the SQLite file, or "" for in-memory.
+func (s *Server) DBFile() string { return s.dbFile }
+
+// UIURL is the base URL of the Web UI, or "" when it is not served.
+func (s *Server) UIURL() string {
+	if s.ui == nil {
+		return ""
+	}
+	return "http://" + s.ui.address
+}
+
+// Stop stops the UI and the server. Workflows in flight stay in the
+// database (with a file) and continue after the next Start.
+func (s *Server) Stop() error {
+	if s.ui != nil {
+		s.ui.stop()
+		s.ui = nil
+	}
+	if err := s.server.Stop(); err != nil {
+		return fmt.Errorf("devtemporal: stop server: %w", err)
+	}
+	return nil
+}
+
+func withDefaults(opts Options) Options {
+	if opts.IP == "" {
+		opts.IP = DefaultIP
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.SearchAttributes == nil {
+		opts.SearchAttributes = signals.SearchAttributes
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.LogLevel == nil {
+		level := DefaultLogLevel
+		opts.LogLevel = &level
+	}
+	return opts
+}
+
+// sqlConfig is the SQLite persistence config for a file, or for a fresh
+// in-memory database when file is "".
+func sqlConfig(file string) (*config.SQL, error) {
+	if file == "" {
+		// The plugin shares one connection per DSN for the life of the
+		// process, so a unique name gives every in-memory server its own
+		// database.
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("devtemporal: in-memory database name: %w", err)
+		}
+		return &config.SQL{
+			PluginName:        sqliteplugin.PluginName,
+			DatabaseName:      "openwop-" + hex.EncodeToString(b[:]),
+			ConnectAttributes: map[string]string{"mode": "memory", "cache": "shared"},
+		}, nil
+	}
+	return &config.SQL{
+		PluginName:   sqliteplugin.PluginName,
+		DatabaseName: file,
+		// Keys that are not DSN parameters become pragmas: this is
+		// PRAGMA journal_mode=wal (writers do not block readers).
+		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal"},
+	}, nil
+}
+
+// prepareDatabase creates the schema of a new database file and registers
+// the namespace with its search attributes, unless it exists already.
+func prepareDatabase(sqlCfg *config.SQL, opts Options) error {
+	if opts.DBFile != "" {
+		_, err := os.Stat(opts.DBFile)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if _, err := os.Stat(filepath.Dir(opts.DBFile)); err != nil {
+				return fmt.Errorf("devtemporal: database directory: %w", err)
+			}
+			if err := sqlite.SetupSchema(sqlCfg); err != nil {
+				return fmt.Errorf("devtemporal: create schema in %s: %w", opts.DBFile, err)
+			}
+		case err != nil:
+			return fmt.Errorf("devtemporal: database file: %w", err)
+		}
+	}
+	attrs := make(map[string]enumspb.IndexedValueType, len(opts.SearchAttributes))
+	for _, name := range opts.SearchAttributes {
+		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	ns, err := sqlite.NewNamespaceConfig(clusterName, opts.Namespace, false, attrs)
+	if err != nil {
+		return fmt.Errorf("devtemporal: namespace %q: %w", opts.Namespace, err)
+	}
+	ns.Detail.Config.Retention = durationpb.New(opts.Retention)
+	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
+		return fmt.Errorf("devtemporal: register namespace %q: %w", opts.Namespace, err)
+	}
+	return nil
+}
+
+// servicePorts assigns a gRPC port to each service: frontendPort (or a free
+// one when 0) to the frontend, free ports to the others.
+func servicePorts(ip string, frontendPort int) (map[primitives.ServiceName]int, error) {
+	ports := map[primitives.ServiceName]int{}
+	for _, svc := range []primitives.ServiceName{
+		primitives.FrontendService, primitives.HistoryService, primitives.MatchingService, primitives.WorkerService,
+	} {
+		if svc == primitives.FrontendService && frontendPort != 0 {
+			ports[svc] = frontendPort
+			continue
+		}
+		port, err := freePort(ip)
+		if err != nil {
+			return nil, err
+		}
+		ports[svc] = port
+	}
+	return ports, nil
+}
+
+// freePort asks the kernel for a free TCP port on ip. It connects to the
+// port once and closes the server side first, which leaves the port in
+// TIME_WAIT: the kernel will not hand it out again for a while, but a
+// listener with SO_REUSEADDR (Go's default) can still bind it.
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("devtemporal: find a free port: %w", err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			c = nil
+		}
+		accepted <- c
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err == nil {
+		if sc := <-accepted; sc != nil {
+			_ = sc.Close()
+		}
+		_ = c.Close()
+	}
+	return port, nil
+}
+
+func serverConfig(sqlCfg *config.SQL, ip string, ports map[primitives.ServiceName]int) *config.Config {
+	frontend := net.JoinHostPort(ip, strconv.Itoa(ports[primitives.FrontendService]))
+	services := make(map[string]config.Service, len(ports))
+	for svc, port := range ports {
+		services[string(svc)] = config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: ip}}
+	}
+	disabled := "disabled"
+	return &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: ip},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        clusterName,
+			CurrentClusterName:       clusterName,
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services:            services,
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: disabled},
+			Visibility: config.VisibilityArchival{State: disabled},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{
+			Archival: config.ArchivalNamespaceDefaults{
+				History:    config.HistoryArchivalNamespaceDefaults{State: disabled},
+				Visibility: config.VisibilityArchivalNamespaceDefaults{State: disabled},
+			},
+		},
+		PublicClient: config.PublicClient{HostPort: frontend},
+	}
+}
+
+// waitReady dials the frontend, waits until the namespace answers, and adds
+// any search attribute the namespace lacks (a database created before the
+// attribute existed).
+func (s *Server) waitReady(ctx context.Context, searchAttributes []string) error {
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  s.address,
+		Namespace: s.namespace,
+		Logger:    SDKLogger(s.logger),
+	})
+	if err != nil {
+		return fmt.Errorf("devtemporal: dial %s: %w", s.address, err)
+	}
+	defer c.Close()
+
+	for {
+		_, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.namespace})
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("devtemporal: namespace %q not ready: %w", s.namespace, errors.Join(err, ctx.Err()))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return EnsureSearchAttributes(ctx, c.OperatorService(), s.namespace, searchAttributes)
+}
+
+// EnsureSearchAttributes registers each name as a Keyword search attribute
+// of namespace unless it is registered already. It is idempotent, and works
+// on any Temporal server that allows the operator API (not Temporal Cloud,
+// where attributes are added in the Cloud UI or with tcld).
+func EnsureSearchAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string, names []string) error {
+	resp, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes of %q: %w", namespace, err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for _, name := range names {
+		if _, ok := resp.GetCustomAttributes()[name]; !ok {
+			missing[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace:        namespace,
+		SearchAttributes: missing,
+	})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("add search attributes to %q: %w", namespace, err)
+	}
+	return nil
+}
+
+// SDKLogger adapts a zap logger to the Temporal SDK's logger interface
+// (through log/slog), so SDK, worker and server logs share one output.
+func SDKLogger(zl *zap.Logger) sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(zapslog.NewHandler(zl.Core())))
+}
