@@ -1,0 +1,476 @@
+package restapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// workflowIDGrammar is the OpenWOP grammar of workflowId and nodeId.
+var workflowIDGrammar = regexp.MustCompile(`^[A-Za-z0-9._~:-]{1,128}$`)
+
+// maxReasonLen caps a cancel reason.
+const maxReasonLen = 256
+
+// createRunRequest is the body of POST /runs.
+type createRunRequest struct {
+	WorkflowID string          `json:"workflowId"`
+	Inputs     json.RawMessage `json:"inputs"`
+	// PreRunInputs answers the tool's pre-run input requests by key (the
+	// questions MCP would ask by elicitation before starting the run).
+	PreRunInputs map[string]json.RawMessage `json:"preRunInputs"`
+}
+
+// createRunResponse is the 201 answer of POST /runs.
+type createRunResponse struct {
+	RunID     string         `json:"runId"`
+	Status    signals.Status `json:"status"`
+	EventsURL string         `json:"eventsUrl"`
+	StatusURL string         `json:"statusUrl"`
+}
+
+// createRun serves POST /runs.
+func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+	var req createRunRequest
+	if !readJSON(w, r, &req, false) {
+		return
+	}
+	if req.WorkflowID == "" {
+		writeError(w, http.StatusBadRequest, "validation_error", "workflowId is required")
+		return
+	}
+	t, ok := h.tools[req.WorkflowID]
+	if !ok || !t.spec.VisibleTo(caller.Tenant) {
+		writeError(w, http.StatusNotFound, "workflow_not_found", fmt.Sprintf("no workflow %q", req.WorkflowID))
+		return
+	}
+	if t.schemaErr != nil {
+		writeError(w, http.StatusInternalServerError, "internal_error", "the workflow's input schema is unusable")
+		return
+	}
+	args, err := validateObject(t.input, req.Inputs)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "validation_error", "inputs: "+err.Error())
+		return
+	}
+	preRun, err := t.validatePreRun(req.PreRunInputs)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "validation_error", err.Error())
+		return
+	}
+	snap, err := h.runs.Start(r.Context(), runs.StartRequest{
+		Tool:         t.spec.Name,
+		Arguments:    args,
+		Caller:       caller,
+		Transport:    signals.TransportREST,
+		PreRunInputs: preRun,
+	})
+	if err != nil {
+		h.writeRunsError(w, r, "start", err)
+		return
+	}
+	status := h.externalBase(r) + "/runs/" + runid.Project(snap.RunID)
+	w.Header().Set("Location", status)
+	writeJSON(w, http.StatusCreated, createRunResponse{
+		RunID:     snap.RunID,
+		Status:    snap.Status,
+		EventsURL: status + "/events/poll",
+		StatusURL: status,
+	})
+}
+
+// validateObject checks that raw is a JSON object (absent or null means
+// {}) valid against rs, and returns it.
+func validateObject(rs *jsonschema.Resolved, raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage(`{}`)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, fmt.Errorf("must be a JSON object")
+	}
+	if err := rs.Validate(v); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// validatePreRun checks the answers to a tool's pre-run input requests:
+// every request must be answered, each answer valid against its schema, and
+// no unknown key given.
+func (t *tool) validatePreRun(answers map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	for key := range answers {
+		if _, ok := t.preRun[key]; !ok {
+			return nil, fmt.Errorf("preRunInputs: workflow %q asks no input %q", t.spec.Name, key)
+		}
+	}
+	if len(t.spec.PreRunInputs) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]json.RawMessage, len(t.spec.PreRunInputs))
+	for _, in := range t.spec.PreRunInputs {
+		a, ok := answers[in.Key]
+		if !ok {
+			return nil, fmt.Errorf("preRunInputs: %q is required (%s)", in.Key, in.Message)
+		}
+		valid, err := validateObject(t.preRun[in.Key], a)
+		if err != nil {
+			return nil, fmt.Errorf("preRunInputs[%q]: %w", in.Key, err)
+		}
+		out[in.Key] = valid
+	}
+	return out, nil
+}
+
+// getRun serves GET /runs/{runId}.
+func (h *handler) getRun(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+	id, ok := pathRunID(w, r)
+	if !ok {
+		return
+	}
+	snap, err := h.runs.Get(r.Context(), caller, id)
+	if err != nil {
+		h.writeRunsError(w, r, "get", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, snapshotOf(snap))
+}
+
+// listRunsResponse answers GET /runs.
+type listRunsResponse struct {
+	Runs       []runSnapshot `json:"runs"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+}
+
+// listRuns serves GET /runs?workflowId=&status=&limit=&cursor=.
+func (h *handler) listRuns(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+	q := r.URL.Query()
+	req := runs.ListRequest{
+		WorkflowID: q.Get("workflowId"),
+		Status:     signals.Status(q.Get("status")),
+		Cursor:     q.Get("cursor"),
+	}
+	if req.WorkflowID != "" && !workflowIDGrammar.MatchString(req.WorkflowID) {
+		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("workflowId %q is not a valid workflow id", req.WorkflowID))
+		return
+	}
+	if req.Status != "" && !req.Status.Valid() {
+		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("status %q is not a run status", req.Status))
+		return
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > runs.MaxPageSize {
+			writeError(w, http.StatusBadRequest, "validation_error",
+				fmt.Sprintf("limit %q must be an integer from 1 to %d", s, runs.MaxPageSize))
+			return
+		}
+		req.Limit = n
+	}
+	page, err := h.runs.List(r.Context(), caller, req)
+	if err != nil {
+		h.writeRunsError(w, r, "list", err)
+		return
+	}
+	out := listRunsResponse{Runs: make([]runSnapshot, 0, len(page.Runs)), NextCursor: page.NextCursor}
+	for _, s := range page.Runs {
+		out.Runs = append(out.Runs, snapshotOf(s))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// cancelRunRequest is the (optional) body of POST /runs/{runId}/cancel.
+type cancelRunRequest struct {
+	Reason string `json:"reason"`
+}
+
+// cancelRunResponse answers POST /runs/{runId}/cancel.
+type cancelRunResponse struct {
+	RunID  string         `json:"runId"`
+	Status signals.Status `json:"status"`
+}
+
+// cancelRun serves POST /runs/{runId}/cancel.
+func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+	id, ok := pathRunID(w, r)
+	if !ok {
+		return
+	}
+	var req cancelRunRequest
+	if !readJSON(w, r, &req, true) {
+		return
+	}
+	if len(req.Reason) > maxReasonLen {
+		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("reason is longer than %d bytes", maxReasonLen))
+		return
+	}
+	if req.Reason == "" {
+		req.Reason = signals.ReasonCallerRequested
+	}
+	snap, err := h.runs.Cancel(r.Context(), caller, id, req.Reason)
+	if err != nil {
+		h.writeRunsError(w, r, "cancel", err)
+		return
+	}
+	status := signals.StatusCancelling
+	if snap.Status == signals.StatusCancelled {
+		status = signals.StatusCancelled
+	}
+	writeJSON(w, http.StatusOK, cancelRunResponse{RunID: id, Status: status})
+}
+
+// pollEventsResponse answers GET /runs/{runId}/events/poll.
+type pollEventsResponse struct {
+	RunID        string          `json:"runId"`
+	Events       []signals.Event `json:"events"`
+	LastSequence int             `json:"lastSequence"`
+	Status       signals.Status  `json:"status"`
+	IsTerminal   bool            `json:"isTerminal"`
+}
+
+// pollEvents serves GET /runs/{runId}/events/poll?afterSequence=&timeout=.
+// It answers at once when events after afterSequence exist or the run is
+// terminal, and otherwise waits up to timeout seconds for one.
+func (h *handler) pollEvents(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+	id, ok := pathRunID(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	after := -1
+	if s := q.Get("afterSequence"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < -1 {
+			writeError(w, http.StatusBadRequest, "validation_error",
+				fmt.Sprintf("afterSequence %q must be an integer >= -1", s))
+			return
+		}
+		after = n
+	}
+	var wait time.Duration
+	if s := q.Get("timeout"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || time.Duration(n)*time.Second > MaxPollTimeout {
+			writeError(w, http.StatusBadRequest, "validation_error",
+				fmt.Sprintf("timeout %q must be an integer number of seconds from 1 to %d", s, int(MaxPollTimeout/time.Second)))
+			return
+		}
+		wait = time.Duration(n) * time.Second
+	}
+	page, snap, err := h.runs.Events(r.Context(), caller, id, after, wait)
+	if err != nil {
+		h.writeRunsError(w, r, "events", err)
+		return
+	}
+	events := page.Events
+	if events == nil {
+		events = []signals.Event{}
+	}
+	writeJSON(w, http.StatusOK, pollEventsResponse{
+		RunID:        snap.RunID,
+		Events:       events,
+		LastSequence: page.LastSequence,
+		Status:       snap.Status,
+		IsTerminal:   snap.Status.Terminal(),
+	})
+}
+
+// resolveRequest is the body of POST /runs/{runId}/interrupts/{nodeId}.
+type resolveRequest struct {
+	ResumeValue json.RawMessage `json:"resumeValue"`
+}
+
+// resolveResponse answers a resolution that was applied.
+type resolveResponse struct {
+	RunID       string         `json:"runId"`
+	NodeID      string         `json:"nodeId"`
+	InterruptID string         `json:"interruptId"`
+	Status      signals.Status `json:"status"`
+}
+
+// resolveInterrupt serves POST /runs/{runId}/interrupts/{nodeId}: it
+// resolves the open interrupt raised at that node. Of concurrent
+// resolutions exactly one is applied; the others answer 409
+// interrupt_already_resolved.
+func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+	id, ok := pathRunID(w, r)
+	if !ok {
+		return
+	}
+	nodeID := r.PathValue("nodeId")
+	if !workflowIDGrammar.MatchString(nodeID) {
+		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("nodeId %q is not a valid node id", nodeID))
+		return
+	}
+	var req resolveRequest
+	if !readJSON(w, r, &req, false) {
+		return
+	}
+	snap, err := h.runs.Get(r.Context(), caller, id)
+	if err != nil {
+		h.writeRunsError(w, r, "get", err)
+		return
+	}
+	var open *signals.Interrupt
+	if !snap.Status.Terminal() {
+		for i := range snap.Interrupts {
+			if snap.Interrupts[i].NodeID == nodeID {
+				open = &snap.Interrupts[i]
+				break
+			}
+		}
+	}
+	if open == nil {
+		h.writeNoOpenInterrupt(w, r, caller, snap, nodeID)
+		return
+	}
+	res, err := resolutionOf(*open, req.ResumeValue)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "validation_error", "resumeValue: "+err.Error())
+		return
+	}
+	res.ResolvedBy = caller
+	res.RequestID, err = newRequestID()
+	if err != nil {
+		h.writeRunsError(w, r, "resolve", err)
+		return
+	}
+	after, err := h.runs.Resolve(r.Context(), caller, id, res)
+	if err != nil {
+		h.writeRunsError(w, r, "resolve", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolveResponse{
+		RunID:       id,
+		NodeID:      nodeID,
+		InterruptID: open.ID,
+		Status:      after.Status,
+	})
+}
+
+// writeNoOpenInterrupt answers a resolution for a node with no open
+// interrupt: 409 interrupt_already_resolved when the node's interrupt was
+// resolved, 409 run_terminal when the run ended otherwise, else 404.
+func (h *handler) writeNoOpenInterrupt(w http.ResponseWriter, r *http.Request, caller signals.Subject, snap signals.Snapshot, nodeID string) {
+	resolved, err := h.nodeResolved(r, caller, snap.RunID, nodeID)
+	if err != nil {
+		h.writeRunsError(w, r, "events", err)
+		return
+	}
+	switch {
+	case resolved:
+		writeError(w, http.StatusConflict, "interrupt_already_resolved", "the interrupt at node "+nodeID+" was already resolved")
+	case snap.Status.Terminal():
+		writeError(w, http.StatusConflict, "run_terminal", "the run is already terminal")
+	default:
+		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no open interrupt at node "+nodeID)
+	}
+}
+
+// nodeResolved reports whether the run's log has an interrupt.resolved for
+// the node. Reading the log appends nothing.
+func (h *handler) nodeResolved(r *http.Request, caller signals.Subject, runID, nodeID string) (bool, error) {
+	after := -1
+	for range 1000 {
+		page, _, err := h.runs.Events(r.Context(), caller, runID, after, 0)
+		if err != nil {
+			return false, err
+		}
+		for _, e := range page.Events {
+			if e.Type == signals.EventInterruptResolved && eventNode(e) == nodeID {
+				return true, nil
+			}
+		}
+		if len(page.Events) == 0 {
+			return false, nil
+		}
+		after = page.Events[len(page.Events)-1].Sequence
+		if after >= page.LastSequence {
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// eventNode is the node an event belongs to: the envelope's nodeId, else
+// the payload's.
+func eventNode(e signals.Event) string {
+	if e.NodeID != "" {
+		return e.NodeID
+	}
+	var p struct {
+		NodeID string `json:"nodeId"`
+	}
+	_ = json.Unmarshal(e.Payload, &p)
+	return p.NodeID
+}
+
+// defaultApprovalActions are offered when an approval names none.
+var defaultApprovalActions = []string{"accept", "reject"}
+
+// resolutionOf checks a resumeValue against the interrupt and turns it into
+// a Resolution. An approval takes exactly {"action": <one of its actions>};
+// "reject" takes the decline path. Other interrupts take an object valid
+// against their schema, or {"declined": true}.
+func resolutionOf(i signals.Interrupt, value json.RawMessage) (signals.Resolution, error) {
+	res := signals.Resolution{InterruptID: i.ID}
+	value = bytes.TrimSpace(value)
+	if len(value) == 0 || string(value) == "null" {
+		return res, fmt.Errorf("is required")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(value, &obj); err != nil || obj == nil {
+		return res, fmt.Errorf("must be a JSON object")
+	}
+	if i.Kind == signals.KindApproval {
+		actions := i.Actions
+		if len(actions) == 0 {
+			actions = defaultApprovalActions
+		}
+		var action string
+		rawAction, ok := obj["action"]
+		if !ok || len(obj) != 1 || json.Unmarshal(rawAction, &action) != nil || !containsString(actions, action) {
+			sorted := append([]string(nil), actions...)
+			sort.Strings(sorted)
+			return res, fmt.Errorf(`an approval takes exactly {"action": %q}`, strings.Join(sorted, "|"))
+		}
+		res.Action = signals.ActionAccept
+		if action == "reject" {
+			res.Action = signals.ActionDecline
+		}
+		res.Content = value
+		return res, nil
+	}
+	if d, ok := obj["declined"]; ok && len(obj) == 1 && string(bytes.TrimSpace(d)) == "true" {
+		res.Action = signals.ActionDecline
+		return res, nil
+	}
+	if len(i.Schema) > 0 {
+		rs, err := resolveSchema(i.Schema)
+		if err != nil {
+			return res, fmt.Errorf("the interrupt's schema is unusable: %w", err)
+		}
+		if _, err := validateObject(rs, value); err != nil {
+			return res, err
+		}
+	}
+	res.Action = signals.ActionAccept
+	res.Content = value
+	return res, nil
+}

@@ -1,0 +1,264 @@
+// Package restapi serves the OpenWOP v2 HTTP surface beside the MCP mount:
+// the discovery document (GET /.well-known/openwop) and the REST runs API
+// (createRun, getRun, listRuns, cancelRun, pollRunEvents,
+// resolveInterruptByRun).
+//
+// Every runs endpoint authenticates the caller with a bearer credential and
+// acts for the caller's tenant only. Run operations go through a [Runs]
+// (implemented by *runs.Service); this package knows nothing of Temporal.
+//
+// Errors have one shape, {"error":{"code":"...","message":"..."}}, with
+// OpenWOP snake_case codes (validation_error, id_tenant_mismatch,
+// run_terminal, interrupt_already_resolved, ...).
+package restapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Runs is the part of *runs.Service the REST API uses. Every method acts
+// for the given caller and reports failures with the runs.Err* values.
+type Runs interface {
+	Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error)
+	Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)
+	Events(ctx context.Context, caller signals.Subject, runID string, afterSequence int, wait time.Duration) (signals.EventPage, signals.Snapshot, error)
+	Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error)
+	Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error)
+	List(ctx context.Context, caller signals.Subject, req runs.ListRequest) (runs.ListPage, error)
+}
+
+// Authenticator resolves the caller of a request from its credentials
+// (normally the Authorization: Bearer header). Any error answers 401.
+type Authenticator func(r *http.Request) (signals.Subject, error)
+
+// Defaults of Options.
+const (
+	// DefaultMCPPath is where the MCP mount is served.
+	DefaultMCPPath = "/mcp"
+	// DefaultMRTRMaxRounds is the advertised mcp.mrtr.maxRounds.
+	DefaultMRTRMaxRounds = 8
+	// MaxPollTimeout is the longest long-poll events/poll accepts.
+	MaxPollTimeout = 60 * time.Second
+	// maxBodyBytes caps request bodies.
+	maxBodyBytes = 1 << 20
+)
+
+// Options configure the handler returned by New.
+type Options struct {
+	// Runs performs the run operations. Required.
+	Runs Runs
+	// Authenticate resolves the caller of every runs request. Required.
+	Authenticate Authenticator
+	// Tools is the tool catalog. POST /runs starts only these tools, and
+	// the fixtures of the discovery document are the ones with Fixture set
+	// whose names start with "conformance-".
+	Tools []signals.ToolSpec
+	// BaseURL, when set, is the absolute external URL of the server (e.g.
+	// "https://wop.example.com"); it is used to build absolute URLs in
+	// responses. When empty they are built from the request.
+	BaseURL string
+	// MCPPath is the path of the MCP mount (DefaultMCPPath when empty).
+	MCPPath string
+	// MRTRMaxRounds is the advertised mcp.mrtr.maxRounds (1..16,
+	// DefaultMRTRMaxRounds when 0). It must match what the mount enforces.
+	MRTRMaxRounds int
+	// Logger receives unexpected errors (zap.NewNop() when nil).
+	Logger *zap.Logger
+	// Now is the clock (time.Now when nil). It stamps refreshedAt.
+	Now func() time.Time
+}
+
+// handler serves the REST API.
+type handler struct {
+	runs     Runs
+	auth     Authenticator
+	log      *zap.Logger
+	baseURL  string
+	mcpPath  string
+	maxRound int
+	// refreshedAt is when the discovery document was built.
+	refreshedAt time.Time
+	// tools maps a tool name to its spec and resolved input schema.
+	tools map[string]*tool
+	// fixtures are the ids of the OpenWOP conformance fixtures served.
+	fixtures []string
+}
+
+// tool is one startable tool.
+type tool struct {
+	spec signals.ToolSpec
+	// input validates the arguments; nil if the schema could not be
+	// resolved (schemaErr says why).
+	input     *jsonschema.Resolved
+	schemaErr error
+	// preRun validates each pre-run input, by key.
+	preRun map[string]*jsonschema.Resolved
+}
+
+// New returns the handler serving the discovery document and the REST runs
+// API. It uses Go 1.22 ServeMux patterns, so run ids in paths may use either
+// the projected form (tenant~2Fopaque) or a percent-encoded slash
+// (tenant%2Fopaque).
+func New(opts Options) http.Handler {
+	h := &handler{
+		runs:     opts.Runs,
+		auth:     opts.Authenticate,
+		log:      opts.Logger,
+		baseURL:  strings.TrimRight(opts.BaseURL, "/"),
+		mcpPath:  opts.MCPPath,
+		maxRound: opts.MRTRMaxRounds,
+		tools:    make(map[string]*tool, len(opts.Tools)),
+	}
+	if h.log == nil {
+		h.log = zap.NewNop()
+	}
+	if h.mcpPath == "" {
+		h.mcpPath = DefaultMCPPath
+	}
+	if h.maxRound <= 0 {
+		h.maxRound = DefaultMRTRMaxRounds
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	h.refreshedAt = now().UTC().Truncate(time.Second)
+	for _, spec := range opts.Tools {
+		t := newTool(spec)
+		if t.schemaErr != nil {
+			h.log.Error("tool input schema is unusable; POST /runs will refuse it",
+				zap.String("tool", spec.Name), zap.Error(t.schemaErr))
+		}
+		h.tools[spec.Name] = t
+		if spec.Fixture && strings.HasPrefix(spec.Name, "conformance-") {
+			h.fixtures = append(h.fixtures, spec.Name)
+		}
+	}
+	sort.Strings(h.fixtures)
+	if h.fixtures == nil {
+		h.fixtures = []string{}
+	}
+
+	mux := http.NewServeMux()
+	routes := []struct {
+		method, path string
+		serve        http.HandlerFunc
+	}{
+		{http.MethodGet, "/.well-known/openwop", h.discovery},
+		{http.MethodGet, "/runs", h.authed(h.listRuns)},
+		{http.MethodPost, "/runs", h.authed(h.createRun)},
+		{http.MethodGet, "/runs/{runId}", h.authed(h.getRun)},
+		{http.MethodPost, "/runs/{runId}/cancel", h.authed(h.cancelRun)},
+		{http.MethodGet, "/runs/{runId}/events/poll", h.authed(h.pollEvents)},
+		{http.MethodPost, "/runs/{runId}/interrupts/{nodeId}", h.authed(h.resolveInterrupt)},
+	}
+	allowed := map[string][]string{}
+	for _, rt := range routes {
+		mux.HandleFunc(rt.method+" "+rt.path, rt.serve)
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	// Method-less fallbacks answer other methods with a JSON 405 (the
+	// method-specific patterns above are more specific and win).
+	for path, methods := range allowed {
+		allow := strings.Join(methods, ", ")
+		if containsString(methods, http.MethodGet) {
+			allow += ", HEAD"
+		}
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
+				fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, path, allow))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path)
+	})
+	return mux
+}
+
+// newTool resolves a tool's schemas.
+func newTool(spec signals.ToolSpec) *tool {
+	t := &tool{spec: spec, preRun: map[string]*jsonschema.Resolved{}}
+	t.input, t.schemaErr = resolveSchema(spec.InputSchema)
+	if t.schemaErr != nil {
+		t.schemaErr = fmt.Errorf("input schema: %w", t.schemaErr)
+		return t
+	}
+	for _, in := range spec.PreRunInputs {
+		rs, err := resolveSchema(in.Schema)
+		if err != nil {
+			t.schemaErr = fmt.Errorf("pre-run input %q schema: %w", in.Key, err)
+			return t
+		}
+		t.preRun[in.Key] = rs
+	}
+	return t
+}
+
+// resolveSchema parses and resolves a JSON Schema. An empty schema accepts
+// any object.
+func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	var s jsonschema.Schema
+	if len(raw) == 0 || string(raw) == "null" {
+		s = jsonschema.Schema{Type: "object"}
+	} else if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("parse schema: %w", err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("resolve schema: %w", err)
+	}
+	return rs, nil
+}
+
+// authedHandler is a runs handler that knows its caller.
+type authedHandler func(w http.ResponseWriter, r *http.Request, caller signals.Subject)
+
+// authed authenticates the request before calling next.
+func (h *handler) authed(next authedHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		caller, err := h.auth(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="openwop"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer credential is required")
+			return
+		}
+		next(w, r, caller)
+	}
+}
+
+// externalBase is the absolute base URL (scheme://host) responses use.
+func (h *handler) externalBase(r *http.Request) string {
+	if h.baseURL != "" {
+		return h.baseURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host
+}
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
