@@ -1,0 +1,177 @@
+// Package ownership implements the request-ownership rule of RFC 0198 §G:
+// until the host has sent its whole response to a request that starts or
+// continues a run, that request owns the run, and if the request goes away
+// first (an HTTP disconnect, a stdio notifications/cancelled, stdin EOF) the
+// run is cancelled with reason mcp-request-cancelled. Once the response is
+// sent, nothing that happens to the connection touches the run.
+//
+// One mechanism serves every transport. A transport adapter (Tracker.HTTP
+// for streamable HTTP, Tracker.Transport for stdio) opens a Claim for each
+// incoming request and passes its key to the MCP handlers in the request's
+// extra headers (ClaimHeader). The handler that starts or resumes a run
+// looks the claim up (Tracker.Lookup) and records the run with Claim.Own.
+// When the adapter knows whether the response was delivered, it settles the
+// claim: delivered runs are released, the others are cancelled.
+package ownership
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// ClaimHeader is the request header that carries a claim key from a
+// transport adapter to the MCP handlers. Adapters strip any value a client
+// sent.
+const ClaimHeader = "X-Openwop-Request-Claim"
+
+// CancelFunc cancels a run on behalf of the caller that owned it, with reason
+// signals.ReasonMCPRequestCancelled. It must return nil or an error for a run
+// that is already terminal; either is fine.
+type CancelFunc func(ctx context.Context, caller signals.Subject, runID string) error
+
+// cancelTimeout bounds one cancellation, which runs detached from the
+// request that failed.
+const cancelTimeout = 30 * time.Second
+
+// Tracker holds the claims of the requests in flight.
+type Tracker struct {
+	cancel CancelFunc
+	log    *zap.Logger
+
+	mu     sync.Mutex
+	claims map[string]*Claim
+	wg     sync.WaitGroup // cancellations in progress
+}
+
+// NewTracker returns a Tracker that cancels unreleased runs with cancel.
+func NewTracker(cancel CancelFunc, logger *zap.Logger) *Tracker {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Tracker{cancel: cancel, log: logger, claims: map[string]*Claim{}}
+}
+
+// Claim records the runs one request owns.
+type Claim struct {
+	key string
+	t   *Tracker
+
+	mu      sync.Mutex
+	owned   []ownedRun
+	settled bool
+}
+
+type ownedRun struct {
+	caller signals.Subject
+	runID  string
+}
+
+// Open registers a new claim. The caller must Settle it.
+func (t *Tracker) Open() *Claim {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		// crypto/rand does not fail on supported platforms.
+		panic(fmt.Sprintf("ownership: read random claim key: %v", err))
+	}
+	c := &Claim{key: base64.RawURLEncoding.EncodeToString(b), t: t}
+	t.mu.Lock()
+	t.claims[c.key] = c
+	t.mu.Unlock()
+	return c
+}
+
+// Key is the claim's key, as carried in ClaimHeader.
+func (c *Claim) Key() string { return c.key }
+
+// Lookup returns the claim whose key the request headers carry, or nil (for
+// a request that came in through no adapter, which then owns nothing).
+func (t *Tracker) Lookup(h http.Header) *Claim {
+	key := h.Get(ClaimHeader)
+	if key == "" {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.claims[key]
+}
+
+// Own records that the request owns runID, started or resumed for caller.
+// If the claim was already settled as not delivered (the request went away
+// while the run was being started), the run is cancelled at once; a nil
+// claim owns nothing and does nothing.
+func (c *Claim) Own(caller signals.Subject, runID string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.settled {
+		c.mu.Unlock()
+		c.t.log.Info("request ended before it could own its run; cancelling the run", zap.String("runId", runID))
+		c.t.cancelRuns([]ownedRun{{caller, runID}})
+		return
+	}
+	c.owned = append(c.owned, ownedRun{caller, runID})
+	c.mu.Unlock()
+}
+
+// Settle ends the claim. When delivered is false, every run the request
+// owns is cancelled (in the background, detached from the request). A claim
+// settles once; later calls do nothing.
+func (c *Claim) Settle(delivered bool) {
+	c.mu.Lock()
+	if c.settled {
+		c.mu.Unlock()
+		return
+	}
+	c.settled = true
+	owned := c.owned
+	c.owned = nil
+	c.mu.Unlock()
+
+	if delivered {
+		c.t.forget(c.key)
+		for _, o := range owned {
+			c.t.log.Debug("response delivered; run released to its handle", zap.String("runId", o.runID))
+		}
+		return
+	}
+	c.t.cancelRuns(owned)
+	// A handler still running may look the claim up and record a run
+	// later; Own then cancels it. Keep the claim findable for a while.
+	time.AfterFunc(cancelTimeout, func() { c.t.forget(c.key) })
+}
+
+func (t *Tracker) forget(key string) {
+	t.mu.Lock()
+	delete(t.claims, key)
+	t.mu.Unlock()
+}
+
+func (t *Tracker) cancelRuns(runs []ownedRun) {
+	for _, o := range runs {
+		t.wg.Add(1)
+		go func(o ownedRun) {
+			defer t.wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
+			defer cancel()
+			t.log.Info("request owning the run went away before its response was sent; cancelling the run",
+				zap.String("runId", o.runID), zap.String("reason", signals.ReasonMCPRequestCancelled))
+			if err := t.cancel(ctx, o.caller, o.runID); err != nil {
+				t.log.Warn("cancel of an owned run failed", zap.String("runId", o.runID), zap.Error(err))
+			}
+		}(o)
+	}
+}
+
+// Wait blocks until the cancellations started so far have finished (used at
+// shutdown, so a process does not exit with an owned run left running).
+func (t *Tracker) Wait() { t.wg.Wait() }

@@ -1,0 +1,152 @@
+package ownership
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// recorder is a CancelFunc that records the runs it was asked to cancel.
+type recorder struct {
+	mu   sync.Mutex
+	runs []string
+	done chan string
+}
+
+func newRecorder() *recorder { return &recorder{done: make(chan string, 16)} }
+
+func (r *recorder) cancel(_ context.Context, _ signals.Subject, runID string) error {
+	r.mu.Lock()
+	r.runs = append(r.runs, runID)
+	r.mu.Unlock()
+	r.done <- runID
+	return nil
+}
+
+func (r *recorder) cancelled() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.runs...)
+}
+
+// ownAndAnswer is an MCP-like handler: it owns run "t/run", waits for
+// release (or the client going away), then writes a response.
+func ownAndAnswer(tr *Tracker, started chan<- struct{}, release <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// net/http notices a client leaving only once the body is consumed,
+		// as the MCP handler does first.
+		_, _ = io.ReadAll(r.Body)
+		tr.Lookup(r.Header).Own(signals.Subject{Tenant: "t"}, "t/run")
+		close(started)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	})
+}
+
+func rawPost(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`
+	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nContent-Length: "+
+		strconv.Itoa(len(body))+"\r\n\r\n"+body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+func TestHTTPDisconnectBeforeResponseCancels(t *testing.T) {
+	rec := newRecorder()
+	tr := NewTracker(rec.cancel, nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(tr.HTTP(ownAndAnswer(tr, started, release)))
+	defer srv.Close()
+
+	conn := rawPost(t, srv.Listener.Addr().String())
+	<-started
+	conn.Close() // the client leaves before any response byte
+	select {
+	case id := <-rec.done:
+		if id != "t/run" {
+			t.Fatalf("cancelled %q", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the owned run was not cancelled after the client disconnected")
+	}
+	close(release)
+}
+
+func TestHTTPDeliveredResponseReleases(t *testing.T) {
+	rec := newRecorder()
+	tr := NewTracker(rec.cancel, nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(tr.HTTP(ownAndAnswer(tr, started, release)))
+	defer srv.Close()
+
+	conn := rawPost(t, srv.Listener.Addr().String())
+	<-started
+	close(release)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close() // after the whole response: must not touch the run
+	time.Sleep(200 * time.Millisecond)
+	tr.Wait()
+	if got := rec.cancelled(); len(got) != 0 {
+		t.Fatalf("runs cancelled after a delivered response: %v", got)
+	}
+}
+
+func TestOwnAfterSettleCancels(t *testing.T) {
+	rec := newRecorder()
+	tr := NewTracker(rec.cancel, nil)
+	c := tr.Open()
+	c.Settle(false)
+	if tr.Lookup(http.Header{ClaimHeader: {c.Key()}}) != c {
+		t.Fatal("a settled, undelivered claim must stay findable for late owners")
+	}
+	c.Own(signals.Subject{Tenant: "t"}, "t/late")
+	tr.Wait()
+	if got := rec.cancelled(); len(got) != 1 || got[0] != "t/late" {
+		t.Fatalf("cancelled = %v, want [t/late]", got)
+	}
+}
+
+func TestNilClaimOwnsNothing(t *testing.T) {
+	tr := NewTracker(newRecorder().cancel, nil)
+	var c *Claim = tr.Lookup(http.Header{})
+	c.Own(signals.Subject{}, "x") // must not panic
+}
+
+func TestClientCannotForgeClaim(t *testing.T) {
+	tr := NewTracker(newRecorder().cancel, nil)
+	victim := tr.Open()
+	var seen string
+	h := tr.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Get(ClaimHeader) }))
+	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	req.Header.Set(ClaimHeader, victim.Key())
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if seen == victim.Key() || seen == "" {
+		t.Fatalf("handler saw claim %q; want a fresh one", seen)
+	}
+}

@@ -1,0 +1,113 @@
+package ownership
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Transport wraps a message transport (stdio) so that each incoming call
+// gets a claim, which settles when its response is written (delivered if
+// the write succeeded), when a notifications/cancelled names the call (not
+// delivered), or when the connection's input ends (not delivered).
+func (t *Tracker) Transport(inner mcp.Transport) mcp.Transport {
+	return &transport{inner: inner, t: t}
+}
+
+type transport struct {
+	inner mcp.Transport
+	t     *Tracker
+}
+
+func (tr *transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := tr.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &connection{Connection: c, t: tr.t, calls: map[string]*Claim{}}, nil
+}
+
+type connection struct {
+	mcp.Connection
+	t *Tracker
+
+	mu    sync.Mutex
+	calls map[string]*Claim // by request id
+}
+
+// idKey names a JSON-RPC id, keeping 1 and "1" apart.
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.closeAll()
+		return msg, err
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return msg, nil
+	}
+	if req.ID.IsValid() {
+		claim := c.t.Open()
+		c.mu.Lock()
+		if old := c.calls[idKey(req.ID)]; old != nil {
+			// A reused id: the earlier call's response was never written.
+			defer old.Settle(false)
+		}
+		c.calls[idKey(req.ID)] = claim
+		c.mu.Unlock()
+		req.Extra = &mcp.RequestExtra{Header: http.Header{ClaimHeader: []string{claim.Key()}}}
+		return req, nil
+	}
+	if req.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.RequestID != nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				c.settle(id, false)
+			}
+		}
+	}
+	return msg, nil
+}
+
+func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.settle(resp.ID, err == nil)
+	}
+	return err
+}
+
+func (c *connection) Close() error {
+	c.closeAll()
+	return c.Connection.Close()
+}
+
+func (c *connection) settle(id jsonrpc.ID, delivered bool) {
+	c.mu.Lock()
+	claim := c.calls[idKey(id)]
+	delete(c.calls, idKey(id))
+	c.mu.Unlock()
+	if claim != nil {
+		claim.Settle(delivered)
+	}
+}
+
+// closeAll settles every call still in flight as not delivered.
+func (c *connection) closeAll() {
+	c.mu.Lock()
+	calls := c.calls
+	c.calls = map[string]*Claim{}
+	c.mu.Unlock()
+	for _, claim := range calls {
+		claim.Settle(false)
+	}
+}
