@@ -558,7 +558,9 @@ func isCloseEvent(t enumspb.EventType) bool {
 }
 
 // List answers listRuns from Temporal visibility: the caller's tenant's
-// runs, newest first, filtered by tool and status. Each entry is a summary
+// runs, filtered by tool and status, newest first in visibility's order:
+// open runs first (latest started first), then closed runs (latest closed
+// first). SQL visibility cannot order by anything else. Each entry is a summary
 // snapshot built from visibility data (no query per run).
 func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequest) (ListPage, error) {
 	if !runid.ValidTenant(caller.Tenant) {
@@ -595,7 +597,7 @@ func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequ
 		Namespace:     s.opts.Namespace,
 		PageSize:      int32(limit),
 		NextPageToken: token,
-		Query:         strings.Join(q, " AND ") + " ORDER BY StartTime DESC",
+		Query:         strings.Join(q, " AND "),
 	})
 	if err != nil {
 		var inv *serviceerror.InvalidArgument
