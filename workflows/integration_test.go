@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"regexp"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/internal/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -45,13 +46,13 @@ type server struct {
 // queue of its own.
 func newServer(t *testing.T) *server {
 	t.Helper()
-	env := temporalEnv(t)
+	env := testenv.Temporal(t)
 	acts := activities.New(zaptest.NewLogger(t), activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
 	reg, err := workflows.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tq := "workflows-" + regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-")
+	tq := testenv.UniqueTaskQueue(t)
 	env.NewWorker(t, tq, reg.Register)
 	return &server{t: t, c: env.Client, tq: tq, acts: acts}
 }
@@ -490,6 +491,37 @@ func TestIntegrationPublishReport(t *testing.T) {
 	body, ok := s.acts.Published(out.ReportID)
 	if !out.Published || out.ApprovedBy != "bob" || !ok || !strings.Contains(body, "## Section 2") {
 		t.Errorf("outputs %+v, published %v %q", out, ok, body)
+	}
+	checkLog(t, rec.Events)
+}
+
+func TestIntegrationRunSurvivesServerRestart(t *testing.T) {
+	srv := testenv.StartServer(t, filepath.Join(t.TempDir(), "temporal.db"))
+	acts := activities.New(zaptest.NewLogger(t), activities.Options{})
+	reg, err := workflows.DefaultRegistry(acts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tq := testenv.UniqueTaskQueue(t)
+	srv.NewWorker(t, tq, reg.Register)
+	s := &server{t: t, c: srv.Client, tq: tq, acts: acts}
+	id, _ := s.start("conformance-approval", map[string]any{})
+	before := s.await(id, func(x signals.Snapshot) bool { return x.Status == signals.StatusWaitingApproval })
+
+	srv.Restart(t)
+	srv.NewWorker(t, tq, reg.Register)
+	s.c = srv.Client
+	after := s.snapshot(id)
+	if after.Status != signals.StatusWaitingApproval || len(after.Interrupts) != 1 || after.Interrupts[0].ID != before.Interrupts[0].ID {
+		t.Fatalf("after restart: %+v", after)
+	}
+	s.resolve(id, signals.Resolution{InterruptID: after.Interrupts[0].ID, Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "r"})
+	var rec signals.RunRecord
+	if err := srv.Client.GetWorkflow(ctx(t), id, "").Get(ctx(t), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Snapshot.Status != signals.StatusCompleted {
+		t.Errorf("status %s", rec.Snapshot.Status)
 	}
 	checkLog(t, rec.Events)
 }
