@@ -1,0 +1,220 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	"go.uber.org/zap/zapcore"
+)
+
+// Environment variables read by LoadConfig. The Temporal connection
+// variables (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+// TEMPORAL_TLS_*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE, ...) are read by
+// the Temporal SDK's envconfig package; see the README.
+const (
+	// EnvHTTPAddr is the HTTP listen address (default 127.0.0.1:8080).
+	EnvHTTPAddr = "OPENWOP_HTTP_ADDR"
+	// EnvTaskQueue is the task queue of the tool workflows (default openwop-tools).
+	EnvTaskQueue = "OPENWOP_TASK_QUEUE"
+	// EnvWorker turns the in-process worker of cmd/server on or off (default on).
+	EnvWorker = "OPENWOP_WORKER"
+	// EnvFixtures adds the conformance fixture tools to the registry
+	// (default off).
+	EnvFixtures = "OPENWOP_FIXTURES"
+	// EnvLogFormat is json or console (default console with the embedded
+	// server, json with a remote Temporal).
+	EnvLogFormat = "OPENWOP_LOG_FORMAT"
+	// EnvLogLevel is the level of the process logs (default info).
+	EnvLogLevel = "OPENWOP_LOG_LEVEL"
+	// EnvDataDir is the directory of the embedded server's SQLite file
+	// temporal.db (default ./data).
+	EnvDataDir = "OPENWOP_DATA_DIR"
+	// EnvTemporalPort is the embedded server's frontend port (default
+	// 7233; 0 picks a free port).
+	EnvTemporalPort = "OPENWOP_TEMPORAL_PORT"
+	// EnvUIPort is the embedded Web UI port (default 8233; 0 or off
+	// disables the UI).
+	EnvUIPort = "OPENWOP_UI_PORT"
+	// EnvTemporalLogLevel is the level of the embedded server's own logs
+	// (default warn).
+	EnvTemporalLogLevel = "OPENWOP_TEMPORAL_LOG_LEVEL"
+)
+
+// Environment variables of the Temporal SDK that select a remote server.
+const (
+	EnvTemporalAddress    = "TEMPORAL_ADDRESS"
+	EnvTemporalNamespace  = "TEMPORAL_NAMESPACE"
+	EnvTemporalProfile    = "TEMPORAL_PROFILE"
+	EnvTemporalConfigFile = "TEMPORAL_CONFIG_FILE"
+)
+
+// Log formats.
+const (
+	LogJSON    = "json"
+	LogConsole = "console"
+)
+
+// Defaults of Config.
+const (
+	DefaultHTTPAddr     = "127.0.0.1:8080"
+	DefaultTaskQueue    = "openwop-tools"
+	DefaultDataDir      = "data"
+	DefaultTemporalPort = 7233
+	DefaultUIPort       = 8233
+	DefaultNamespace    = "default"
+	// DBFileName is the embedded server's database file in the data dir.
+	DBFileName = "temporal.db"
+)
+
+// Config is the process configuration. LoadConfig reads it from the
+// environment.
+type Config struct {
+	// HTTPAddr is the HTTP listen address (host:port; port 0 picks one).
+	HTTPAddr string
+	// TaskQueue is the task queue the worker polls and runs start on.
+	TaskQueue string
+	// Worker runs a worker in the server process.
+	Worker bool
+	// Fixtures adds the conformance fixture tools.
+	Fixtures bool
+	// LogFormat is LogJSON or LogConsole.
+	LogFormat string
+	// LogLevel is the minimum level of the process logs.
+	LogLevel zapcore.Level
+
+	// Remote is true when TEMPORAL_ADDRESS, TEMPORAL_PROFILE or
+	// TEMPORAL_CONFIG_FILE is set: the process then connects to that
+	// server with Client and embeds nothing.
+	Remote bool
+	// Client are the connection options loaded by envconfig (the TOML
+	// profile, then the TEMPORAL_* variables). With no variable set they
+	// dial localhost:7233, namespace "default", which is where cmd/worker
+	// finds the server embedded by cmd/server.
+	Client client.Options
+
+	// DataDir holds the embedded server's database (DBFile).
+	DataDir string
+	// TemporalPort is the embedded frontend port (0: a free port).
+	TemporalPort int
+	// UIPort is the embedded Web UI port (0: no UI).
+	UIPort int
+	// TemporalLogLevel is the level of the embedded server's logs.
+	TemporalLogLevel zapcore.Level
+}
+
+// Namespace is the namespace runs live in.
+func (c Config) Namespace() string {
+	if c.Client.Namespace == "" {
+		return DefaultNamespace
+	}
+	return c.Client.Namespace
+}
+
+// DBFile is the embedded server's SQLite file.
+func (c Config) DBFile() string { return filepath.Join(c.DataDir, DBFileName) }
+
+// LoadConfig reads the configuration from env (envconfig.EnvLookupOS for
+// the process environment). A malformed value is an error naming the
+// variable.
+func LoadConfig(env envconfig.EnvLookup) (Config, error) {
+	get := func(name string) string {
+		v, _ := env.LookupEnv(name)
+		return strings.TrimSpace(v)
+	}
+	cfg := Config{
+		HTTPAddr:         DefaultHTTPAddr,
+		TaskQueue:        DefaultTaskQueue,
+		Worker:           true,
+		LogLevel:         zapcore.InfoLevel,
+		DataDir:          DefaultDataDir,
+		TemporalPort:     DefaultTemporalPort,
+		UIPort:           DefaultUIPort,
+		TemporalLogLevel: zapcore.WarnLevel,
+	}
+	cfg.Remote = get(EnvTemporalAddress) != "" || get(EnvTemporalProfile) != "" || get(EnvTemporalConfigFile) != ""
+
+	var err error
+	if v := get(EnvHTTPAddr); v != "" {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return Config{}, fmt.Errorf("%s=%q: want host:port: %w", EnvHTTPAddr, v, err)
+		}
+		cfg.HTTPAddr = v
+	}
+	if v := get(EnvTaskQueue); v != "" {
+		cfg.TaskQueue = v
+	}
+	if v := get(EnvWorker); v != "" {
+		if cfg.Worker, err = parseSwitch(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", EnvWorker, err)
+		}
+	}
+	if v := get(EnvFixtures); v != "" {
+		if cfg.Fixtures, err = parseSwitch(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", EnvFixtures, err)
+		}
+	}
+	cfg.LogFormat = LogConsole
+	if cfg.Remote {
+		cfg.LogFormat = LogJSON
+	}
+	if v := strings.ToLower(get(EnvLogFormat)); v != "" {
+		if v != LogJSON && v != LogConsole {
+			return Config{}, fmt.Errorf("%s=%q: want %s or %s", EnvLogFormat, v, LogJSON, LogConsole)
+		}
+		cfg.LogFormat = v
+	}
+	if v := get(EnvLogLevel); v != "" {
+		if cfg.LogLevel, err = zapcore.ParseLevel(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", EnvLogLevel, err)
+		}
+	}
+	if v := get(EnvTemporalLogLevel); v != "" {
+		if cfg.TemporalLogLevel, err = zapcore.ParseLevel(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", EnvTemporalLogLevel, err)
+		}
+	}
+	if v := get(EnvDataDir); v != "" {
+		cfg.DataDir = v
+	}
+	if v := get(EnvTemporalPort); v != "" {
+		if cfg.TemporalPort, err = parsePort(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", EnvTemporalPort, err)
+		}
+	}
+	if v := get(EnvUIPort); v != "" {
+		if strings.EqualFold(v, "off") {
+			cfg.UIPort = 0
+		} else if cfg.UIPort, err = parsePort(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", EnvUIPort, err)
+		}
+	}
+
+	cfg.Client, err = envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: env})
+	if err != nil {
+		return Config{}, fmt.Errorf("temporal client configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+func parseSwitch(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on", "true", "1", "yes":
+		return true, nil
+	case "off", "false", "0", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q: want on or off", v)
+}
+
+func parsePort(v string) (int, error) {
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 0 || p > 65535 {
+		return 0, fmt.Errorf("%q: want a port number 0-65535", v)
+	}
+	return p, nil
+}
