@@ -1,0 +1,377 @@
+package mcpmount
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/internal/auth"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Request headers of the 2026-07-28 streamable HTTP transport.
+const (
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+)
+
+// modernMethods are the methods served to 2026-07-28 requests. Everything
+// else (tasks/result, tasks/list, initialize, ping, prompts/*, ...) is
+// -32601 / 404.
+func modernMethod(method string) bool {
+	switch method {
+	case "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel":
+		return true
+	}
+	return false
+}
+
+// nameField is the params field a method's Mcp-Name header mirrors.
+func nameField(method string) (string, bool) {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name", true
+	case "resources/read":
+		return "uri", true
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId", true
+	}
+	return "", false
+}
+
+// rpcMessage is one decoded JSON-RPC message of a POST body.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+// rpcError is a wire error with the request id (null when unknown).
+type rpcError struct {
+	status  int
+	id      json.RawMessage
+	code    int64
+	message string
+	data    any
+}
+
+func writeRPCError(w http.ResponseWriter, e rpcError) {
+	id := e.id
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body := map[string]any{"code": e.code, "message": e.message}
+	if e.data != nil {
+		body["data"] = e.data
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": body})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.status)
+	_, _ = w.Write(b)
+}
+
+// ServeHTTP serves one MCP POST. Checks run in this order: Host and Origin
+// (403), method (405), credential (401), content type (415), body (413,
+// -32700, -32600), notifications (202), then for 2026-07-28 requests the
+// _meta keys (-32602), the headers against the body (-32020), the version
+// (-32022) and the method (-32601, 404). Method-specific checks (the Tasks
+// extension gate, then the task lookup) happen in the method handlers.
+func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !m.hostAllowed(r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	if !m.originAllowed(r) {
+		writeRPCError(w, rpcError{status: http.StatusForbidden, code: codeInvalidRequest, message: "forbidden: invalid Origin header"})
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "Method Not Allowed: the MCP endpoint takes POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	caller, err := m.keys.Authenticate(r)
+	if err != nil {
+		auth.Challenge(w)
+		writeRPCError(w, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		http.Error(w, "Content-Type must be application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "failed to read the request body", http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+		if m.modernHeader(r) {
+			writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+				message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
+			return
+		}
+		m.serveSDK(w, r, caller) // legacy batch: the SDK decides
+		return
+	}
+	var msg rpcMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
+		return
+	}
+	if msg.JSONRPC != "2.0" || msg.Method == "" || string(msg.ID) == "null" {
+		writeRPCError(w, rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidRequest,
+			message: `invalid request: want a JSON-RPC 2.0 request or notification with a method`})
+		return
+	}
+	if len(msg.ID) == 0 {
+		// A notification: nothing to answer, and on a stateless endpoint
+		// nothing it could refer to.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	params, meta, perr := decodeParams(msg.Params)
+	if !m.modernHeader(r) && meta[mcp.MetaKeyProtocolVersion] == nil {
+		m.serveSDK(w, r, caller) // a legacy (session-era) request
+		return
+	}
+	if e, bad := m.validateModern(r, &msg, params, meta, perr); bad {
+		writeRPCError(w, e)
+		return
+	}
+	m.serveSDK(w, r, caller)
+}
+
+// modernHeader reports whether the MCP-Protocol-Version header names a
+// per-request protocol (anything but a session-era version).
+func (m *Mount) modernHeader(r *http.Request) bool {
+	v := r.Header.Get(headerProtocolVersion)
+	return v != "" && !legacyVersion(v)
+}
+
+// decodeParams splits params into its top-level fields and its _meta.
+func decodeParams(raw json.RawMessage) (map[string]json.RawMessage, map[string]json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil, nil
+	}
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, nil, errors.New("params must be an object")
+	}
+	var meta map[string]json.RawMessage
+	if rawMeta, ok := params["_meta"]; ok {
+		if err := json.Unmarshal(rawMeta, &meta); err != nil {
+			return params, nil, errors.New("params._meta must be an object")
+		}
+	}
+	return params, meta, nil
+}
+
+// validateModern runs the 2026-07-28 checks in the order the wire reference
+// fixes: _meta keys, headers against the body, version, method.
+func (m *Mount) validateModern(r *http.Request, msg *rpcMessage, params, meta map[string]json.RawMessage, perr error) (rpcError, bool) {
+	fail := func(status int, code int64, message string, data any) (rpcError, bool) {
+		return rpcError{status: status, id: msg.ID, code: code, message: message, data: data}, true
+	}
+	// 1. Required _meta keys.
+	if perr != nil {
+		return fail(http.StatusBadRequest, codeInvalidParams, "invalid params: "+perr.Error(), nil)
+	}
+	var metaVersion string
+	if err := json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &metaVersion); err != nil || metaVersion == "" {
+		return fail(http.StatusBadRequest, codeInvalidParams,
+			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion), nil)
+	}
+	var capsObj map[string]json.RawMessage
+	if err := json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &capsObj); err != nil || capsObj == nil {
+		return fail(http.StatusBadRequest, codeInvalidParams,
+			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyClientCapabilities), nil)
+	}
+
+	// 2. Headers mirror the body.
+	hv := r.Header.Get(headerProtocolVersion)
+	if hv == "" {
+		return fail(http.StatusBadRequest, codeHeaderMismatch, "missing required MCP-Protocol-Version header", nil)
+	}
+	if hv != metaVersion {
+		return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+			"header mismatch: MCP-Protocol-Version %q does not match _meta %s %q", hv, mcp.MetaKeyProtocolVersion, metaVersion), nil)
+	}
+	hm := r.Header.Values(headerMethod)
+	if len(hm) == 0 {
+		return fail(http.StatusBadRequest, codeHeaderMismatch, "missing required Mcp-Method header", nil)
+	}
+	if len(hm) > 1 || hm[0] != msg.Method {
+		return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+			"header mismatch: Mcp-Method %q does not match method %q", strings.Join(hm, ","), msg.Method), nil)
+	}
+	if field, ok := nameField(msg.Method); ok {
+		var bodyName string
+		hasBody := json.Unmarshal(params[field], &bodyName) == nil && params[field] != nil
+		hn := r.Header.Values(headerName)
+		switch {
+		case len(hn) == 0 && hasBody:
+			return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+				"missing required Mcp-Name header for method %q", msg.Method), nil)
+		case len(hn) > 1:
+			return fail(http.StatusBadRequest, codeHeaderMismatch, "more than one Mcp-Name header", nil)
+		case len(hn) == 1:
+			name, ok := decodeHeaderValue(hn[0])
+			if !ok {
+				return fail(http.StatusBadRequest, codeHeaderMismatch, "Mcp-Name header has invalid base64 encoding", nil)
+			}
+			if !hasBody || name != bodyName {
+				return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+					"header mismatch: Mcp-Name does not match params.%s", field), nil)
+			}
+			// The SDK compares Mcp-Name verbatim; give it the decoded value.
+			r.Header.Set(headerName, name)
+		}
+	}
+
+	// 3. Version.
+	if metaVersion != ProtocolVersion {
+		return fail(http.StatusBadRequest, codeUnsupportedVer, fmt.Sprintf("unsupported protocol version %q", metaVersion),
+			map[string]any{"supported": []string{ProtocolVersion}, "requested": metaVersion})
+	}
+
+	// 4. Method.
+	if !modernMethod(msg.Method) {
+		return fail(http.StatusNotFound, codeMethodNotFound, fmt.Sprintf("method not found: %q", msg.Method), nil)
+	}
+	return rpcError{}, false
+}
+
+// decodeHeaderValue decodes the =?base64?...?= sentinel form of a header
+// value; other values are returned as they are.
+func decodeHeaderValue(v string) (string, bool) {
+	const prefix, suffix = "=?base64?", "?="
+	if len(v) < len(prefix)+len(suffix) || !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(v[len(prefix) : len(v)-len(suffix)])
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// serveSDK hands a checked request to the SDK handler, with the caller and
+// an ownership record in its context, and settles ownership afterwards.
+func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+	own := &ownership{}
+	ctx := auth.WithSubject(r.Context(), caller)
+	ctx = withOwnership(ctx, own)
+	r = r.WithContext(ctx)
+	tw := &trackingWriter{ResponseWriter: w, ctx: ctx}
+	h := m.jsonHandler
+	if prefersSSE(r) {
+		h = m.sseHandler
+	}
+	h.ServeHTTP(tw, r)
+	m.settle(r, own, tw)
+}
+
+// prefersSSE reports whether the client lists text/event-stream before
+// application/json in Accept.
+func prefersSSE(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			switch mt {
+			case "text/event-stream":
+				return true
+			case "application/json":
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// localRequest reports whether the request arrived on a loopback address.
+func localRequest(r *http.Request) bool {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || addr == nil {
+		return false
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		host = addr.String()
+	}
+	return loopbackHost(host)
+}
+
+// loopbackHost reports whether host (no port) names the local machine.
+func loopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// hostAllowed is the DNS-rebinding protection: a request that arrived on a
+// loopback address must name a loopback Host; with AllowedHosts set, the
+// Host must be one of them (or loopback, when local).
+func (m *Mount) hostAllowed(r *http.Request) bool {
+	local := localRequest(r)
+	loop := loopbackHost(hostOnly(r.Host))
+	if local && !loop {
+		return false
+	}
+	if len(m.allowedHosts) == 0 || loop && local {
+		return true
+	}
+	host := strings.ToLower(r.Host)
+	return slices.Contains(m.allowedHosts, host) || slices.Contains(m.allowedHosts, hostOnly(host))
+}
+
+// originAllowed accepts requests without Origin, configured origins, and
+// localhost origins on a request that arrived on a loopback address.
+func (m *Mount) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if slices.Contains(m.allowedOrigins, strings.ToLower(strings.TrimSuffix(origin, "/"))) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return localRequest(r) && loopbackHost(u.Hostname())
+}

@@ -1,0 +1,294 @@
+// Package mcpmount serves the tool registry to MCP clients: MCP 2026-07-28
+// over stateless streamable HTTP with the Tasks extension
+// (io.modelcontextprotocol/tasks, revision 2026-07-28), where a task is a
+// run and every task operation is a run operation of Runs.
+//
+// The go-sdk's stateless StreamableHTTPHandler does the JSON-RPC transport,
+// server/discover and the legacy (session-era) protocol on the same
+// endpoint. Mount adds what the SDK does not do: Origin and Host checks,
+// Bearer API key authentication, the 2026-07-28 request validation in the
+// order the wire reference fixes (_meta keys, headers including Mcp-Name on
+// tasks/*, version, method), tools/list and tools/call from the catalog,
+// and tasks/get, tasks/update and tasks/cancel.
+package mcpmount
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/auth"
+	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Runs is the run service the mount needs; *runs.Service implements it.
+// Every method but Start takes the caller, which comes from the request's
+// credential.
+type Runs interface {
+	// Start starts a run and returns once it exists and answered its first
+	// getRun query.
+	Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error)
+	// Get answers getRun (a query; it never changes the run).
+	Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)
+	// Resolve resolves one open interrupt and returns after the run applied
+	// it.
+	Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error)
+	// Cancel requests cancellation of the run with a reason.
+	Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error)
+	// Await blocks until done holds for the run's snapshot or the run is
+	// terminal.
+	Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error)
+}
+
+// Options configure a Mount.
+type Options struct {
+	// Runs starts and operates runs. Required.
+	Runs Runs
+	// Tools is the tool catalog (workflows.Registry.Specs()).
+	Tools []signals.ToolSpec
+	// Keys authenticates callers. Nil (or no keys) is development mode:
+	// every caller is auth.Anonymous().
+	Keys *auth.Keys
+	// Logger receives operational logs; nil means no logging.
+	Logger *zap.Logger
+	// Name and Version identify the server (serverInfo). Defaults:
+	// "openwop-temporal-mcp", "dev".
+	Name, Version string
+	// Instructions is the optional server/discover instructions text.
+	Instructions string
+	// AllowedOrigins lists the Origin header values (scheme://host[:port])
+	// accepted besides none at all. Localhost origins are accepted when the
+	// request arrived on a loopback address.
+	AllowedOrigins []string
+	// AllowedHosts, when non-empty, lists the Host header values (host or
+	// host:port) accepted. Whatever it holds, a request that arrived on a
+	// loopback address must name a loopback Host (DNS-rebinding protection).
+	AllowedHosts []string
+	// PollInterval is the pollIntervalMs suggested on tasks. Default 500 ms.
+	PollInterval time.Duration
+	// CacheTTL is the ttlMs of server/discover and tools/list. Default 60 s.
+	CacheTTL time.Duration
+	// MaxBodyBytes bounds a request body. Default 4 MiB.
+	MaxBodyBytes int64
+}
+
+// Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
+type Mount struct {
+	runs           Runs
+	keys           *auth.Keys
+	log            *zap.Logger
+	tools          map[string]*tool
+	order          []string
+	proj           projector
+	cacheTTLMs     int64
+	maxBody        int64
+	allowedOrigins []string
+	allowedHosts   []string
+	jsonHandler    http.Handler
+	sseHandler     http.Handler
+}
+
+// tool is a catalog entry with its compiled schemas.
+type tool struct {
+	spec   signals.ToolSpec
+	schema json.RawMessage
+	args   *jsonschema.Resolved
+	// inputs holds the compiled schema of each pre-run input, by key.
+	inputs map[string]*jsonschema.Resolved
+}
+
+// New builds the mount. It fails on a catalog it cannot serve: a duplicate
+// tool name or a schema that does not compile.
+func New(opts Options) (*Mount, error) {
+	if opts.Runs == nil {
+		return nil, errors.New("mcpmount: Options.Runs is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Name == "" {
+		opts.Name = "openwop-temporal-mcp"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 500 * time.Millisecond
+	}
+	if opts.CacheTTL < 0 {
+		return nil, errors.New("mcpmount: Options.CacheTTL must not be negative")
+	}
+	if opts.CacheTTL == 0 {
+		opts.CacheTTL = time.Minute
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 4 << 20
+	}
+	m := &Mount{
+		runs:       opts.Runs,
+		keys:       opts.Keys,
+		log:        opts.Logger,
+		tools:      make(map[string]*tool, len(opts.Tools)),
+		proj:       projector{pollIntervalMs: opts.PollInterval.Milliseconds()},
+		cacheTTLMs: opts.CacheTTL.Milliseconds(),
+		maxBody:    opts.MaxBodyBytes,
+	}
+	for _, o := range opts.AllowedOrigins {
+		m.allowedOrigins = append(m.allowedOrigins, strings.ToLower(strings.TrimSuffix(o, "/")))
+	}
+	for _, h := range opts.AllowedHosts {
+		m.allowedHosts = append(m.allowedHosts, strings.ToLower(h))
+	}
+	for _, spec := range opts.Tools {
+		t, err := compileTool(spec)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m.tools[spec.Name]; dup {
+			return nil, fmt.Errorf("mcpmount: duplicate tool %q", spec.Name)
+		}
+		m.tools[spec.Name] = t
+		m.order = append(m.order, spec.Name)
+	}
+	slices.Sort(m.order)
+
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	caps.AddExtension(ExtensionTasks, map[string]any{})
+	server := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Capabilities: caps,
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs = int(m.cacheTTLMs)
+			c.CacheScope = "public"
+		},
+	})
+	server.AddReceivingMiddleware(m.middleware)
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
+		return nil, fmt.Errorf("mcpmount: register tasks/get: %w", err)
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", m.updateTask); err != nil {
+		return nil, fmt.Errorf("mcpmount: register tasks/update: %w", err)
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", m.cancelTask); err != nil {
+		return nil, fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
+	}
+	getServer := func(*http.Request) *mcp.Server { return server }
+	m.jsonHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
+	})
+	m.sseHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
+	})
+	return m, nil
+}
+
+func compileTool(spec signals.ToolSpec) (*tool, error) {
+	if spec.Name == "" {
+		return nil, errors.New("mcpmount: a tool has no name")
+	}
+	t := &tool{spec: spec, schema: spec.InputSchema}
+	if len(t.schema) == 0 {
+		t.schema = json.RawMessage(`{"type":"object"}`)
+	}
+	var err error
+	if t.args, err = compileSchema(t.schema); err != nil {
+		return nil, fmt.Errorf("mcpmount: tool %q input schema: %w", spec.Name, err)
+	}
+	for _, in := range spec.PreRunInputs {
+		if in.Key == "" {
+			return nil, fmt.Errorf("mcpmount: tool %q has a pre-run input without a key", spec.Name)
+		}
+		if t.inputs == nil {
+			t.inputs = make(map[string]*jsonschema.Resolved)
+		}
+		schema := in.Schema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		if t.inputs[in.Key], err = compileSchema(schema); err != nil {
+			return nil, fmt.Errorf("mcpmount: tool %q pre-run input %q schema: %w", spec.Name, in.Key, err)
+		}
+	}
+	return t, nil
+}
+
+func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	return s.Resolve(nil)
+}
+
+// middleware answers tools/list and tools/call from the catalog and hides
+// the Tasks extension from legacy initialize results (the extension is
+// undefined before 2026-07-28).
+func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			return m.listTools(ctx, req)
+		case "tools/call":
+			r, ok := req.(*mcp.CallToolRequest)
+			if !ok || r.Params == nil {
+				return nil, errInvalidParams("tools/call requires params")
+			}
+			return m.callTool(ctx, r.Params)
+		case "initialize":
+			res, err := next(ctx, method, req)
+			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir.Capabilities != nil {
+				caps := *ir.Capabilities
+				caps.Extensions = nil
+				ir.Capabilities = &caps
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// caller returns the authenticated Subject the HTTP layer put in ctx.
+func (m *Mount) caller(ctx context.Context) (signals.Subject, error) {
+	s, ok := auth.SubjectFrom(ctx)
+	if !ok {
+		m.log.Error("request reached the MCP server without an authenticated subject")
+		return signals.Subject{}, errInternal()
+	}
+	return s, nil
+}
+
+func (m *Mount) listTools(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+	caller, err := m.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var meta map[string]any
+	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+		meta = p.Meta
+	}
+	res := &listToolsResult{Tools: []toolDescriptor{}}
+	for _, name := range m.order {
+		t := m.tools[name]
+		if !t.spec.VisibleTo(caller.Tenant) {
+			continue
+		}
+		res.Tools = append(res.Tools, toolDescriptor{Name: name, Description: t.spec.Description, InputSchema: t.schema})
+	}
+	if modernMeta(meta) {
+		ttl := m.cacheTTLMs
+		res.ResultType = resultComplete
+		res.TTLMs = &ttl
+		res.CacheScope = "private"
+	}
+	return res, nil
+}

@@ -1,0 +1,160 @@
+package mcpmount
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// cancelTimeout bounds a cancellation that runs detached from its request.
+const cancelTimeout = 30 * time.Second
+
+// taskTarget checks the extension gate and decodes the taskId. Every id the
+// caller cannot use gets errTaskNotFound. The gate comes first, so a
+// non-declaring request learns nothing about the id.
+func (m *Mount) taskTarget(ctx context.Context, method string, meta map[string]any, rawID json.RawMessage) (signals.Subject, string, error) {
+	if !capsFromMeta(meta).tasks() {
+		return signals.Subject{}, "", errTasksExtensionRequired(method)
+	}
+	caller, err := m.caller(ctx)
+	if err != nil {
+		return signals.Subject{}, "", err
+	}
+	var wire string
+	if err := json.Unmarshal(rawID, &wire); err != nil {
+		return signals.Subject{}, "", errTaskNotFound()
+	}
+	id, err := runid.Parse(wire)
+	if err != nil {
+		return signals.Subject{}, "", errTaskNotFound()
+	}
+	return caller, id, nil
+}
+
+// lookupErr maps a Runs error onto the wire: every unreadable run is the
+// same "task not found"; anything else is an internal error.
+func (m *Mount) lookupErr(op, runID string, err error) error {
+	if errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch) {
+		return errTaskNotFound()
+	}
+	m.log.Error(op, zap.String("runId", runID), zap.Error(err))
+	return errInternal()
+}
+
+func paramsMeta(p *mcp.ParamsBase) map[string]any {
+	if p == nil {
+		return nil
+	}
+	return p.Meta
+}
+
+// getTask answers tasks/get with the run's getRun query, projected.
+func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*detailedTaskResult, error) {
+	var meta map[string]any
+	var rawID json.RawMessage
+	if p != nil {
+		meta, rawID = paramsMeta(&p.ParamsBase), p.TaskID
+	}
+	caller, id, err := m.taskTarget(ctx, "tasks/get", meta, rawID)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := m.runs.Get(ctx, caller, id)
+	if err != nil {
+		return nil, m.lookupErr("get run", id, err)
+	}
+	return m.proj.detailedTask(snap), nil
+}
+
+// updateTask answers tasks/update: each inputResponses entry naming an open
+// interrupt resolves it (Runs checks eligibility and applies it at most
+// once). Entries naming nothing open resolve nothing. The ack is sent after
+// every resolution was applied, so the next tasks/get no longer lists it.
+func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateParams) (*ackResult, error) {
+	var meta map[string]any
+	var rawID, rawResponses json.RawMessage
+	if p != nil {
+		meta, rawID, rawResponses = paramsMeta(&p.ParamsBase), p.TaskID, p.InputResponses
+	}
+	caller, id, err := m.taskTarget(ctx, "tasks/update", meta, rawID)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := m.runs.Get(ctx, caller, id)
+	if err != nil {
+		return nil, m.lookupErr("get run", id, err)
+	}
+	var responses map[string]json.RawMessage
+	if len(rawResponses) > 0 && string(rawResponses) != "null" {
+		if err := json.Unmarshal(rawResponses, &responses); err != nil {
+			return nil, errInvalidParams("tasks/update: inputResponses must be an object keyed by input request")
+		}
+	}
+	keys := make([]string, 0, len(responses))
+	for k := range responses {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		it, open := snap.Interrupt(key)
+		if !open || it.Kind == signals.KindExternalEvent {
+			continue // never issued, already answered, or not a client input
+		}
+		var er elicitResponse
+		if err := json.Unmarshal(responses[key], &er); err != nil {
+			continue
+		}
+		action := signals.Action(er.Action)
+		switch action {
+		case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
+		default:
+			return nil, errInvalidParams(fmt.Sprintf("tasks/update: inputResponses[%q].action must be accept, decline or cancel", key))
+		}
+		res := signals.Resolution{InterruptID: key, Action: action}
+		if action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
+			res.Content = er.Content
+		}
+		if _, err := m.runs.Resolve(ctx, caller, id, res); err != nil {
+			switch {
+			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
+				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
+				m.log.Debug("input response resolved nothing", zap.String("runId", id),
+					zap.String("interruptId", key), zap.Error(err))
+			default:
+				return nil, m.lookupErr("resolve interrupt", id, err)
+			}
+		}
+	}
+	return &ackResult{ResultType: resultComplete}, nil
+}
+
+// cancelTask answers tasks/cancel: the run is cancelled as cancelRun does,
+// with reason caller-requested. A terminal run is acked and left alone.
+func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*ackResult, error) {
+	var meta map[string]any
+	var rawID json.RawMessage
+	if p != nil {
+		meta, rawID = paramsMeta(&p.ParamsBase), p.TaskID
+	}
+	caller, id, err := m.taskTarget(ctx, "tasks/cancel", meta, rawID)
+	if err != nil {
+		return nil, err
+	}
+	// Once accepted, a cancel completes even if the client goes away.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer cancel()
+	if _, err := m.runs.Cancel(cctx, caller, id, signals.ReasonCallerRequested); err != nil && !errors.Is(err, runs.ErrTerminal) {
+		return nil, m.lookupErr("cancel run", id, err)
+	}
+	return &ackResult{ResultType: resultComplete}, nil
+}
