@@ -216,7 +216,7 @@ func (a *App) connect(ctx context.Context, cfg Config) error {
 		a.UIURL, a.DBFile = srv.UIURL(), srv.DBFile()
 		opts = client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()}
 	}
-	opts.Logger = devtemporal.SDKLogger(a.Logger.Named("temporal-sdk"))
+	opts.Logger = devtemporal.SDKLogger(a.Logger)
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
 	}

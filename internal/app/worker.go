@@ -20,7 +20,7 @@ func RunWorker(ctx context.Context, cfg Config, logger *zap.Logger, register fun
 		return errors.New("worker: nothing to register")
 	}
 	opts := cfg.Client
-	opts.Logger = devtemporal.SDKLogger(logger.Named("temporal-sdk"))
+	opts.Logger = devtemporal.SDKLogger(logger)
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
 	}

@@ -102,6 +102,7 @@ type Server struct {
 	namespace string
 	dbFile    string
 	logger    *zap.Logger
+	level     zap.AtomicLevel
 }
 
 // Start starts the server and returns once its frontend answers for the
@@ -109,7 +110,10 @@ type Server struct {
 // startup wait only; the server runs until Stop.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	opts = withDefaults(opts)
-	logger := opts.Logger.WithOptions(zap.IncreaseLevel(*opts.LogLevel))
+	// The level is raised to error during Stop, which otherwise logs a
+	// burst of harmless warnings from the server's internal workers.
+	level := zap.NewAtomicLevelAt(*opts.LogLevel)
+	logger := opts.Logger.WithOptions(zap.IncreaseLevel(level))
 
 	if opts.DBFile != "" {
 		abs, err := filepath.Abs(opts.DBFile)
@@ -130,7 +134,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := serverConfig(sqlCfg, opts.IP, ports)
+	// The frontend's HTTP API (also used for Nexus) on one more free port.
+	httpPort, err := freePort(opts.IP)
+	if err != nil {
+		return nil, err
+	}
+	cfg := serverConfig(sqlCfg, opts.IP, ports, httpPort)
 	address := net.JoinHostPort(opts.IP, strconv.Itoa(ports[primitives.FrontendService]))
 
 	hosts := make(map[primitives.ServiceName]static.Hosts, len(ports))
@@ -162,7 +171,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("devtemporal: start server: %w", err)
 	}
-	s := &Server{server: srv, address: address, namespace: opts.Namespace, dbFile: opts.DBFile, logger: logger}
+	s := &Server{server: srv, address: address, namespace: opts.Namespace, dbFile: opts.DBFile, logger: logger, level: level}
 
 	if err := s.waitReady(ctx, opts.SearchAttributes); err != nil {
 		_ = s.Stop()
@@ -202,6 +211,9 @@ func (s *Server) Stop() error {
 	if s.ui != nil {
 		s.ui.stop()
 		s.ui = nil
+	}
+	if s.level.Level() < zapcore.ErrorLevel {
+		s.level.SetLevel(zapcore.ErrorLevel)
 	}
 	if err := s.server.Stop(); err != nil {
 		return fmt.Errorf("devtemporal: stop server: %w", err)
@@ -339,11 +351,15 @@ func freePort(ip string) (int, error) {
 	return port, nil
 }
 
-func serverConfig(sqlCfg *config.SQL, ip string, ports map[primitives.ServiceName]int) *config.Config {
+func serverConfig(sqlCfg *config.SQL, ip string, ports map[primitives.ServiceName]int, httpPort int) *config.Config {
 	frontend := net.JoinHostPort(ip, strconv.Itoa(ports[primitives.FrontendService]))
 	services := make(map[string]config.Service, len(ports))
 	for svc, port := range ports {
-		services[string(svc)] = config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: ip}}
+		rpc := config.RPC{GRPCPort: port, BindOnIP: ip}
+		if svc == primitives.FrontendService {
+			rpc.HTTPPort = httpPort
+		}
+		services[string(svc)] = config.Service{RPC: rpc}
 	}
 	disabled := "disabled"
 	return &config.Config{
@@ -362,7 +378,10 @@ func serverConfig(sqlCfg *config.SQL, ip string, ports map[primitives.ServiceNam
 			MasterClusterName:        clusterName,
 			CurrentClusterName:       clusterName,
 			ClusterInformation: map[string]cluster.ClusterInformation{
-				clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
+				clusterName: {
+					Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend,
+					HTTPAddress: net.JoinHostPort(ip, strconv.Itoa(httpPort)),
+				},
 			},
 		},
 		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
@@ -439,7 +458,8 @@ func EnsureSearchAttributes(ctx context.Context, op operatorservice.OperatorServ
 }
 
 // SDKLogger adapts a zap logger to the Temporal SDK's logger interface
-// (through log/slog), so SDK, worker and server logs share one output.
+// (through log/slog), so SDK, worker and server logs share one output. Its
+// lines are named "temporal-sdk".
 func SDKLogger(zl *zap.Logger) sdklog.Logger {
-	return sdklog.NewStructuredLogger(slog.New(zapslog.NewHandler(zl.Core())))
+	return sdklog.NewStructuredLogger(slog.New(zapslog.NewHandler(zl.Core(), zapslog.WithName("temporal-sdk"))))
 }
