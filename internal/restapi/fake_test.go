@@ -31,6 +31,8 @@ type fakeRuns struct {
 	resolutions []signals.Resolution
 	// err, when set, is returned by every method.
 	err error
+	// waitErr, when set, is returned by Events calls that wait.
+	waitErr error
 }
 
 type fakeRun struct {
@@ -94,6 +96,9 @@ func (f *fakeRuns) Events(_ context.Context, caller signals.Subject, id string, 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.waits = append(f.waits, wait)
+	if wait > 0 && f.waitErr != nil {
+		return signals.EventPage{}, signals.Snapshot{}, f.waitErr
+	}
 	r, err := f.lookup(caller, id)
 	if err != nil {
 		return signals.EventPage{}, signals.Snapshot{}, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/internal/runs"
@@ -274,6 +275,13 @@ func (h *handler) pollEvents(w http.ResponseWriter, r *http.Request, caller sign
 		wait = time.Duration(n) * time.Second
 	}
 	page, snap, err := h.runs.Events(r.Context(), caller, id, after, wait)
+	if err != nil && wait > 0 && r.Context().Err() == nil && !knownRunsError(err) {
+		// The wait can end in a transport error (a Temporal long poll
+		// whose deadline fired server-side first): answer what the log
+		// holds now, which a real failure will fail again.
+		h.log.Debug("long poll ended in an error; reading the log without waiting", zap.String("runId", id), zap.Error(err))
+		page, snap, err = h.runs.Events(r.Context(), caller, id, after, 0)
+	}
 	if err != nil {
 		h.writeRunsError(w, r, "events", err)
 		return

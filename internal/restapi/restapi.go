@@ -40,7 +40,9 @@ type Runs interface {
 }
 
 // Authenticator resolves the caller of a request from its credentials
-// (normally the Authorization: Bearer header). Any error answers 401.
+// (normally the Authorization: Bearer header), e.g. (*auth.Keys).Authenticate.
+// Any error answers 401 unauthenticated; its text is shown to the caller, so
+// it must not contain the credential.
 type Authenticator func(r *http.Request) (signals.Subject, error)
 
 // Defaults of Options.
@@ -232,7 +234,7 @@ func (h *handler) authed(next authedHandler) http.HandlerFunc {
 		caller, err := h.auth(r)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="openwop"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer credential is required")
+			writeError(w, http.StatusUnauthorized, "unauthenticated", "a valid bearer credential is required: "+err.Error())
 			return
 		}
 		next(w, r, caller)

@@ -274,7 +274,7 @@ func TestAuthRequired(t *testing.T) {
 		for _, token := range []string{"", "wrong"} {
 			t.Run(p.method+p.path+"/"+token, func(t *testing.T) {
 				r := call(t, p.method, s.URL+p.path, token, p.body)
-				wantError(t, r, http.StatusUnauthorized, "unauthorized")
+				wantError(t, r, http.StatusUnauthorized, "unauthenticated")
 				if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
 					t.Fatalf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 				}
@@ -746,6 +746,7 @@ func TestServiceErrors(t *testing.T) {
 		code   string
 	}{
 		{runs.ErrNotFound, http.StatusNotFound, "run_not_found"},
+		{fmt.Errorf("list: %w: bad", runs.ErrBadCursor), http.StatusBadRequest, "validation_error"},
 		{fmt.Errorf("wrapped: %w", runs.ErrTenantMismatch), http.StatusForbidden, "id_tenant_mismatch"},
 		{errors.New("temporal exploded: secret detail"), http.StatusInternalServerError, "internal_error"},
 	}
@@ -794,4 +795,30 @@ func TestBodyTooLarge(t *testing.T) {
 	s := newTestServer(t)
 	body := `{"workflowId":"conformance-approval","inputs":{"x":"` + strings.Repeat("a", maxBodyBytes) + `"}}`
 	wantError(t, call(t, http.MethodPost, s.URL+"/runs", "key-acme", body), http.StatusRequestEntityTooLarge, "validation_error")
+}
+
+// TestPollEventsWaitError: a long poll whose wait fails with a transport
+// error answers the log as it is; a known outcome is not retried.
+func TestPollEventsWaitError(t *testing.T) {
+	s := newTestServer(t)
+	id := mustID(t, "acme")
+	s.runs.add(signals.Snapshot{RunID: id, Status: signals.StatusRunning},
+		signals.Event{RunID: id, Type: signals.EventRunStarted, Sequence: 0})
+	base := s.URL + "/runs/" + runid.Project(id) + "/events/poll?afterSequence=-1&timeout=5"
+
+	s.runs.waitErr = errors.New("follow history: rpc deadline exceeded")
+	r := call(t, http.MethodGet, base, "key-acme", "")
+	if r.status != http.StatusOK || len(r.body["events"].([]any)) != 1 || r.body["status"] != "running" {
+		t.Fatalf("got %d %s", r.status, r.raw)
+	}
+	if got := s.runs.waits[len(s.runs.waits)-2:]; got[0] != 5*time.Second || got[1] != 0 {
+		t.Fatalf("waits %v, want [5s 0s]", got)
+	}
+
+	s.runs.waitErr = runs.ErrTenantMismatch
+	n := len(s.runs.waits)
+	wantError(t, call(t, http.MethodGet, base, "key-acme", ""), http.StatusForbidden, "id_tenant_mismatch")
+	if len(s.runs.waits) != n+1 {
+		t.Fatalf("a known outcome was retried: %v", s.runs.waits[n:])
+	}
 }

@@ -132,6 +132,8 @@ func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op stri
 		writeError(w, http.StatusForbidden, "forbidden", "the caller is not an eligible approver of this interrupt")
 	case errors.Is(err, runs.ErrAlreadyResolved):
 		writeError(w, http.StatusConflict, "interrupt_already_resolved", "the interrupt was already resolved")
+	case errors.Is(err, runs.ErrBadCursor):
+		writeError(w, http.StatusBadRequest, "validation_error", "cursor is not one this server issued")
 	case errors.Is(err, runs.ErrNotOpen):
 		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no such open interrupt")
 	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
@@ -141,6 +143,17 @@ func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op stri
 		h.log.Error("runs operation failed", zap.String("op", op), zap.String("path", r.URL.Path), zap.Error(err))
 		writeError(w, http.StatusInternalServerError, "internal_error", "the operation failed; see the server log")
 	}
+}
+
+// knownRunsError reports whether err is one of the runs.Err* outcomes.
+func knownRunsError(err error) bool {
+	for _, known := range []error{runs.ErrNotFound, runs.ErrTenantMismatch, runs.ErrTerminal, runs.ErrNotEligible,
+		runs.ErrNotOpen, runs.ErrAlreadyResolved, runs.ErrBadCursor} {
+		if errors.Is(err, known) {
+			return true
+		}
+	}
+	return false
 }
 
 // pathRunID decodes the {runId} path segment. Both tenant%2Fopaque (decoded
