@@ -86,6 +86,7 @@ type run struct {
 	cancelTool   workflow.CancelFunc // cancels the tool's context
 	cancelling   bool
 	cancelReason string
+	cancelledBy  signals.Subject
 	terminal     bool
 }
 
@@ -282,7 +283,8 @@ func (r *run) beginCancel(reason string) {
 	}
 	r.cancelling = true
 	if reason == "" {
-		reason = r.signalledReason()
+		req := r.signalledReason()
+		reason, r.cancelledBy = req.Reason, req.CancelledBy
 	}
 	if reason == "" {
 		reason = signals.ReasonCallerRequested
@@ -294,18 +296,17 @@ func (r *run) beginCancel(reason string) {
 }
 
 // signalledReason drains the cancel-reason signal channel and returns the
-// last reason sent, or "".
-func (r *run) signalledReason() string {
+// last request with a reason, or the zero request.
+func (r *run) signalledReason() signals.CancelRequest {
 	ch := workflow.GetSignalChannel(r.root, signals.SignalCancelReason)
-	reason := ""
+	var last signals.CancelRequest
 	for {
 		var req signals.CancelRequest
-		ok := ch.ReceiveAsync(&req)
-		if !ok {
-			return reason
+		if !ch.ReceiveAsync(&req) {
+			return last
 		}
 		if req.Reason != "" {
-			reason = req.Reason
+			last = req
 		}
 	}
 }
@@ -322,10 +323,14 @@ func (r *run) closeInterrupts() {
 func (r *run) finishCancelled() (signals.RunRecord, error) {
 	r.closeInterrupts()
 	r.setStatus(signals.StatusCancelled)
-	r.emit(signals.EventRunCancelled, "", map[string]any{
+	payload := map[string]any{
 		"reason":     r.cancelReason,
 		"durationMs": r.durationMs(),
-	})
+	}
+	if r.cancelledBy != (signals.Subject{}) {
+		payload["cancelledBy"] = r.cancelledBy
+	}
+	r.emit(signals.EventRunCancelled, "", payload)
 	rec := r.record()
 	return rec, temporal.NewCanceledError(rec)
 }

@@ -12,9 +12,12 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/openwop/temporal-mcp/activities"
@@ -40,6 +43,7 @@ type server struct {
 	c    client.Client
 	tq   string
 	acts *activities.Activities
+	reg  *workflows.Registry
 }
 
 // newServer starts a worker for the default registry with fixtures on a task
@@ -54,7 +58,7 @@ func newServer(t *testing.T) *server {
 	}
 	tq := testenv.UniqueTaskQueue(t)
 	env.NewWorker(t, tq, reg.Register)
-	return &server{t: t, c: env.Client, tq: tq, acts: acts}
+	return &server{t: t, c: env.Client, tq: tq, acts: acts, reg: reg}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -166,6 +170,31 @@ func (s *server) statusAttr(id string) string {
 	return v
 }
 
+// replay replays the run's whole history with the current workflow code: it
+// fails on any nondeterminism of the harness or the tool.
+func (s *server) replay(id string) {
+	s.t.Helper()
+	rp := worker.NewWorkflowReplayer()
+	s.reg.RegisterWorkflows(rp)
+	it := s.c.GetWorkflowHistory(ctx(s.t), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	hist := &historypb.History{}
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	// The run id (workflow ID) is part of the state (interrupt ids), so the
+	// replay must see the original one.
+	err := rp.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: id},
+	})
+	if err != nil {
+		s.t.Errorf("replay of %s: %v", id, err)
+	}
+}
+
 // closeRecord reads the run record from the run's close event alone.
 func (s *server) closeRecord(id string) (enumspb.EventType, signals.RunRecord) {
 	s.t.Helper()
@@ -246,6 +275,7 @@ func TestIntegrationStartRunning(t *testing.T) {
 		t.Errorf("close event %s record %+v", typ, closed.Snapshot)
 	}
 	checkLog(t, closed.Events)
+	s.replay(id)
 	if got := s.statusAttr(id); got != string(signals.StatusCompleted) {
 		t.Errorf("OpenWOPStatus after completion = %q", got)
 	}
@@ -288,6 +318,7 @@ func TestIntegrationApprovalOnceDuplicateIgnored(t *testing.T) {
 	}
 	_, closed := s.closeRecord(id)
 	checkLog(t, closed.Events)
+	s.replay(id)
 	resolved := 0
 	for _, e := range closed.Events {
 		if e.Type == signals.EventInterruptResolved {
@@ -344,6 +375,7 @@ func TestIntegrationDuplicateResolutionIgnoredWhileOpen(t *testing.T) {
 		t.Errorf("%d interrupt.resolved for two interrupts: %v", n, types(rec.Events))
 	}
 	checkLog(t, rec.Events)
+	s.replay(id)
 }
 
 func TestIntegrationIneligibleResolverIgnored(t *testing.T) {
@@ -393,9 +425,13 @@ func TestIntegrationCancelWithReason(t *testing.T) {
 		t.Fatalf("close event %s, snapshot %+v", typ, closed.Snapshot)
 	}
 	checkLog(t, closed.Events)
+	s.replay(id)
 	last := closed.Events[len(closed.Events)-1]
-	var p struct{ Reason string }
-	if last.Type != signals.EventRunCancelled || json.Unmarshal(last.Payload, &p) != nil || p.Reason != signals.ReasonMCPRequestCancelled {
+	var p struct {
+		Reason      string
+		CancelledBy signals.Subject
+	}
+	if last.Type != signals.EventRunCancelled || json.Unmarshal(last.Payload, &p) != nil || p.Reason != signals.ReasonMCPRequestCancelled || p.CancelledBy.SubjectID != "alice" {
 		t.Errorf("last event %s %s", last.Type, last.Payload)
 	}
 	if got := s.acts.Cancelled(id); !slices.Contains(got, "Sleep") {
@@ -421,6 +457,7 @@ func TestIntegrationCancelDefaultReasonWhileWaiting(t *testing.T) {
 		t.Errorf("snapshot = %+v", closed.Snapshot)
 	}
 	checkLog(t, closed.Events)
+	s.replay(id)
 }
 
 func TestIntegrationElicitationCancel(t *testing.T) {
@@ -436,6 +473,7 @@ func TestIntegrationElicitationCancel(t *testing.T) {
 		t.Errorf("close %s snapshot %+v", typ, closed.Snapshot)
 	}
 	checkLog(t, closed.Events)
+	s.replay(id)
 }
 
 func TestIntegrationFailure(t *testing.T) {
@@ -463,6 +501,7 @@ func TestIntegrationFailure(t *testing.T) {
 				t.Fatalf("close %s snapshot %+v error %+v", typ, closed.Snapshot, e)
 			}
 			checkLog(t, closed.Events)
+			s.replay(id)
 			if got := s.statusAttr(id); got != string(signals.StatusFailed) {
 				t.Errorf("OpenWOPStatus = %q", got)
 			}
@@ -504,7 +543,7 @@ func TestIntegrationRunSurvivesServerRestart(t *testing.T) {
 	}
 	tq := testenv.UniqueTaskQueue(t)
 	srv.NewWorker(t, tq, reg.Register)
-	s := &server{t: t, c: srv.Client, tq: tq, acts: acts}
+	s := &server{t: t, c: srv.Client, tq: tq, acts: acts, reg: reg}
 	id, _ := s.start("conformance-approval", map[string]any{})
 	before := s.await(id, func(x signals.Snapshot) bool { return x.Status == signals.StatusWaitingApproval })
 

@@ -259,13 +259,19 @@ func (r *Registry) Fixtures() []string {
 // Register registers every tool workflow (workflow type = tool name) and the
 // registry's activities with w (a worker.Worker).
 func (r *Registry) Register(w worker.Registry) {
-	for _, t := range r.tools {
-		w.RegisterWorkflowWithOptions(t.run, workflow.RegisterOptions{Name: t.spec.Name})
-	}
+	r.RegisterWorkflows(w)
 	for _, a := range r.activities {
 		// Struct methods that are not activities (accessors such as
 		// activities.Activities.Cancelled) are skipped.
 		w.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	}
+}
+
+// RegisterWorkflows registers every tool workflow (workflow type = tool
+// name) with w, e.g. a worker.WorkflowReplayer.
+func (r *Registry) RegisterWorkflows(w worker.WorkflowRegistry) {
+	for _, t := range r.tools {
+		w.RegisterWorkflowWithOptions(t.run, workflow.RegisterOptions{Name: t.spec.Name})
 	}
 }
 
