@@ -1,0 +1,62 @@
+package mcpmount
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/internal/auth"
+	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// stack is the whole product on the embedded Temporal server: a worker with
+// the example tools and the conformance fixtures, runs.Service, and the
+// mount served over HTTP.
+type stack struct {
+	*httptest.Server
+	runs *runs.Service
+	env  *testenv.Env
+}
+
+// newStack starts a stack. addr is the listen address ("" for any free
+// loopback port).
+func newStack(t testing.TB, keys *auth.Keys, addr string) *stack {
+	t.Helper()
+	env := testenv.Temporal(t)
+	acts := activities.New(testenv.Logger(), activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
+	reg, err := workflows.DefaultRegistry(acts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tq := testenv.UniqueTaskQueue(t)
+	env.NewWorker(t, tq, reg.Register)
+	svc := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
+	m, err := New(Options{Runs: svc, Tools: reg.Specs(), Keys: keys, Logger: env.Logger, PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", m)
+	srv := httptest.NewUnstartedServer(mux)
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Listener.Close()
+		srv.Listener = l
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &stack{Server: srv, runs: svc, env: env}
+}
+
+// client returns a 2026-07-28 test client of the stack's /mcp endpoint.
+func (s *stack) client(t *testing.T, key string, caps map[string]any) *client {
+	return &client{t: t, url: s.URL + "/mcp", key: key, caps: caps}
+}
