@@ -187,7 +187,7 @@ func TestIntegrationInputRequests(t *testing.T) {
 		keys = append(keys, k)
 	}
 	wantResult(t, c.call("tasks/update", map[string]any{"taskId": mid, "inputResponses": map[string]any{
-		keys[0]: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada", "color": "red"}},
+		keys[0]:        map[string]any{"action": "accept", "content": map[string]any{"name": "Ada", "color": "red"}},
 		"never-issued": map[string]any{"action": "accept"}}}, nil))
 	res = wantResult(t, c.call("tasks/get", map[string]any{"taskId": mid}, nil))
 	left, _ := res["inputRequests"].(map[string]any)
