@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/openwop/temporal-mcp/activities"
@@ -572,38 +574,64 @@ func TestIntegrationCrossTenant(t *testing.T) {
 	wantError(t, it.call(http.MethodGet, runPath(ghost), keyA, ""), http.StatusNotFound, "run_not_found")
 }
 
-// TestIntegrationList starts 1 000 runs in one tenant and pages through
-// them by limit and cursor, filtered by workflowId and status.
+// TestIntegrationList lists 1 000 runs of one tenant, paging by limit and
+// cursor and filtering by workflowId and status. To stay fast, the 1 000 runs
+// are started directly on Temporal as runs.Service starts them (same
+// workflow id, memo and search attributes) on a task queue no worker polls,
+// so they stay pending or running; a few real runs add terminal statuses.
 func TestIntegrationList(t *testing.T) {
 	it := newIntegration(t)
 	const (
-		total     = 1000
-		approvals = 10
+		total    = 1000
+		approval = 100 // of total, conformance-approval runs reading waiting-approval
+		failed   = 3   // real conformance-failure runs, on top of total
 	)
+	env := testenv.Temporal(t)
+	idle := testenv.UniqueTaskQueue(t) + "-idle"
+	caller := signals.Subject{Issuer: auth.IssuerAPIKey, SubjectID: "urn:test:alice", Tenant: it.tenantA, Kind: "api-key"}
+	owner := signals.Owner{Tenant: it.tenantA, Subject: caller}
+
+	started := time.Now()
 	ids := make([]string, total)
 	var wg sync.WaitGroup
 	work := make(chan int)
-	caller := signals.Subject{Issuer: auth.IssuerAPIKey, SubjectID: "urn:test:alice", Tenant: it.tenantA}
 	errs := make(chan error, total)
-	for range 24 {
+	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				tool, args := "conformance-delay", `{"delayMs":0}`
-				if i%(total/approvals) == 0 {
-					tool, args = "conformance-approval", `{}`
+				tool, status := "conformance-delay", signals.StatusRunning
+				if i%(total/approval) == 0 {
+					tool, status = "conformance-approval", signals.StatusWaitingApproval
 				}
-				snap, err := it.svc.Start(t.Context(), runs.StartRequest{Tool: tool, Arguments: json.RawMessage(args), Caller: caller, Transport: signals.TransportREST})
+				id, err := runid.New(it.tenantA, nil)
 				if err != nil {
 					errs <- err
 					continue
 				}
-				ids[i] = snap.RunID
+				_, err = env.Client.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{
+					ID:        id,
+					TaskQueue: idle,
+					// No workflow task until the test is long over: the
+					// start is one write, and nothing waits in matching.
+					StartDelay: time.Hour,
+					Memo:       map[string]any{"owner": owner, "transport": signals.TransportREST},
+					TypedSearchAttributes: temporal.NewSearchAttributes(
+						temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrTenant).ValueSet(it.tenantA),
+						temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrTool).ValueSet(tool),
+						temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrTransport).ValueSet(signals.TransportREST),
+						temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrStatus).ValueSet(string(status)),
+					),
+				}, tool, signals.StartRequest{Arguments: json.RawMessage(`{}`), Owner: owner, Transport: signals.TransportREST})
+				if err != nil {
+					errs <- err
+					continue
+				}
+				ids[i] = id
 			}
 		}()
 	}
-	started := time.Now()
 	for i := range total {
 		work <- i
 	}
@@ -613,37 +641,45 @@ func TestIntegrationList(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	t.Logf("started %d runs in %v", total, time.Since(started))
+	var failedIDs []string
+	for range failed {
+		id := it.start(keyA, "conformance-failure", `{}`)
+		it.waitTerminal(keyA, id, 5*time.Second)
+		failedIDs = append(failedIDs, id)
+	}
+	t.Logf("started %d runs in %v", total+failed, time.Since(started))
 
-	// Visibility catches up with the runs' final status.
-	deadline := time.Now().Add(45 * time.Second)
+	// Visibility catches up with the final status of the real runs.
+	deadline := time.Now().Add(20 * time.Second)
 	for {
-		n := len(it.listAll("?status=completed&limit=100"))
-		if n == total-approvals {
+		r := it.call(http.MethodGet, "/runs?status=failed", keyA, "")
+		if n := len(r.body["runs"].([]any)); n == failed {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d completed runs listed, want %d", n, total-approvals)
+			t.Fatalf("failed runs are not listed: %s", r.raw)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("all runs listed after %v", time.Since(started))
 
+	all := total + failed
 	for _, tt := range []struct {
 		query  string
 		want   int
 		status string
 		tool   string
 	}{
-		{"?limit=100", total, "", ""},
-		{"?limit=37", total, "", ""},
-		{"", total, "", ""},
-		{"?workflowId=conformance-approval&limit=3", approvals, "waiting-approval", "conformance-approval"},
-		{"?workflowId=conformance-delay&limit=100", total - approvals, "completed", "conformance-delay"},
-		{"?status=waiting-approval&limit=4", approvals, "waiting-approval", "conformance-approval"},
-		{"?status=completed&workflowId=conformance-delay&limit=99", total - approvals, "completed", "conformance-delay"},
-		{"?status=completed&workflowId=conformance-approval", 0, "", ""},
-		{"?workflowId=conformance-failure", 0, "", ""},
+		{"?limit=100", all, "", ""},
+		{"?limit=37", all, "", ""},
+		{"", all, "", ""},
+		{"?workflowId=conformance-approval&limit=30", approval, "waiting-approval", "conformance-approval"},
+		{"?workflowId=conformance-delay&limit=100", total - approval, "running", "conformance-delay"},
+		{"?status=waiting-approval&limit=7", approval, "waiting-approval", "conformance-approval"},
+		{"?status=running&workflowId=conformance-delay&limit=99", total - approval, "running", "conformance-delay"},
+		{"?status=failed&limit=1", failed, "failed", "conformance-failure"},
+		{"?status=completed", 0, "", ""},
+		{"?status=running&workflowId=conformance-approval", 0, "", ""},
+		{"?workflowId=conformance-cancellable", 0, "", ""},
 	} {
 		t.Run(tt.query, func(t *testing.T) {
 			got := it.listAll(tt.query)
@@ -662,21 +698,44 @@ func TestIntegrationList(t *testing.T) {
 				if (tt.status != "" && string(s.Status) != tt.status) || (tt.tool != "" && s.WorkflowID != tt.tool) {
 					t.Fatalf("run %+v does not match the filter", s)
 				}
-				if i > 0 && s.CreatedAt.After(got[i-1].CreatedAt) {
-					t.Fatalf("not newest first at %d: %v after %v", i, s.CreatedAt, got[i-1].CreatedAt)
+				if i > 0 && newer(s, got[i-1]) {
+					t.Fatalf("not newest first at %d: %+v before %+v", i, got[i-1], s)
 				}
 			}
-			if tt.want == total {
-				for _, id := range ids {
+			if tt.want == all {
+				for _, id := range append(slices.Clone(ids), failedIDs...) {
 					if !seen[id] {
 						t.Fatalf("run %s not listed", id)
 					}
 				}
+				// Open runs first, the last started first.
+				if got[0].RunID != ids[total-1] && got[0].CreatedAt.Before(got[1].CreatedAt) {
+					t.Fatalf("first listed %+v", got[0])
+				}
 			}
 		})
 	}
+	// Tenant B sees none of them.
+	if r := it.call(http.MethodGet, "/runs?limit=100", keyB, ""); string(r.raw) != "{\"runs\":[]}\n" {
+		t.Fatalf("tenant B lists %s", r.raw)
+	}
 	wantError(t, it.call(http.MethodGet, "/runs?cursor=%21%21not-a-cursor", keyA, ""), http.StatusBadRequest, "validation_error")
 	wantError(t, it.call(http.MethodGet, "/runs?limit=101", keyA, ""), http.StatusBadRequest, "validation_error")
+}
+
+// newer reports whether a is listed as newer than b. Temporal's SQL
+// visibility orders runs by close time (open runs first), then by start
+// time, newest first: a finished run's updatedAt is its close time.
+func newer(a, b runSnapshot) bool {
+	aOpen, bOpen := !a.Status.Terminal(), !b.Status.Terminal()
+	switch {
+	case aOpen != bOpen:
+		return aOpen
+	case aOpen:
+		return a.CreatedAt.After(b.CreatedAt)
+	default:
+		return a.UpdatedAt.After(b.UpdatedAt)
+	}
 }
 
 // listAll pages through GET /runs<query> and returns every run listed. It
