@@ -784,3 +784,15 @@ func (it *itest) listAll(query string) []runSnapshot {
 		cursor = page.NextCursor
 	}
 }
+
+// TestIntegrationDiscovery checks the fixtures the default registry serves.
+func TestIntegrationDiscovery(t *testing.T) {
+	it := newIntegration(t)
+	want := []any{"conformance-approval", "conformance-approval-approvers", "conformance-cancellable", "conformance-delay", "conformance-failure"}
+	for _, hdr := range [][]string{nil, {VersionHeader, "2.0"}} {
+		r := call(t, http.MethodGet, it.url+"/.well-known/openwop", "", "", hdr...)
+		if r.status != http.StatusOK || !slices.Equal(r.body["fixtures"].([]any), want) {
+			t.Fatalf("%v: %d %s", hdr, r.status, r.raw)
+		}
+	}
+}
