@@ -1,3 +1,4 @@
+# syntax=docker/dockerfile:1
 # Builds the adapter's two commands into one small image:
 #   /usr/local/bin/openwop-server  (cmd/server; the default command)
 #   /usr/local/bin/openwop-worker  (cmd/worker)
