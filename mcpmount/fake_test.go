@@ -160,6 +160,29 @@ func (f *fakeRuns) lastStart() runs.StartRequest {
 	return f.starts[len(f.starts)-1]
 }
 
+// resolutions returns the applied resolutions.
+func (f *fakeRuns) resolutions() []signals.Resolution {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]signals.Resolution(nil), f.resolved...)
+}
+
+// lastID returns the runId of the last started run.
+func (f *fakeRuns) lastID() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var last *signals.Snapshot
+	for _, s := range f.runs {
+		if last == nil || s.CreatedAt.After(last.CreatedAt) {
+			last = s
+		}
+	}
+	if last == nil {
+		return ""
+	}
+	return last.RunID
+}
+
 func (f *fakeRuns) cancelReason(id string) (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -93,14 +93,14 @@ func TestTasksUpdate(t *testing.T) {
 	if reqs[raw+"-i2"] != nil || reqs[raw+"-i4"] == nil {
 		t.Fatalf("after update inputRequests = %v", reqs)
 	}
-	if len(s.runs.resolved) != 1 || string(s.runs.resolved[0].Content) != `{"name":"Ada"}` ||
-		s.runs.resolved[0].ResolvedBy.SubjectID != "urn:openwop:anonymous" {
-		t.Fatalf("resolutions = %+v", s.runs.resolved)
+	if rs := s.runs.resolutions(); len(rs) != 1 || string(rs[0].Content) != `{"name":"Ada"}` ||
+		rs[0].ResolvedBy.SubjectID != "urn:openwop:anonymous" {
+		t.Fatalf("resolutions = %+v", rs)
 	}
 	// Answering the same key again resolves nothing and is still acked.
 	wantResult(t, c.call("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 		raw + "-i2": map[string]any{"action": "accept", "content": map[string]any{"name": "Bob"}}}}, nil))
-	if len(s.runs.resolved) != 1 {
+	if len(s.runs.resolutions()) != 1 {
 		t.Fatal("an answered key was resolved twice")
 	}
 	// An empty update is acked.
