@@ -718,3 +718,20 @@ func TestCancellingWhileWorkStops(t *testing.T) {
 	}
 	checkLog(t, rec.Events)
 }
+
+func TestResolutionAfterCancelIsIgnored(t *testing.T) {
+	h := newHarness(t)
+	h.at(time.Second, func() {
+		h.env.CancelWorkflow()
+		h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "late"})
+	})
+	h.run("conformance-approval", map[string]any{}, nil)
+	rec, err := h.record()
+	if !temporal.IsCanceledError(err) {
+		t.Fatalf("err = %v, want canceled", err)
+	}
+	checkLog(t, rec.Events)
+	if n := count(rec.Events, signals.EventInterruptResolved); n != 0 || len(rec.Snapshot.Resolved) != 0 {
+		t.Errorf("resolution applied during cancellation: %v", types(rec.Events))
+	}
+}

@@ -44,6 +44,8 @@ type server struct {
 	tq   string
 	acts *activities.Activities
 	reg  *workflows.Registry
+	w    worker.Worker
+	env  *testenv.Env
 }
 
 // newServer starts a worker for the default registry with fixtures on a task
@@ -57,8 +59,8 @@ func newServer(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	tq := testenv.UniqueTaskQueue(t)
-	env.NewWorker(t, tq, reg.Register)
-	return &server{t: t, c: env.Client, tq: tq, acts: acts, reg: reg}
+	w := env.NewWorker(t, tq, reg.Register)
+	return &server{t: t, c: env.Client, tq: tq, acts: acts, reg: reg, w: w, env: env}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -563,4 +565,42 @@ func TestIntegrationRunSurvivesServerRestart(t *testing.T) {
 		t.Errorf("status %s", rec.Snapshot.Status)
 	}
 	checkLog(t, rec.Events)
+}
+
+func TestIntegrationResolutionRacingCancel(t *testing.T) {
+	for _, resolveFirst := range []bool{true, false} {
+		t.Run(map[bool]string{true: "resolution sent first", false: "cancel sent first"}[resolveFirst], func(t *testing.T) {
+			s := newServer(t)
+			id, run := s.start("conformance-approval", map[string]any{})
+			snap := s.await(id, func(x signals.Snapshot) bool { return x.Status == signals.StatusWaitingApproval })
+			// With the worker stopped, both arrive in the run's next workflow
+			// task together.
+			s.w.Stop()
+			res := signals.Resolution{InterruptID: snap.Interrupts[0].ID, Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "r"}
+			cancel := func() {
+				if err := s.c.CancelWorkflow(ctx(t), id, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if resolveFirst {
+				s.resolve(id, res)
+				cancel()
+			} else {
+				cancel()
+				s.resolve(id, res)
+			}
+			s.env.NewWorker(t, s.tq, s.reg.Register)
+			if err := run.Get(ctx(t), nil); !temporal.IsCanceledError(err) {
+				t.Fatalf("err = %v, want canceled", err)
+			}
+			_, closed := s.closeRecord(id)
+			checkLog(t, closed.Events)
+			for _, e := range closed.Events {
+				if e.Type == signals.EventInterruptResolved {
+					t.Errorf("resolution applied although the cancel came in the same task: %v", types(closed.Events))
+				}
+			}
+			s.replay(id)
+		})
+	}
 }

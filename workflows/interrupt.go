@@ -189,8 +189,10 @@ func (r *run) resolve(res signals.Resolution) {
 		r.logger.Info("Resolution ignored", "reason", why, "interruptId", res.InterruptID,
 			"requestId", res.RequestID, "resolvedBy", res.ResolvedBy.SubjectID)
 	}
-	if r.terminal || r.cancelling {
-		ignore("run is ending")
+	if r.terminal || r.cancelling || r.root.Err() != nil {
+		// Once a cancellation is requested no resolution applies, whatever
+		// the order the two arrived in within one workflow task.
+		ignore("run is being cancelled or has ended")
 		return
 	}
 	p, ok := r.pending[res.InterruptID]
