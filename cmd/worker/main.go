@@ -23,18 +23,20 @@ import (
 
 func main() {
 	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
 }
 
+// run runs the command; it reports its error itself (logged, or on stderr
+// before the logger exists).
 func run() error {
+	var logger *zap.Logger
 	cfg, err := app.LoadConfig(envconfig.EnvLookupOS)
-	if err != nil {
-		return err
+	if err == nil {
+		logger, err = app.NewLogger(cfg.LogFormat, cfg.LogLevel)
 	}
-	logger, err := app.NewLogger(cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
@@ -44,6 +46,7 @@ func run() error {
 	})
 	tools, err := workflows.DefaultRegistry(acts, cfg.Fixtures)
 	if err != nil {
+		logger.Error("tool registry", zap.Error(err))
 		return err
 	}
 

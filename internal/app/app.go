@@ -210,7 +210,8 @@ func (a *App) connect(ctx context.Context, cfg Config) error {
 			UIPort:    cfg.UIPort,
 		})
 		if err != nil {
-			return fmt.Errorf("embedded Temporal server: %w", err)
+			return fmt.Errorf("embedded Temporal server (ports: %s, %s; 0 = any free port): %w",
+				EnvTemporalPort, EnvUIPort, err)
 		}
 		a.server, a.Embedded = srv, true
 		a.UIURL, a.DBFile = srv.UIURL(), srv.DBFile()

@@ -310,6 +310,13 @@ func servicePorts(ip string, frontendPort int) (map[primitives.ServiceName]int, 
 		primitives.FrontendService, primitives.HistoryService, primitives.MatchingService, primitives.WorkerService,
 	} {
 		if svc == primitives.FrontendService && frontendPort != 0 {
+			// The server exits the process when it cannot bind, so check.
+			address := net.JoinHostPort(ip, strconv.Itoa(frontendPort))
+			l, err := net.Listen("tcp", address)
+			if err != nil {
+				return nil, fmt.Errorf("devtemporal: frontend address %s: %w", address, err)
+			}
+			_ = l.Close()
 			ports[svc] = frontendPort
 			continue
 		}

@@ -334,3 +334,23 @@ func freeTCPPort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// TestBusyFrontendPortIsAnError checks that a taken frontend port fails
+// Start with an error instead of exiting the process.
+func TestBusyFrontendPortIsAnError(t *testing.T) {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := devtemporal.Start(ctx, devtemporal.Options{Port: l.Addr().(*net.TCPAddr).Port})
+	if err == nil {
+		_ = s.Stop()
+		t.Fatal("Start with a busy frontend port succeeded")
+	}
+	if !strings.Contains(err.Error(), "frontend address") {
+		t.Fatalf("error = %v, want it to name the frontend address", err)
+	}
+}
