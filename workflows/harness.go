@@ -6,17 +6,54 @@
 //	func(ctx workflow.Context, in In) (Out, error)
 //
 // and wraps it with NewTool. The harness turns it into the workflow the run
-// contract (package signals) describes: it decodes the tool arguments, keeps
-// the run snapshot and the OpenWOP event log, answers the getRun and events
-// queries, keeps the OpenWOPStatus search attribute current, routes interrupt
-// resolutions (Approve, AskInput, Raise) and ends the run with exactly one
-// terminal event: completed, failed (Fail, ProtocolError or any other error)
-// or cancelled.
+// contract (package signals) describes: it decodes the tool arguments into
+// In, keeps the run snapshot and the OpenWOP event log, answers the getRun and
+// events queries, keeps the OpenWOPStatus search attribute current, routes
+// interrupt resolutions and ends the run with exactly one terminal event:
 //
-// Inside a tool, use Step to name a node of the event log, PreRunInput to read
-// the answers the mount collected before the run started, and activity
-// options with a heartbeat timeout (the harness sets DefaultActivityOptions on
-// the context it passes in) so that a cancellation reaches running activities.
+//   - completed when fn returns an output (an object becomes the run's
+//     outputs as is, anything else {"result": value});
+//   - failed when fn returns an error: Fail / FailAt give the code, and
+//     ProtocolError marks a JSON-RPC error; any other error has code
+//     tool_error;
+//   - cancelled when the workflow is cancelled (reason from the
+//     cancelReason signal, default caller-requested) or an interrupt is
+//     answered with cancel (reason mcp-elicitation-cancelled).
+//
+// Inside a tool:
+//
+//   - Approve, AskInput, AskAs, AskInputs and WaitExternal raise interrupts
+//     and wait for their resolution; Raise opens one without waiting, so
+//     several can be open at once. Each interrupt is resolved at most once,
+//     by an eligible resolver; other resolutions are ignored.
+//   - Step names a node of the event log (node.started, node.completed,
+//     node.failed, node.cancelled).
+//   - PreRunInput reads the answers the mount collected before the run
+//     started (WithPreRunInput).
+//   - Activities run with DefaultActivityOptions (2 s heartbeat timeout,
+//     WaitForCancellation), so a cancellation reaches a heartbeating
+//     activity within seconds.
+//
+// For example:
+//
+//	type In struct {
+//		Path string `json:"path" jsonschema:"the file to remove"`
+//	}
+//
+//	func Remove(ctx workflow.Context, in In) (string, error) {
+//		d, err := workflows.Approve(ctx, workflows.ApprovalRequest{Key: "remove", Title: "Remove " + in.Path + "?"})
+//		if err != nil {
+//			return "", err
+//		}
+//		if !d.Approved {
+//			return "kept " + in.Path, nil
+//		}
+//		var acts *activities.Activities
+//		err = workflow.ExecuteActivity(ctx, acts.Remove, in.Path).Get(ctx, nil)
+//		return "removed " + in.Path, err
+//	}
+//
+//	tool := workflows.NewTool("remove_file", "Remove a file after approval.", Remove, workflows.Suspends())
 package workflows
 
 import (
@@ -32,21 +69,23 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// DefaultActivityOptions are set on the context a tool function receives. The
+// DefaultActivityOptions returns the activity options set on the context a tool function receives. The
 // short heartbeat timeout lets a cancellation reach a heartbeating activity
 // within about two seconds; WaitForCancellation makes the run wait until the
 // activity has acknowledged it, so the run is cancelled only after its work
 // has stopped.
-var DefaultActivityOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: 10 * time.Minute,
-	HeartbeatTimeout:    2 * time.Second,
-	WaitForCancellation: true,
-	RetryPolicy: &temporal.RetryPolicy{
-		InitialInterval:    time.Second,
-		BackoffCoefficient: 2,
-		MaximumInterval:    30 * time.Second,
-		MaximumAttempts:    5,
-	},
+func DefaultActivityOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    2 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+			MaximumAttempts:    5,
+		},
+	}
 }
 
 // Error codes the harness assigns.
@@ -138,7 +177,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 	toolCtx, cancelTool := workflow.WithCancel(ctx)
 	r.cancelTool = cancelTool
 	toolCtx = workflow.WithValue(toolCtx, runKey{}, r)
-	toolCtx = workflow.WithActivityOptions(toolCtx, DefaultActivityOptions)
+	toolCtx = workflow.WithActivityOptions(toolCtx, DefaultActivityOptions())
 
 	r.dispatch(ctx)
 	// Mark the run cancelling as soon as the workflow is asked to cancel,
