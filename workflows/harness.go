@@ -69,11 +69,11 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// DefaultActivityOptions returns the activity options set on the context a tool function receives. The
-// short heartbeat timeout lets a cancellation reach a heartbeating activity
-// within about two seconds; WaitForCancellation makes the run wait until the
-// activity has acknowledged it, so the run is cancelled only after its work
-// has stopped.
+// DefaultActivityOptions returns the activity options set on the context a
+// tool function receives. The short heartbeat timeout lets a cancellation
+// reach a heartbeating activity within about two seconds; WaitForCancellation
+// makes the run wait until the activity has acknowledged it, so the run is
+// cancelled only after its work has stopped.
 func DefaultActivityOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
