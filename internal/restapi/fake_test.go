@@ -33,6 +33,8 @@ type fakeRuns struct {
 	err error
 	// waitErr, when set, is returned by Events calls that wait.
 	waitErr error
+	// beforeResolve, when set, runs (locked) at the start of Resolve.
+	beforeResolve func(r *fakeRun)
 }
 
 type fakeRun struct {
@@ -121,6 +123,9 @@ func (f *fakeRuns) Resolve(_ context.Context, caller signals.Subject, id string,
 		return signals.Snapshot{}, err
 	}
 	f.resolutions = append(f.resolutions, res)
+	if f.beforeResolve != nil {
+		f.beforeResolve(r)
+	}
 	if _, done := r.snap.ResolvedBy(res.InterruptID); done {
 		return signals.Snapshot{}, runs.ErrAlreadyResolved
 	}

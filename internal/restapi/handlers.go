@@ -3,6 +3,7 @@ package restapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -345,7 +346,7 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 		}
 	}
 	if open == nil {
-		h.writeNoOpenInterrupt(w, r, caller, snap, nodeID)
+		h.writeNoOpenInterrupt(w, r, caller, id, nodeID, snap.Status.Terminal())
 		return
 	}
 	res, err := resolutionOf(*open, req.ResumeValue)
@@ -360,6 +361,13 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 		return
 	}
 	after, err := h.runs.Resolve(r.Context(), caller, id, res)
+	if errors.Is(err, runs.ErrTerminal) {
+		// The run ended between the read and the resolution, possibly
+		// because a concurrent resolution of this interrupt completed it:
+		// that one won, and this one is the loser of the race.
+		h.writeNoOpenInterrupt(w, r, caller, id, nodeID, true)
+		return
+	}
 	if err != nil {
 		h.writeRunsError(w, r, "resolve", err)
 		return
@@ -375,8 +383,8 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 // writeNoOpenInterrupt answers a resolution for a node with no open
 // interrupt: 409 interrupt_already_resolved when the node's interrupt was
 // resolved, 409 run_terminal when the run ended otherwise, else 404.
-func (h *handler) writeNoOpenInterrupt(w http.ResponseWriter, r *http.Request, caller signals.Subject, snap signals.Snapshot, nodeID string) {
-	resolved, err := h.nodeResolved(r, caller, snap.RunID, nodeID)
+func (h *handler) writeNoOpenInterrupt(w http.ResponseWriter, r *http.Request, caller signals.Subject, runID, nodeID string, terminal bool) {
+	resolved, err := h.nodeResolved(r, caller, runID, nodeID)
 	if err != nil {
 		h.writeRunsError(w, r, "events", err)
 		return
@@ -384,7 +392,7 @@ func (h *handler) writeNoOpenInterrupt(w http.ResponseWriter, r *http.Request, c
 	switch {
 	case resolved:
 		writeError(w, http.StatusConflict, "interrupt_already_resolved", "the interrupt at node "+nodeID+" was already resolved")
-	case snap.Status.Terminal():
+	case terminal:
 		writeError(w, http.StatusConflict, "run_terminal", "the run is already terminal")
 	default:
 		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no open interrupt at node "+nodeID)

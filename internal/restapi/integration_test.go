@@ -443,7 +443,7 @@ func TestIntegrationCancellable(t *testing.T) {
 // one interrupt.resolved.
 func TestIntegrationConcurrentResolve(t *testing.T) {
 	it := newIntegration(t)
-	for round := range 3 {
+	for round := range 5 {
 		id := it.start(keyA, "conformance-approval", `{}`)
 		it.waitSuspended(keyA, id)
 		var wg sync.WaitGroup
@@ -483,7 +483,7 @@ func TestIntegrationConcurrentResolve(t *testing.T) {
 // snapshot agrees with it.
 func TestIntegrationResolveRacesCancel(t *testing.T) {
 	it := newIntegration(t)
-	for round := range 3 {
+	for round := range 5 {
 		id := it.start(keyA, "conformance-approval", `{}`)
 		it.waitSuspended(keyA, id)
 		var wg sync.WaitGroup
@@ -498,7 +498,9 @@ func TestIntegrationResolveRacesCancel(t *testing.T) {
 			cancel = call(t, http.MethodPost, it.url+runPath(id)+"/cancel", keyA, ``)
 		}()
 		wg.Wait()
-		if resolve.status != http.StatusOK && resolve.status != http.StatusConflict {
+		// The resolution wins (200), or finds the run ended (409) or its
+		// interrupt closed by the cancel while the run is cancelling (404).
+		if resolve.status != http.StatusOK && resolve.status != http.StatusConflict && resolve.errorCode() != "interrupt_not_found" {
 			t.Fatalf("round %d: resolve %d %s", round, resolve.status, resolve.raw)
 		}
 		if cancel.status != http.StatusOK && !(cancel.status == http.StatusConflict && cancel.errorCode() == "run_terminal") {

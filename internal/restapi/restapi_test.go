@@ -822,3 +822,35 @@ func TestPollEventsWaitError(t *testing.T) {
 		t.Fatalf("a known outcome was retried: %v", s.runs.waits[n:])
 	}
 }
+
+// TestResolveLosesToRunEnd: the interrupt is open when read, but another
+// resolution completes the run before this one is applied (the service
+// answers ErrTerminal): the answer is interrupt_already_resolved, and
+// run_terminal when the run ended without resolving it.
+func TestResolveLosesToRunEnd(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		resolved bool
+		code     string
+	}{
+		{"resolved by another", true, "interrupt_already_resolved"},
+		{"run cancelled", false, "run_terminal"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestServer(t)
+			id := mustID(t, "acme")
+			s.runs.add(approvalSnapshot(id), signals.Event{RunID: id, Type: signals.EventNodeSuspended, NodeID: "gate", Sequence: 0})
+			s.runs.beforeResolve = func(r *fakeRun) {
+				r.snap.Status = signals.StatusCancelled
+				r.snap.Interrupts = nil
+				if tt.resolved {
+					r.snap.Status = signals.StatusCompleted
+					r.events = append(r.events, signals.Event{RunID: id, Type: signals.EventInterruptResolved, Sequence: 1,
+						Payload: json.RawMessage(`{"nodeId":"gate","interruptId":"` + id + `-i1"}`)})
+				}
+			}
+			wantError(t, call(t, http.MethodPost, s.URL+"/runs/"+runid.Project(id)+"/interrupts/gate", "key-acme",
+				`{"resumeValue":{"action":"accept"}}`), http.StatusConflict, tt.code)
+		})
+	}
+}
