@@ -343,20 +343,19 @@ func hostOnly(hostport string) string {
 	return hostport
 }
 
-// hostAllowed is the DNS-rebinding protection: a request that arrived on a
-// loopback address must name a loopback Host; with AllowedHosts set, the
-// Host must be one of them (or loopback, when local).
+// hostAllowed is the DNS-rebinding protection. A Host in AllowedHosts is
+// accepted (a reverse proxy on the same machine forwards its public Host).
+// Otherwise a request that arrived on a loopback address must name a
+// loopback Host, and with AllowedHosts set no other Host is accepted.
 func (m *Mount) hostAllowed(r *http.Request) bool {
-	local := localRequest(r)
-	loop := loopbackHost(hostOnly(r.Host))
-	if local && !loop {
-		return false
-	}
-	if len(m.allowedHosts) == 0 || loop && local {
+	host := strings.ToLower(r.Host)
+	if slices.Contains(m.allowedHosts, host) || slices.Contains(m.allowedHosts, hostOnly(host)) {
 		return true
 	}
-	host := strings.ToLower(r.Host)
-	return slices.Contains(m.allowedHosts, host) || slices.Contains(m.allowedHosts, hostOnly(host))
+	if localRequest(r) {
+		return loopbackHost(hostOnly(host))
+	}
+	return len(m.allowedHosts) == 0
 }
 
 // originAllowed accepts requests without Origin, configured origins, and

@@ -181,7 +181,10 @@ func TestMethodNotAllowed(t *testing.T) {
 }
 
 func TestOriginAndHost(t *testing.T) {
-	s := newTestServer(t, func(o *Options) { o.AllowedOrigins = []string{"https://app.example.com"} })
+	s := newTestServer(t, func(o *Options) {
+		o.AllowedOrigins = []string{"https://app.example.com"}
+		o.AllowedHosts = []string{"mcp.example.com"}
+	})
 	c := s.client(t, map[string]any{})
 	host := strings.TrimPrefix(s.URL, "http://")
 	tests := []struct {
@@ -197,6 +200,8 @@ func TestOriginAndHost(t *testing.T) {
 		{"null origin", map[string]string{"Origin": "null"}, 403},
 		{"rebinding host", map[string]string{"Host": "evil.example.com", "Origin": "http://evil.example.com"}, 403},
 		{"rebinding host without origin", map[string]string{"Host": "evil.example.com"}, 403},
+		{"configured host behind a local proxy", map[string]string{"Host": "mcp.example.com"}, 200},
+		{"configured host with port", map[string]string{"Host": "mcp.example.com:443"}, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

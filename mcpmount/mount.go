@@ -183,11 +183,15 @@ func New(opts Options) (*Mount, error) {
 		return nil, fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
 	}
 	getServer := func(*http.Request) *mcp.Server { return server }
+	// ServeHTTP does the Host check (DNS-rebinding protection) itself, with
+	// AllowedHosts for local reverse proxies; the SDK's fixed one is off.
 	m.jsonHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
+		DisableLocalhostProtection: true,
 	})
 	m.sseHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
+		DisableLocalhostProtection: true,
 	})
 	return m, nil
 }
