@@ -280,7 +280,7 @@ func decodeHeaderValue(v string) (string, bool) {
 // serveSDK hands a checked request to the SDK handler, with the caller and
 // an ownership record in its context, and settles ownership afterwards.
 func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
-	own := &ownership{}
+	own := &ownership{request: r.Context()}
 	ctx := auth.WithSubject(r.Context(), caller)
 	ctx = withOwnership(ctx, own)
 	r = r.WithContext(ctx)

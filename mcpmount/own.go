@@ -14,6 +14,11 @@ import (
 // request's whole response is sent the request owns that run; after it,
 // the run belongs to its task handle (RFC 0198 §G.12-13).
 type ownership struct {
+	// request is the HTTP request's context: it ends when the client goes
+	// away, whatever the protocol version (the SDK ties handler contexts to
+	// it only for 2026-07-28 requests).
+	request context.Context
+
 	mu     sync.Mutex
 	caller signals.Subject
 	runID  string
@@ -36,6 +41,13 @@ func (o *ownership) own(caller signals.Subject, runID string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.caller, o.runID = caller, runID
+}
+
+// bind returns a context that also ends when the owning HTTP request ends.
+func (o *ownership) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(o.request, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 func (o *ownership) owned() (signals.Subject, string) {

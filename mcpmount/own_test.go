@@ -16,6 +16,12 @@ import (
 
 // rawRequest writes one 2026-07-28 tools/call on a raw TCP connection.
 func rawRequest(t *testing.T, addr string, caps map[string]any, accept string) net.Conn {
+	return rawCall(t, addr, caps, accept, false)
+}
+
+// rawCall writes a tools/call of slow; legacy sends it session-era style
+// (no MCP-Protocol-Version header, no _meta).
+func rawCall(t *testing.T, addr string, caps map[string]any, accept string, legacy bool) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -25,9 +31,14 @@ func rawRequest(t *testing.T, addr string, caps map[string]any, accept string) n
 		"name": "slow", "arguments": map[string]any{"seconds": 5},
 		"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": ProtocolVersion,
 			"io.modelcontextprotocol/clientCapabilities": caps}}})
+	version := "MCP-Protocol-Version: " + ProtocolVersion + "\r\n"
+	if legacy {
+		body = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":5}}}`)
+		version = ""
+	}
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n"+
-		"MCP-Protocol-Version: %s\r\nMcp-Method: tools/call\r\nMcp-Name: slow\r\nContent-Length: %d\r\n\r\n%s",
-		addr, accept, ProtocolVersion, len(body), body)
+		"%sMcp-Method: tools/call\r\nMcp-Name: slow\r\nContent-Length: %d\r\n\r\n%s",
+		addr, accept, version, len(body), body)
 	return conn
 }
 
@@ -35,10 +46,18 @@ func rawRequest(t *testing.T, addr string, caps map[string]any, accept string) n
 // the response is sent cancels the run it owned, with reason
 // mcp-request-cancelled.
 func TestDisconnectCancelsOwnedRun(t *testing.T) {
-	for _, accept := range []string{"application/json, text/event-stream", "text/event-stream, application/json"} {
-		t.Run(accept, func(t *testing.T) {
+	tests := []struct {
+		name, accept string
+		legacy       bool
+	}{
+		{"json", "application/json, text/event-stream", false},
+		{"sse", "text/event-stream, application/json", false},
+		{"legacy", "application/json, text/event-stream", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(t, nil)
-			conn := rawRequest(t, strings.TrimPrefix(s.URL, "http://"), map[string]any{}, accept)
+			conn := rawCall(t, strings.TrimPrefix(s.URL, "http://"), map[string]any{}, tt.accept, tt.legacy)
 			deadline := time.Now().Add(5 * time.Second)
 			for s.runs.startCount() == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)

@@ -54,7 +54,8 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw) (mcp.Res
 		return nil, errInternal()
 	}
 	// From here until its whole response is sent, this request owns the run.
-	if own := ownershipFrom(ctx); own != nil {
+	own := ownershipFrom(ctx)
+	if own != nil {
 		own.own(caller, snap.RunID)
 	}
 
@@ -65,7 +66,13 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw) (mcp.Res
 		return m.proj.createTask(snap), nil
 	}
 
-	// Blocking: the request waits for the run's end.
+	// Blocking: the request waits for the run's end, or for its client to
+	// leave.
+	if own != nil {
+		var stop context.CancelFunc
+		ctx, stop = own.bind(ctx)
+		defer stop()
+	}
 	final, err := m.runs.Await(ctx, caller, snap.RunID, func(s signals.Snapshot) bool { return s.Status.Terminal() })
 	if err != nil {
 		if ctx.Err() != nil {
