@@ -20,6 +20,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/signals"
@@ -421,11 +423,19 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 	}
 	r.RequestID = base64.RawURLEncoding.EncodeToString(nonce)
 	if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalResolveInterrupt, r); err != nil {
-		if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
-			// The run closed in between.
+		if !errors.Is(s.lookupErr(runID, err), ErrNotFound) {
+			return snap, fmt.Errorf("signal resolution to run %s: %w", runID, err)
+		}
+		// The run closed in between, perhaps because a concurrent
+		// resolution of this very interrupt finished it.
+		final, _, _, lerr := s.load(ctx, runID, caller.Tenant)
+		if lerr != nil {
 			return snap, ErrTerminal
 		}
-		return snap, fmt.Errorf("signal resolution to run %s: %w", runID, err)
+		if _, done := final.ResolvedBy(r.InterruptID); done {
+			return final, ErrAlreadyResolved
+		}
+		return final, ErrTerminal
 	}
 	// Queries are strongly consistent: this one sees the signal applied.
 	after, _, _, err := s.load(ctx, runID, caller.Tenant)
@@ -517,6 +527,11 @@ func (s *Service) await(ctx context.Context, id, tenant string, done func(signal
 		if err != nil {
 			if ctx.Err() != nil {
 				return snap, ctx.Err()
+			}
+			if status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
+				// The server ended the long poll at the caller's deadline
+				// a moment before ctx expired.
+				return snap, context.DeadlineExceeded
 			}
 			return snap, fmt.Errorf("follow history of run %s: %w", id, err)
 		}
