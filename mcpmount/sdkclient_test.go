@@ -1,0 +1,46 @@
+package mcpmount
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestGoSDKClient points the go-sdk client at the mount, both as a
+// 2026-07-28 client (server/discover, per-request _meta) and as a
+// session-era one (initialize 2025-11-25).
+func TestGoSDKClient(t *testing.T) {
+	s := newTestServer(t, nil)
+	for _, version := range []string{ProtocolVersion, "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c := mcp.NewClient(&mcp.Implementation{Name: "sdk-test", Version: "0"}, nil)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools.Tools) != 4 || tools.Tools[0].Name != "ask_first" {
+				t.Fatalf("tools = %+v", tools.Tools)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "SDK"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "Hello, SDK!" || res.IsError {
+				t.Fatalf("result = %+v", res)
+			}
+			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": "x"}})
+			if err == nil {
+				t.Fatal("invalid arguments accepted")
+			}
+		})
+	}
+}
