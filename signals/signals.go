@@ -289,6 +289,7 @@ const (
 	EventNodeStarted        = "node.started"
 	EventNodeCompleted      = "node.completed"
 	EventNodeFailed         = "node.failed"
+	EventNodeCancelled      = "node.cancelled"
 	EventNodeSuspended      = "node.suspended"
 	EventInterruptRequested = "interrupt.requested"
 	EventInterruptResolved  = "interrupt.resolved"

@@ -87,7 +87,7 @@ func Step[T any](ctx workflow.Context, nodeID string, fn func(ctx workflow.Conte
 		r.emit(signals.EventNodeCompleted, nodeID, map[string]any{"nodeId": nodeID})
 		return out, nil
 	case r.cancelling || ctx.Err() != nil || temporal.IsCanceledError(err):
-		r.emit(EventNodeCancelled, nodeID, map[string]any{"nodeId": nodeID})
+		r.emit(signals.EventNodeCancelled, nodeID, map[string]any{"nodeId": nodeID})
 		return out, err
 	}
 	var se *stepError
@@ -101,9 +101,6 @@ func Step[T any](ctx workflow.Context, nodeID string, fn func(ctx workflow.Conte
 	return out, &stepError{node: nodeID, reported: true, err: err}
 }
 
-// EventNodeCancelled is appended when a Step ends because the run is being
-// cancelled (the other event types are named in package signals).
-const EventNodeCancelled = "node.cancelled"
 
 // PreRunInput returns the answer the mount collected for the tool's pre-run
 // input request key (signals.ToolSpec.PreRunInputs) before the run started.
