@@ -101,7 +101,6 @@ func Step[T any](ctx workflow.Context, nodeID string, fn func(ctx workflow.Conte
 	return out, &stepError{node: nodeID, reported: true, err: err}
 }
 
-
 // PreRunInput returns the answer the mount collected for the tool's pre-run
 // input request key (signals.ToolSpec.PreRunInputs) before the run started.
 func PreRunInput(ctx workflow.Context, key string) (json.RawMessage, bool) {
