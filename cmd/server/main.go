@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,6 +22,11 @@ import (
 
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/internal/app"
+	"github.com/openwop/temporal-mcp/internal/auth"
+	"github.com/openwop/temporal-mcp/internal/restapi"
+	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/mcpmount"
+	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -53,17 +59,53 @@ func run() error {
 		return err
 	}
 
+	keys, err := auth.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if keys.Dev() {
+		logger.Warn("no API keys configured (OPENWOP_API_KEYS): every caller is the anonymous local tenant",
+			zap.String("tenant", auth.Anonymous().Tenant))
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = app.Run(ctx, cfg, logger, app.Parts{
 		Register: tools.Register,
-		// TODO(lead): mount the MCP handler at /mcp, OpenWOP discovery at
-		// /.well-known/openwop and the REST API at /runs, built from deps
-		// (logger, Temporal client, namespace, task queue) and tools.Specs().
-		Handler: nil,
+		Handler: func(deps app.Deps) (http.Handler, error) {
+			return handler(deps, tools.Specs(), keys)
+		},
 	})
 	if err != nil {
 		logger.Error("server stopped", zap.Error(err))
 	}
 	return err
+}
+
+// handler serves the MCP mount at /mcp and the OpenWOP discovery document
+// and REST runs API on every other path, all on one run service.
+func handler(deps app.Deps, specs []signals.ToolSpec, keys *auth.Keys) (http.Handler, error) {
+	svc := runs.New(deps.Client, deps.Logger.Named("runs"), runs.Options{
+		TaskQueue: deps.TaskQueue,
+		Namespace: deps.Namespace,
+	})
+	mount, err := mcpmount.New(mcpmount.Options{
+		Runs:   svc,
+		Tools:  specs,
+		Keys:   keys,
+		Logger: deps.Logger.Named("mcp"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	rest := restapi.New(restapi.Options{
+		Runs:         svc,
+		Authenticate: keys.Authenticate,
+		Tools:        specs,
+		Logger:       deps.Logger.Named("rest"),
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mount)
+	mux.Handle("/", rest)
+	return mux, nil
 }
