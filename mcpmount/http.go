@@ -2,6 +2,7 @@ package mcpmount
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -277,20 +278,19 @@ func decodeHeaderValue(v string) (string, bool) {
 	return string(b), true
 }
 
-// serveSDK hands a checked request to the SDK handler, with the caller and
-// an ownership record in its context, and settles ownership afterwards.
+// serveSDK hands a checked request to the SDK handler with the caller in
+// its context, under the request-ownership tracker: the run the call starts
+// or continues is cancelled unless its whole response is delivered.
 func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
-	own := &ownership{request: r.Context()}
-	ctx := auth.WithSubject(r.Context(), caller)
-	ctx = withOwnership(ctx, own)
-	r = r.WithContext(ctx)
-	tw := &trackingWriter{ResponseWriter: w, ctx: ctx}
-	h := m.jsonHandler
+	r = r.WithContext(auth.WithSubject(r.Context(), caller))
 	if prefersSSE(r) {
-		h = m.sseHandler
+		sw := &sseWriter{ResponseWriter: w}
+		r = r.WithContext(context.WithValue(r.Context(), sseKey{}, sw))
+		m.tracker.HTTP(m.sseHandler).ServeHTTP(sw, r)
+		sw.stop()
+		return
 	}
-	h.ServeHTTP(tw, r)
-	m.settle(r, own, tw)
+	m.tracker.HTTP(m.jsonHandler).ServeHTTP(w, r)
 }
 
 // prefersSSE reports whether the client lists text/event-stream before

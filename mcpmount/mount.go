@@ -14,6 +14,7 @@ package mcpmount
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,8 @@ import (
 
 	"github.com/openwop/temporal-mcp/internal/auth"
 	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/mcpmount/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -80,7 +83,34 @@ type Options struct {
 	CacheTTL time.Duration
 	// MaxBodyBytes bounds a request body. Default 4 MiB.
 	MaxBodyBytes int64
+
+	// MRTRKey is the HMAC key (at least 32 bytes) that protects the
+	// requestState of InputRequiredResults. Nil means a random key per
+	// process, so states do not survive a restart or work across replicas.
+	MRTRKey []byte
+	// MRTRMaxRounds caps the input rounds of one task-less call (1..16,
+	// default 8). Past it the run is cancelled and the call answered
+	// isError (mcp_mrtr_rounds_exceeded).
+	MRTRMaxRounds int
+	// MRTRStateTTL is how long a requestState stays valid. Default 15 min.
+	MRTRStateTTL time.Duration
+	// MaxBlockingWait bounds how long a task-less tools/call waits for its
+	// run. At the bound the call is answered isError with the run's id and
+	// how to follow it (tasks/get, GET /runs/{id}); the run goes on, and
+	// the response hands it over like a CreateTaskResult. Default 5 min.
+	MaxBlockingWait time.Duration
+	// KeepAlive is the interval of SSE comment lines on a waiting blocking
+	// call. Default 15 s.
+	KeepAlive time.Duration
 }
+
+// Defaults of Options.
+const (
+	DefaultMRTRMaxRounds   = 8
+	DefaultMRTRStateTTL    = 15 * time.Minute
+	DefaultMaxBlockingWait = 5 * time.Minute
+	DefaultKeepAlive       = 15 * time.Second
+)
 
 // Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
 type Mount struct {
@@ -96,6 +126,15 @@ type Mount struct {
 	allowedHosts   []string
 	jsonHandler    http.Handler
 	sseHandler     http.Handler
+	server         *mcp.Server
+	tracker        *ownership.Tracker
+	states         *requeststate.Codec
+	maxRounds      int
+	maxWait        time.Duration
+	keepAlive      time.Duration
+	// afterStart, when set (tests only), runs between a run's start and
+	// the answer to the request that started it.
+	afterStart func(runID string)
 }
 
 // tool is a catalog entry with its compiled schemas.
@@ -143,6 +182,43 @@ func New(opts Options) (*Mount, error) {
 		cacheTTLMs: opts.CacheTTL.Milliseconds(),
 		maxBody:    opts.MaxBodyBytes,
 	}
+	if opts.MRTRMaxRounds == 0 {
+		opts.MRTRMaxRounds = DefaultMRTRMaxRounds
+	}
+	if opts.MRTRMaxRounds < 1 || opts.MRTRMaxRounds > 16 {
+		return nil, fmt.Errorf("mcpmount: Options.MRTRMaxRounds %d is outside 1..16", opts.MRTRMaxRounds)
+	}
+	if opts.MRTRStateTTL <= 0 {
+		opts.MRTRStateTTL = DefaultMRTRStateTTL
+	}
+	if opts.MaxBlockingWait <= 0 {
+		opts.MaxBlockingWait = DefaultMaxBlockingWait
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	key := opts.MRTRKey
+	if key == nil {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("mcpmount: generate MRTR key: %w", err)
+		}
+	}
+	states, err := requeststate.NewCodec(key, opts.MRTRStateTTL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcpmount: %w", err)
+	}
+	m.states = states
+	m.maxRounds = opts.MRTRMaxRounds
+	m.maxWait = opts.MaxBlockingWait
+	m.keepAlive = opts.KeepAlive
+	m.tracker = ownership.NewTracker(func(ctx context.Context, caller signals.Subject, runID string) error {
+		_, err := m.runs.Cancel(ctx, caller, runID, signals.ReasonMCPRequestCancelled)
+		if errors.Is(err, runs.ErrTerminal) {
+			return nil
+		}
+		return err
+	}, m.log)
 	for _, o := range opts.AllowedOrigins {
 		m.allowedOrigins = append(m.allowedOrigins, strings.ToLower(strings.TrimSuffix(o, "/")))
 	}
@@ -182,6 +258,7 @@ func New(opts Options) (*Mount, error) {
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", m.cancelTask); err != nil {
 		return nil, fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
 	}
+	m.server = server
 	getServer := func(*http.Request) *mcp.Server { return server }
 	// ServeHTTP does the Host check (DNS-rebinding protection) itself, with
 	// AllowedHosts for local reverse proxies; the SDK's fixed one is off.
@@ -247,7 +324,12 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || r.Params == nil {
 				return nil, errInvalidParams("tools/call requires params")
 			}
-			return m.callTool(ctx, r.Params)
+			var claim *ownership.Claim
+			if extra := r.GetExtra(); extra != nil {
+				claim = m.tracker.Lookup(extra.Header)
+			}
+			defer m.tracker.Track()()
+			return m.callTool(ctx, r.Params, claim)
 		case "initialize":
 			res, err := next(ctx, method, req)
 			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir.Capabilities != nil {

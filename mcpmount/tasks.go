@@ -100,40 +100,8 @@ func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateP
 			return nil, errInvalidParams("tasks/update: inputResponses must be an object keyed by input request")
 		}
 	}
-	keys := make([]string, 0, len(responses))
-	for k := range responses {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		it, open := snap.Interrupt(key)
-		if !open || it.Kind == signals.KindExternalEvent {
-			continue // never issued, already answered, or not a client input
-		}
-		var er elicitResponse
-		if err := json.Unmarshal(responses[key], &er); err != nil {
-			continue
-		}
-		action := signals.Action(er.Action)
-		switch action {
-		case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
-		default:
-			return nil, errInvalidParams(fmt.Sprintf("tasks/update: inputResponses[%q].action must be accept, decline or cancel", key))
-		}
-		res := signals.Resolution{InterruptID: key, Action: action}
-		if action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
-			res.Content = er.Content
-		}
-		if _, err := m.runs.Resolve(ctx, caller, id, res); err != nil {
-			switch {
-			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
-				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
-				m.log.Debug("input response resolved nothing", zap.String("runId", id),
-					zap.String("interruptId", key), zap.Error(err))
-			default:
-				return nil, m.lookupErr("resolve interrupt", id, err)
-			}
-		}
+	if err := m.resolveInputs(ctx, caller, id, snap, responses); err != nil {
+		return nil, err
 	}
 	return &ackResult{ResultType: resultComplete}, nil
 }
@@ -157,4 +125,49 @@ func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskPar
 		return nil, m.lookupErr("cancel run", id, err)
 	}
 	return &ackResult{ResultType: resultComplete}, nil
+}
+
+// resolveInputs resolves the open interrupts that responses answer (keyed
+// by interruptId, each an ElicitResult), in key order. It is the one path of
+// tasks/update and of MRTR retries: Runs checks the caller's eligibility and
+// applies each resolution at most once. Keys naming nothing open, and
+// resolutions that lose (already resolved, ineligible, run ended), resolve
+// nothing and are not errors.
+func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, responses map[string]json.RawMessage) error {
+	keys := make([]string, 0, len(responses))
+	for k := range responses {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		it, open := snap.Interrupt(key)
+		if !open || it.Kind == signals.KindExternalEvent {
+			continue // never issued, already answered, or not a client input
+		}
+		var er elicitResponse
+		if err := json.Unmarshal(responses[key], &er); err != nil {
+			continue
+		}
+		action := signals.Action(er.Action)
+		switch action {
+		case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
+		default:
+			return errInvalidParams(fmt.Sprintf("inputResponses[%q].action must be accept, decline or cancel", key))
+		}
+		res := signals.Resolution{InterruptID: key, Action: action}
+		if action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
+			res.Content = er.Content
+		}
+		if _, err := m.runs.Resolve(ctx, caller, runID, res); err != nil {
+			switch {
+			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
+				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
+				m.log.Debug("input response resolved nothing", zap.String("runId", runID),
+					zap.String("interruptId", key), zap.Error(err))
+			default:
+				return m.lookupErr("resolve interrupt", runID, err)
+			}
+		}
+	}
+	return nil
 }

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/mcpmount/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -19,7 +20,7 @@ import (
 // starts. A request that declared the Tasks extension gets a CreateTaskResult
 // once the run exists (unless the tool forbids tasks); any other request
 // waits for the run to end and gets its CallToolResult.
-func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
+func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *ownership.Claim) (mcp.Result, error) {
 	caller, err := m.caller(ctx)
 	if err != nil {
 		return nil, err
@@ -37,6 +38,21 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw) (mcp.Res
 	if t.spec.TaskSupport == signals.TaskRequired && !caps.tasks() {
 		return nil, errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", p.Name))
 	}
+	tasked := caps.tasks() && t.spec.TaskSupport != signals.TaskForbidden
+	if !tasked && t.spec.CanSuspend && !caps.elicitationForm() {
+		// A blocking call could not carry the run's questions back.
+		return nil, errMissingCapability(
+			fmt.Sprintf("tool %q may ask for input while it runs, which a call without a task requires the client capability elicitation for", p.Name),
+			map[string]any{"elicitation": map[string]any{}})
+	}
+	digest, err := requeststate.Digest(args)
+	if err != nil {
+		return nil, errInvalidParams(fmt.Sprintf("tool %q: %v", p.Name, err))
+	}
+	call := &blockingCall{tool: t, caller: caller, claim: claim, caps: caps, modern: modern, digest: digest}
+	if p.RequestState != "" && !tasked {
+		return m.continueRun(ctx, call, p.RequestState, p.InputResponses)
+	}
 	inputs, early, err := m.preRunInputs(t, p, caps, modern)
 	if early != nil || err != nil {
 		return early, err
@@ -53,38 +69,21 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw) (mcp.Res
 		m.log.Error("start run", zap.String("tool", t.spec.Name), zap.Error(err))
 		return nil, errInternal()
 	}
-	// From here until its whole response is sent, this request owns the run.
-	own := ownershipFrom(ctx)
-	if own != nil {
-		own.own(caller, snap.RunID)
+	// From here until its whole response is sent, this request owns the
+	// run: if the client is already gone, Own cancels it at once.
+	claim.Own(caller, snap.RunID)
+	if m.afterStart != nil {
+		m.afterStart(snap.RunID)
 	}
 
-	if caps.tasks() && t.spec.TaskSupport != signals.TaskForbidden {
+	if tasked {
 		if snap.Status.Terminal() && !rpcFailure(snap) {
 			return completeResult(runResult(snap), modern), nil
 		}
 		return m.proj.createTask(snap), nil
 	}
-
-	// Blocking: the request waits for the run's end, or for its client to
-	// leave.
-	if own != nil {
-		var stop context.CancelFunc
-		ctx, stop = own.bind(ctx)
-		defer stop()
-	}
-	final, err := m.runs.Await(ctx, caller, snap.RunID, func(s signals.Snapshot) bool { return s.Status.Terminal() })
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		m.log.Error("await run", zap.String("runId", snap.RunID), zap.Error(err))
-		return nil, errInternal()
-	}
-	if rpcFailure(final) {
-		return nil, &jsonrpc.Error{Code: int64(final.Error.RPCCode), Message: final.Error.Message}
-	}
-	return completeResult(runResult(final), modern), nil
+	call.runID = snap.RunID
+	return m.await(ctx, call)
 }
 
 // rpcFailure reports whether the run failed with a JSON-RPC error raised

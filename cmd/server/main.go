@@ -10,6 +10,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -39,6 +41,8 @@ func main() {
 // run runs the command; it reports its error itself (logged, or on stderr
 // before the logger exists).
 func run() error {
+	stdio := flag.Bool("stdio", false, "serve one MCP client on stdin/stdout (logs go to stderr)")
+	flag.Parse()
 	var logger *zap.Logger
 	cfg, err := app.LoadConfig(envconfig.EnvLookupOS)
 	if err == nil {
@@ -68,44 +72,92 @@ func run() error {
 			zap.String("tenant", auth.Anonymous().Tenant))
 	}
 
+	var mrtrKey []byte
+	if k := os.Getenv(envMRTRKey); k != "" {
+		mrtrKey = []byte(k)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = app.Run(ctx, cfg, logger, app.Parts{
+	var mount *mcpmount.Mount
+	parts := app.Parts{
 		Register: tools.Register,
 		Handler: func(deps app.Deps) (http.Handler, error) {
-			return handler(deps, tools.Specs(), keys)
+			var h http.Handler
+			mount, h, err = handler(deps, tools.Specs(), keys, mrtrKey)
+			return h, err
 		},
-	})
+	}
+	if *stdio {
+		err = serveStdio(ctx, cfg, logger, parts, &mount)
+	} else {
+		err = app.Run(ctx, cfg, logger, parts)
+	}
 	if err != nil {
 		logger.Error("server stopped", zap.Error(err))
 	}
 	return err
 }
 
+// Environment of cmd/server beyond internal/app's.
+const (
+	// envMRTRKey is the HMAC key (32 bytes or more) of MRTR requestStates.
+	// Unset: a random key per process.
+	envMRTRKey = "OPENWOP_MRTR_KEY"
+	// envStdioTenant and envStdioSubject name the caller of the stdio
+	// client. Unset: the anonymous local tenant.
+	envStdioTenant  = "OPENWOP_STDIO_TENANT"
+	envStdioSubject = "OPENWOP_STDIO_SUBJECT"
+)
+
+// serveStdio runs the process with one MCP client on stdin/stdout. The end
+// of stdin ends the process, after the runs its unanswered calls owned are
+// cancelled.
+func serveStdio(ctx context.Context, cfg app.Config, logger *zap.Logger, parts app.Parts, mount **mcpmount.Mount) error {
+	a, err := app.Start(ctx, cfg, logger, parts)
+	if err != nil {
+		return err
+	}
+	caller := auth.Anonymous()
+	if t := os.Getenv(envStdioTenant); t != "" {
+		caller = signals.Subject{Issuer: "urn:openwop:stdio", Tenant: t, SubjectID: os.Getenv(envStdioSubject), Kind: "user"}
+		if caller.SubjectID == "" {
+			caller.SubjectID = "urn:openwop:stdio"
+		}
+	}
+	logger.Info("serving one MCP client on stdin/stdout", zap.String("tenant", caller.Tenant))
+	serveErr := (*mount).ServeStdio(ctx, caller, os.Stdin, os.Stdout)
+	logger.Info("stdin closed; shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), app.ShutdownTimeout)
+	defer cancel()
+	return errors.Join(serveErr, a.Shutdown(sctx))
+}
+
 // handler serves the MCP mount at /mcp and the OpenWOP discovery document
 // and REST runs API on every other path, all on one run service.
-func handler(deps app.Deps, specs []signals.ToolSpec, keys *auth.Keys) (http.Handler, error) {
+func handler(deps app.Deps, specs []signals.ToolSpec, keys *auth.Keys, mrtrKey []byte) (*mcpmount.Mount, http.Handler, error) {
 	svc := runs.New(deps.Client, deps.Logger.Named("runs"), runs.Options{
 		TaskQueue: deps.TaskQueue,
 		Namespace: deps.Namespace,
 	})
 	mount, err := mcpmount.New(mcpmount.Options{
-		Runs:   svc,
-		Tools:  specs,
-		Keys:   keys,
-		Logger: deps.Logger.Named("mcp"),
+		Runs:    svc,
+		Tools:   specs,
+		Keys:    keys,
+		Logger:  deps.Logger.Named("mcp"),
+		MRTRKey: mrtrKey,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rest := restapi.New(restapi.Options{
-		Runs:         svc,
-		Authenticate: keys.Authenticate,
-		Tools:        specs,
-		Logger:       deps.Logger.Named("rest"),
+		Runs:          svc,
+		Authenticate:  keys.Authenticate,
+		Tools:         specs,
+		Logger:        deps.Logger.Named("rest"),
+		MRTRMaxRounds: mcpmount.DefaultMRTRMaxRounds,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mount)
 	mux.Handle("/", rest)
-	return mux, nil
+	return mount, mux, nil
 }

@@ -15,7 +15,7 @@ import (
 // reach a client that vanished at that instant.
 func (t *Tracker) HTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claim := t.Open()
+		claim := t.Open(r.Context())
 		r.Header.Del(ClaimHeader)
 		r.Header.Set(ClaimHeader, claim.Key())
 		rw := &recordingWriter{ResponseWriter: w}

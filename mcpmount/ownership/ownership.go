@@ -49,7 +49,7 @@ type Tracker struct {
 
 	mu     sync.Mutex
 	claims map[string]*Claim
-	wg     sync.WaitGroup // cancellations in progress
+	wg     sync.WaitGroup // tracked handlers and cancellations in progress
 }
 
 // NewTracker returns a Tracker that cancels unreleased runs with cancel.
@@ -62,8 +62,10 @@ func NewTracker(cancel CancelFunc, logger *zap.Logger) *Tracker {
 
 // Claim records the runs one request owns.
 type Claim struct {
-	key string
-	t   *Tracker
+	key    string
+	t      *Tracker
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu      sync.Mutex
 	owned   []ownedRun
@@ -75,14 +77,17 @@ type ownedRun struct {
 	runID  string
 }
 
-// Open registers a new claim. The caller must Settle it.
-func (t *Tracker) Open() *Claim {
+// Open registers a new claim for a request whose transport context is
+// request (it ends when the transport knows the client left). The caller
+// must Settle the claim.
+func (t *Tracker) Open(request context.Context) *Claim {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		// crypto/rand does not fail on supported platforms.
 		panic(fmt.Sprintf("ownership: read random claim key: %v", err))
 	}
-	c := &Claim{key: base64.RawURLEncoding.EncodeToString(b), t: t}
+	ctx, cancel := context.WithCancel(request)
+	c := &Claim{key: base64.RawURLEncoding.EncodeToString(b), t: t, ctx: ctx, cancel: cancel}
 	t.mu.Lock()
 	t.claims[c.key] = c
 	t.mu.Unlock()
@@ -91,6 +96,17 @@ func (t *Tracker) Open() *Claim {
 
 // Key is the claim's key, as carried in ClaimHeader.
 func (c *Claim) Key() string { return c.key }
+
+// Gone returns a channel closed when the request is known to be gone (the
+// client disconnected or cancelled it) or the claim settled. A handler that
+// waits on behalf of the request stops waiting then. A nil claim's channel
+// is never closed.
+func (c *Claim) Gone() <-chan struct{} {
+	if c == nil {
+		return nil
+	}
+	return c.ctx.Done()
+}
 
 // Lookup returns the claim whose key the request headers carry, or nil (for
 // a request that came in through no adapter, which then owns nothing).
@@ -133,6 +149,7 @@ func (c *Claim) Settle(delivered bool) {
 		return
 	}
 	c.settled = true
+	c.cancel()
 	owned := c.owned
 	c.owned = nil
 	c.mu.Unlock()
@@ -172,6 +189,14 @@ func (t *Tracker) cancelRuns(runs []ownedRun) {
 	}
 }
 
-// Wait blocks until the cancellations started so far have finished (used at
-// shutdown, so a process does not exit with an owned run left running).
+// Track marks a handler that may record runs as in flight until done is
+// called, so Wait also waits for it.
+func (t *Tracker) Track() (done func()) {
+	t.wg.Add(1)
+	return t.wg.Done
+}
+
+// Wait blocks until the tracked handlers and the cancellations started so
+// far have finished (used when a transport ends, so a process does not exit
+// with an owned run left running).
 func (t *Tracker) Wait() { t.wg.Wait() }

@@ -120,8 +120,13 @@ func TestHTTPDeliveredResponseReleases(t *testing.T) {
 func TestOwnAfterSettleCancels(t *testing.T) {
 	rec := newRecorder()
 	tr := NewTracker(rec.cancel, nil)
-	c := tr.Open()
+	c := tr.Open(context.Background())
 	c.Settle(false)
+	select {
+	case <-c.Gone():
+	default:
+		t.Fatal("a settled claim's Gone channel is open")
+	}
 	if tr.Lookup(http.Header{ClaimHeader: {c.Key()}}) != c {
 		t.Fatal("a settled, undelivered claim must stay findable for late owners")
 	}
@@ -140,7 +145,7 @@ func TestNilClaimOwnsNothing(t *testing.T) {
 
 func TestClientCannotForgeClaim(t *testing.T) {
 	tr := NewTracker(newRecorder().cancel, nil)
-	victim := tr.Open()
+	victim := tr.Open(context.Background())
 	var seen string
 	h := tr.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Get(ClaimHeader) }))
 	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)

@@ -29,12 +29,13 @@ func (tr *transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &connection{Connection: c, t: tr.t, calls: map[string]*Claim{}}, nil
+	return &connection{Connection: c, t: tr.t, ctx: context.WithoutCancel(ctx), calls: map[string]*Claim{}}, nil
 }
 
 type connection struct {
 	mcp.Connection
-	t *Tracker
+	t   *Tracker
+	ctx context.Context // the connection's context, without its cancellation
 
 	mu    sync.Mutex
 	calls map[string]*Claim // by request id
@@ -54,7 +55,7 @@ func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return msg, nil
 	}
 	if req.ID.IsValid() {
-		claim := c.t.Open()
+		claim := c.t.Open(c.ctx)
 		c.mu.Lock()
 		if old := c.calls[idKey(req.ID)]; old != nil {
 			// A reused id: the earlier call's response was never written.

@@ -1,0 +1,303 @@
+package mcpmount
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/mcpmount/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Reasons and codes of the blocking path.
+const (
+	// reasonRoundsExceeded is the run.cancelled reason when a task-less
+	// call used up its MRTR rounds.
+	reasonRoundsExceeded = "mcp-mrtr-rounds-exceeded"
+	// codeRoundsExceeded prefixes the isError text of that answer.
+	codeRoundsExceeded = "mcp_mrtr_rounds_exceeded"
+)
+
+// blockingCall is one task-less tools/call (or MRTR retry) that owns its
+// run until its response is delivered.
+type blockingCall struct {
+	tool   *tool
+	caller signals.Subject
+	claim  *ownership.Claim
+	caps   clientCaps
+	modern bool
+	digest string
+	runID  string
+	round  int // input rounds answered so far
+}
+
+// principal names the caller in a requestState.
+func principal(s signals.Subject) string { return s.Tenant + "|" + s.SubjectID }
+
+// suspendsForInput reports whether the snapshot has an interrupt the client
+// can answer (external events are not the client's to answer).
+func suspendsForInput(s signals.Snapshot) bool {
+	for _, it := range s.Interrupts {
+		if it.Kind != signals.KindExternalEvent {
+			return true
+		}
+	}
+	return false
+}
+
+// await waits for the run to end or to ask the client for input, and
+// answers: the CallToolResult of a terminal run, an InputRequiredResult
+// (MRTR) for open interrupts, or, at MaxBlockingWait, an isError result
+// that names the run so the client can follow it.
+func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
+	if sw, ok := ctx.Value(sseKey{}).(*sseWriter); ok {
+		sw.waiting(m.keepAlive)
+		defer sw.stop()
+	}
+	wctx, cancel := context.WithTimeout(ctx, m.maxWait)
+	defer cancel()
+	// A legacy request's handler context is not tied to its connection, so
+	// also stop waiting when the transport says the request is gone.
+	if gone := c.claim.Gone(); gone != nil {
+		go func() {
+			select {
+			case <-gone:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
+	}
+	snap, err := m.runs.Await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
+		return s.Status.Terminal() || suspendsForInput(s)
+	})
+	switch {
+	case err == nil:
+	case ctx.Err() != nil || isGone(c.claim):
+		// The client left: the claim settles undelivered and cancels the
+		// run; nothing more is sent for this request.
+		return nil, context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return m.stillRunning(c), nil
+	default:
+		m.log.Error("await run", zap.String("runId", c.runID), zap.Error(err))
+		return nil, errInternal()
+	}
+	if snap.Status.Terminal() {
+		if rpcFailure(snap) {
+			return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
+		}
+		return completeResult(runResult(snap), c.modern), nil
+	}
+	return m.askInput(ctx, c, snap)
+}
+
+func isGone(c *ownership.Claim) bool {
+	select {
+	case <-c.Gone():
+		return true
+	default:
+		return false
+	}
+}
+
+// askInput answers an InputRequiredResult for the run's open interrupts,
+// with a sealed requestState the retry must echo. Past the round cap the
+// run is cancelled instead.
+func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snapshot) (mcp.Result, error) {
+	requests := inputRequests(snap)
+	if c.round >= m.maxRounds {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+		defer cancel()
+		if _, err := m.runs.Cancel(cctx, c.caller, c.runID, reasonRoundsExceeded); err != nil && !errors.Is(err, runs.ErrTerminal) {
+			m.log.Warn("cancel after the MRTR round cap", zap.String("runId", c.runID), zap.Error(err))
+		}
+		return completeResult(&toolResult{
+			Content: []content{{Type: "text", Text: fmt.Sprintf(
+				"%s: the run asked for input more than %d times in one call; it was cancelled", codeRoundsExceeded, m.maxRounds)}},
+			IsError: true,
+		}, c.modern), nil
+	}
+	keys := make([]string, 0, len(requests))
+	for k := range requests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	state, err := m.states.Seal(requeststate.State{
+		Principal: principal(c.caller), Tool: c.tool.spec.Name, ArgsDigest: c.digest,
+		RunID: c.runID, Keys: keys, Round: c.round + 1,
+	})
+	if err != nil {
+		m.log.Error("seal requestState", zap.Error(err))
+		return nil, errInternal()
+	}
+	return &inputRequiredResult{ResultType: resultInputRequired, InputRequests: requests, RequestState: state}, nil
+}
+
+// stillRunning is the answer at MaxBlockingWait: the run goes on, and the
+// response names it so the client can follow it.
+func (m *Mount) stillRunning(c *blockingCall) mcp.Result {
+	taskID := runid.Project(c.runID)
+	text := fmt.Sprintf("The run %s is still running after %s. It goes on: follow it with tasks/get (taskId %s) "+
+		"or GET /runs/%s, or call the tool as a task by declaring the %s extension.",
+		c.runID, m.maxWait, taskID, taskID, ExtensionTasks)
+	structured, _ := json.Marshal(map[string]string{"runId": c.runID, "taskId": taskID, "status": "working"})
+	return completeResult(&toolResult{
+		Content:           []content{{Type: "text", Text: text}},
+		StructuredContent: structured,
+		IsError:           true,
+	}, c.modern)
+}
+
+// continueRun handles an MRTR retry: it opens the requestState, resolves
+// the answered interrupts through the same path as tasks/update, takes
+// ownership of the run again and waits as the first call did.
+func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, responses mcp.InputResponseMap) (mcp.Result, error) {
+	st, err := m.states.Open(token, requeststate.Binding{
+		Principal: principal(c.caller), Tool: c.tool.spec.Name, ArgsDigest: c.digest,
+	})
+	if err != nil {
+		return nil, errInvalidParams("invalid requestState: " + err.Error())
+	}
+	if st.RunID == "" || runid.Tenant(st.RunID) != c.caller.Tenant {
+		return nil, errInvalidParams("invalid requestState: " + requeststate.ErrForeign.Error())
+	}
+	c.runID, c.round = st.RunID, st.Round
+	snap, err := m.runs.Get(ctx, c.caller, c.runID)
+	if err != nil {
+		return nil, m.lookupErr("get run", c.runID, err)
+	}
+	// The state answers interrupts that must still be open: if none is,
+	// it was used already (here or on another replica).
+	open := 0
+	for _, k := range st.Keys {
+		if _, ok := snap.Interrupt(k); ok {
+			open++
+		}
+	}
+	if open == 0 && !snap.Status.Terminal() {
+		return nil, errInvalidParams("invalid requestState: " + requeststate.ErrReplayed.Error())
+	}
+	answers := make(map[string]json.RawMessage, len(st.Keys))
+	for _, k := range st.Keys {
+		r, ok := responses[k]
+		if !ok {
+			continue // re-asked below if still open
+		}
+		raw, err := json.Marshal(r)
+		if err != nil {
+			return nil, errInvalidParams(fmt.Sprintf("inputResponses[%q] does not encode: %v", k, err))
+		}
+		answers[k] = raw
+	}
+	if err := m.resolveInputs(ctx, c.caller, c.runID, snap, answers); err != nil {
+		return nil, err
+	}
+	// From here until this response is delivered, the retry owns the run.
+	c.claim.Own(c.caller, c.runID)
+	return m.await(ctx, c)
+}
+
+// sseKey is the context key of the request's *sseWriter.
+type sseKey struct{}
+
+// sseWriter is the response writer of an SSE request. It serializes writes
+// so keep-alive comment lines go between the SDK's events, and it sends the
+// response headers as soon as a blocking call starts waiting, so a client
+// that waits for headers sees them at once.
+type sseWriter struct {
+	http.ResponseWriter
+
+	mu      sync.Mutex
+	started bool // headers sent by waiting
+	stopped bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// WriteHeader forwards the status unless waiting sent the headers already.
+func (w *sseWriter) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sseWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush implements http.Flusher.
+func (w *sseWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *sseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// waiting sends the SSE headers now and a comment line every interval
+// until stop.
+func (w *sseWriter) waiting(interval time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started || w.stopped {
+		return
+	}
+	h := w.ResponseWriter.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.ResponseWriter.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+	w.started = true
+	w.done = make(chan struct{})
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+				w.mu.Lock()
+				if !w.stopped {
+					_, _ = w.ResponseWriter.Write([]byte(": keep-alive\n\n"))
+					_ = http.NewResponseController(w.ResponseWriter).Flush()
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// stop ends the keep-alives and waits until none is being written.
+func (w *sseWriter) stop() {
+	w.mu.Lock()
+	if !w.stopped {
+		w.stopped = true
+		if w.done != nil {
+			close(w.done)
+		}
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+}
