@@ -88,6 +88,11 @@ func run() error {
 		},
 	}
 	if *stdio {
+		if os.Getenv(app.EnvHTTPAddr) == "" {
+			// stdout is the client's: keep the HTTP side out of the way of
+			// a server on the default port.
+			cfg.HTTPAddr = "127.0.0.1:0"
+		}
 		err = serveStdio(ctx, cfg, logger, parts, &mount)
 	} else {
 		err = app.Run(ctx, cfg, logger, parts)
