@@ -80,9 +80,17 @@ func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return c.Connection.Write(ctx, msg)
+	}
+	// Take the call out of the in-flight set before writing: the client may
+	// read the response and close its input at once, and the end of input
+	// must not settle a call whose response is being delivered.
+	claim := c.take(resp.ID)
 	err := c.Connection.Write(ctx, msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.settle(resp.ID, err == nil)
+	if claim != nil {
+		claim.Settle(err == nil)
 	}
 	return err
 }
@@ -93,13 +101,19 @@ func (c *connection) Close() error {
 }
 
 func (c *connection) settle(id jsonrpc.ID, delivered bool) {
-	c.mu.Lock()
-	claim := c.calls[idKey(id)]
-	delete(c.calls, idKey(id))
-	c.mu.Unlock()
-	if claim != nil {
+	if claim := c.take(id); claim != nil {
 		claim.Settle(delivered)
 	}
+}
+
+// take removes the claim of call id from the in-flight set and returns it
+// (nil when there is none).
+func (c *connection) take(id jsonrpc.ID) *Claim {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	claim := c.calls[idKey(id)]
+	delete(c.calls, idKey(id))
+	return claim
 }
 
 // closeAll settles every call still in flight as not delivered.
