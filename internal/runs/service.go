@@ -528,7 +528,7 @@ func (s *Service) await(ctx context.Context, id, tenant string, done func(signal
 			if ctx.Err() != nil {
 				return snap, ctx.Err()
 			}
-			if status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
+			if endedAtDeadline(ctx, err) {
 				// The server ended the long poll at the caller's deadline
 				// a moment before ctx expired.
 				return snap, context.DeadlineExceeded
@@ -560,6 +560,20 @@ func (s *Service) await(ctx context.Context, id, tenant string, done func(signal
 		return snap, err
 	}
 	return snap, nil
+}
+
+// endedAtDeadline reports whether err is the server ending a long poll at
+// ctx's deadline, a moment before ctx itself expires: DeadlineExceeded, or
+// Canceled (RST_STREAM CANCEL) with the deadline less than a second away.
+// The SDK returns these as serviceerror values, which status.Code does not
+// read, hence serviceerror.ToStatus.
+func endedAtDeadline(ctx context.Context, err error) bool {
+	code := serviceerror.ToStatus(err).Code()
+	if code == codes.DeadlineExceeded || status.Code(err) == codes.DeadlineExceeded {
+		return true
+	}
+	deadline, ok := ctx.Deadline()
+	return ok && code == codes.Canceled && time.Until(deadline) < time.Second
 }
 
 func isCloseEvent(t enumspb.EventType) bool {
