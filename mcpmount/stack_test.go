@@ -19,13 +19,23 @@ import (
 // mount served over HTTP.
 type stack struct {
 	*httptest.Server
-	runs *runs.Service
-	env  *testenv.Env
+	runs  *runs.Service
+	env   *testenv.Env
+	acts  *activities.Activities
+	mount *Mount
 }
 
 // newStack starts a stack. addr is the listen address ("" for any free
 // loopback port).
 func newStack(t testing.TB, keys *auth.Keys, addr string) *stack {
+	t.Helper()
+	return newStackWith(t, keys, addr, nil)
+}
+
+// newStackWith is newStack with a hook that adjusts the mount's Options
+// (which already hold the run service, the catalog and the keys) and may
+// set unexported test hooks on the Mount once it is built.
+func newStackWith(t testing.TB, keys *auth.Keys, addr string, configure func(*Options) func(*Mount)) *stack {
 	t.Helper()
 	env := testenv.Temporal(t)
 	acts := activities.New(testenv.Logger(), activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
@@ -36,9 +46,17 @@ func newStack(t testing.TB, keys *auth.Keys, addr string) *stack {
 	tq := testenv.UniqueTaskQueue(t)
 	env.NewWorker(t, tq, reg.Register)
 	svc := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
-	m, err := New(Options{Runs: svc, Tools: reg.Specs(), Keys: keys, Logger: env.Logger, PollInterval: 200 * time.Millisecond})
+	opts := Options{Runs: svc, Tools: reg.Specs(), Keys: keys, Logger: env.Logger, PollInterval: 200 * time.Millisecond}
+	var after func(*Mount)
+	if configure != nil {
+		after = configure(&opts)
+	}
+	m, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if after != nil {
+		after(m)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", m)
@@ -53,7 +71,7 @@ func newStack(t testing.TB, keys *auth.Keys, addr string) *stack {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &stack{Server: srv, runs: svc, env: env}
+	return &stack{Server: srv, runs: svc, env: env, acts: acts, mount: m}
 }
 
 // client returns a 2026-07-28 test client of the stack's /mcp endpoint.
