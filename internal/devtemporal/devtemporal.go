@@ -163,6 +163,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 			// Search attributes added at runtime are usable at once.
 			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+			// That refresh reads the database on every visibility call; do
+			// not let bursts of run listings hit the frontend's persistence
+			// rate limit (ResourceExhausted) on a local server.
+			dynamicconfig.FrontendPersistenceMaxQPS.Key(): 20000,
 		}),
 	)
 	if err != nil {
