@@ -155,6 +155,34 @@ func TestStdioOwnership(t *testing.T) {
 		}
 	})
 
+	t.Run("EOF between start and answer", func(t *testing.T) {
+		// The input ends while the task's run is being started: the call
+		// records its run only after its claim was settled, and the run
+		// is cancelled, not orphaned.
+		p.mu.Lock()
+		p.holdInStart = true
+		p.mu.Unlock()
+		defer func() {
+			p.mu.Lock()
+			p.holdInStart = false
+			p.mu.Unlock()
+		}()
+		peer := serveStdio(t, s.mount, auth.Anonymous())
+		peer.send(t, call(1, map[string]any{"seconds": 30}, tasksCaps()))
+		id := p.nextHeld(t)
+		peer.in.Close()
+		select {
+		case err := <-peer.served:
+			peer.served <- err
+		case <-time.After(20 * time.Second):
+			t.Fatal("ServeStdio did not return on stdin EOF")
+		}
+		if started := p.next(t); started != id {
+			t.Fatalf("started %s, held %s", started, id)
+		}
+		wantCancelledByRequest(t, s.awaitEnd(t, auth.Anonymous(), id, 20*time.Second))
+	})
+
 	t.Run("EOF cancels the owned run", func(t *testing.T) {
 		peer := serveStdio(t, s.mount, auth.Anonymous())
 		peer.send(t, call(1, map[string]any{"seconds": 30}, map[string]any{}))

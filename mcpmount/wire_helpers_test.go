@@ -39,6 +39,10 @@ type probe struct {
 	// holdStart makes afterStart wait until the starting request's
 	// context ends (the server noticed the client leave).
 	holdStart bool
+	// holdInStart makes Start, once the run exists, wait until the
+	// request's context ends before it returns (before the request can
+	// record that it owns the run).
+	holdInStart bool
 	// holdAwaits makes the next holdAwaits Await calls wait until their
 	// request context ends before they look at the run.
 	holdAwaits int
@@ -62,12 +66,18 @@ func withProbe(p **probe, more func(*Options)) func(*Options) func(*Mount) {
 // Start records the request context of the new run.
 func (p *probe) Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error) {
 	snap, err := p.Runs.Start(ctx, req)
-	if err == nil {
-		p.mu.Lock()
-		p.ctxs[snap.RunID] = ctx
-		p.mu.Unlock()
+	if err != nil {
+		return snap, err
 	}
-	return snap, err
+	p.mu.Lock()
+	p.ctxs[snap.RunID] = ctx
+	hold := p.holdInStart
+	p.mu.Unlock()
+	if hold {
+		p.held <- snap.RunID
+		waitDone(ctx)
+	}
+	return snap, nil
 }
 
 func (p *probe) afterStart(runID string) {
