@@ -87,7 +87,7 @@ func (p *stdioPeer) response(t *testing.T) map[string]any {
 
 // TestStdioOwnership proves the ownership rule on stdio: a
 // notifications/cancelled naming an in-flight blocking call cancels the run
-// it owns; a task whose CreateTaskResult was written is untouched by the
+// it owns (and the cancelled call gets no response); a task whose CreateTaskResult was written is untouched by the
 // end of stdin; stdin EOF with a blocking call in flight makes ServeStdio
 // return after cancelling the run that call owns.
 func TestStdioOwnership(t *testing.T) {
@@ -114,6 +114,9 @@ func TestStdioOwnership(t *testing.T) {
 		peer.send(t, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":11}}`))
 		for {
 			r := peer.response(t)
+			if r["id"] == float64(11) {
+				t.Fatalf("the server answered the call the client cancelled: %v", r)
+			}
 			if r["id"] == "other" {
 				res, _ := r["result"].(map[string]any)
 				if res["isError"] != false {

@@ -14,7 +14,8 @@ import (
 // Transport wraps a message transport (stdio) so that each incoming call
 // gets a claim, which settles when its response is written (delivered if
 // the write succeeded), when a notifications/cancelled names the call (not
-// delivered), or when the connection's input ends (not delivered).
+// delivered; its response is then dropped, as the client no longer waits
+// for it), or when the connection's input ends (not delivered).
 func (t *Tracker) Transport(inner mcp.Transport) mcp.Transport {
 	return &transport{inner: inner, t: t}
 }
@@ -29,7 +30,8 @@ func (tr *transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &connection{Connection: c, t: tr.t, ctx: context.WithoutCancel(ctx), calls: map[string]*Claim{}}, nil
+	return &connection{Connection: c, t: tr.t, ctx: context.WithoutCancel(ctx), calls: map[string]*Claim{},
+		cancelled: map[string]bool{}}, nil
 }
 
 type connection struct {
@@ -39,6 +41,10 @@ type connection struct {
 
 	mu    sync.Mutex
 	calls map[string]*Claim // by request id
+	// cancelled holds the calls the client cancelled whose response has
+	// not been written; that response is dropped (the client is not
+	// waiting for it, and the SDK would answer an error with code 0).
+	cancelled map[string]bool
 }
 
 // idKey names a JSON-RPC id, keeping 1 and "1" apart.
@@ -62,6 +68,7 @@ func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 			defer old.Settle(false)
 		}
 		c.calls[idKey(req.ID)] = claim
+		delete(c.cancelled, idKey(req.ID))
 		c.mu.Unlock()
 		req.Extra = &mcp.RequestExtra{Header: http.Header{ClaimHeader: []string{claim.Key()}}}
 		return req, nil
@@ -72,7 +79,7 @@ func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if json.Unmarshal(req.Params, &p) == nil && p.RequestID != nil {
 			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-				c.settle(id, false)
+				c.cancel(id)
 			}
 		}
 	}
@@ -87,7 +94,16 @@ func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// Take the call out of the in-flight set before writing: the client may
 	// read the response and close its input at once, and the end of input
 	// must not settle a call whose response is being delivered.
-	claim := c.take(resp.ID)
+	key := idKey(resp.ID)
+	c.mu.Lock()
+	if c.cancelled[key] {
+		delete(c.cancelled, key)
+		c.mu.Unlock()
+		return nil
+	}
+	claim := c.calls[key]
+	delete(c.calls, key)
+	c.mu.Unlock()
 	err := c.Connection.Write(ctx, msg)
 	if claim != nil {
 		claim.Settle(err == nil)
@@ -100,20 +116,21 @@ func (c *connection) Close() error {
 	return c.Connection.Close()
 }
 
-func (c *connection) settle(id jsonrpc.ID, delivered bool) {
-	if claim := c.take(id); claim != nil {
-		claim.Settle(delivered)
-	}
-}
-
-// take removes the claim of call id from the in-flight set and returns it
-// (nil when there is none).
-func (c *connection) take(id jsonrpc.ID) *Claim {
+// cancel handles a notifications/cancelled naming call id: the call's run
+// is cancelled, and its response will not be sent. An id with no call in
+// flight (unknown or answered already) is ignored.
+func (c *connection) cancel(id jsonrpc.ID) {
+	key := idKey(id)
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	claim := c.calls[idKey(id)]
-	delete(c.calls, idKey(id))
-	return claim
+	claim := c.calls[key]
+	if claim != nil {
+		delete(c.calls, key)
+		c.cancelled[key] = true
+	}
+	c.mu.Unlock()
+	if claim != nil {
+		claim.Settle(false)
+	}
 }
 
 // closeAll settles every call still in flight as not delivered.
