@@ -84,6 +84,10 @@ func (s Status) Waiting() bool {
 	return s == StatusWaitingApproval || s == StatusWaitingInput || s == StatusWaitingExternal
 }
 
+// Message is the content-free status message of a run in status s: it says
+// nothing about the run's inputs, outputs or internals.
+func (s Status) Message() string { return "the run is " + string(s) }
+
 // Valid reports whether s is one of the OpenWOP statuses.
 func (s Status) Valid() bool {
 	switch s {

@@ -154,7 +154,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 	if r.snap.CreatedAt.IsZero() {
 		r.snap.CreatedAt = r.snap.UpdatedAt
 	}
-	r.snap.StatusMessage = statusMessage(r.snap.Status)
+	r.snap.StatusMessage = r.snap.Status.Message()
 
 	if err := workflow.SetQueryHandler(ctx, signals.QueryGetRun, func() (signals.Snapshot, error) {
 		return r.snap, nil
@@ -257,14 +257,11 @@ func (r *run) setStatus(s signals.Status) {
 		return
 	}
 	r.snap.Status = s
-	r.snap.StatusMessage = statusMessage(s)
+	r.snap.StatusMessage = s.Message()
 	if err := workflow.UpsertTypedSearchAttributes(r.root, statusKey.ValueSet(string(s))); err != nil {
 		r.logger.Error("Status search attribute not updated", "status", string(s), "error", err)
 	}
 }
-
-// statusMessage is the content-free status message of a status.
-func statusMessage(s signals.Status) string { return "the run is " + string(s) }
 
 // waitingStatus is the status the run has while interrupts are open:
 // waiting-approval when an approval is open, else waiting-input when a

@@ -128,14 +128,11 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 		return signals.Snapshot{
 			RunID: id, WorkflowID: req.Tool, Status: signals.StatusPending, Owner: owner,
 			Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
-			StatusMessage: statusMessage(signals.StatusPending), LastSequence: -1,
+			StatusMessage: signals.StatusPending.Message(), LastSequence: -1,
 		}, nil
 	}
 	return snap, nil
 }
-
-// statusMessage is the content-free status message of a synthesized snapshot.
-func statusMessage(st signals.Status) string { return "the run is " + string(st) }
 
 // authorize checks the id's grammar and tenant segment before any lookup.
 func authorize(caller signals.Subject, id string) error {
@@ -263,7 +260,7 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	default:
 		snap.Status = signals.StatusFailed
 	}
-	snap.StatusMessage = statusMessage(snap.Status)
+	snap.StatusMessage = snap.Status.Message()
 	return snap
 }
 
