@@ -515,48 +515,74 @@ func (s *Service) await(ctx context.Context, id, tenant string, done func(signal
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
-	if done(snap) || snap.Status.Terminal() {
-		return snap, nil
+	// A history long poll can fail for reasons that are not the run's (the
+	// run's history branch moved on, a frontend restart): reload the run and
+	// follow its history again, a few times in a row at most.
+	const maxRestarts = 5
+	for restarts := 0; ; restarts++ {
+		if done(snap) || snap.Status.Terminal() {
+			return snap, nil
+		}
+		var followErr error
+		snap, seen, followErr = s.follow(ctx, id, tenant, snap, seen, done)
+		switch {
+		case followErr == nil:
+			return snap, nil
+		case ctx.Err() != nil:
+			return snap, ctx.Err()
+		case errors.Is(followErr, context.DeadlineExceeded):
+			return snap, followErr
+		case errors.Is(followErr, errHistory) && restarts < maxRestarts:
+			s.log.Debug("history long poll failed; following the run again", zap.String("runId", id), zap.Error(followErr))
+			if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
+				return snap, err
+			}
+		default:
+			return snap, followErr
+		}
 	}
+}
+
+// errHistory marks a failure of the history long poll itself.
+var errHistory = errors.New("follow history")
+
+// follow reads the run's history by long poll from the start and reloads
+// the snapshot after each workflow task (events up to seen are known
+// already), until done holds or the run closes.
+func (s *Service) follow(ctx context.Context, id, tenant string, snap signals.Snapshot, seen int64, done func(signals.Snapshot) bool) (signals.Snapshot, int64, error) {
 	it := s.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			if ctx.Err() != nil {
-				return snap, ctx.Err()
+				return snap, seen, ctx.Err()
 			}
 			if endedAtDeadline(ctx, err) {
 				// The server ended the long poll at the caller's deadline
 				// a moment before ctx expired.
-				return snap, context.DeadlineExceeded
+				return snap, seen, context.DeadlineExceeded
 			}
-			return snap, fmt.Errorf("follow history of run %s: %w", id, err)
+			return snap, seen, fmt.Errorf("%w of run %s: %w", errHistory, id, err)
 		}
 		if ev.GetEventId() <= seen {
 			continue
 		}
-		switch ev.GetEventType() {
-		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-		default:
-			if !isCloseEvent(ev.GetEventType()) {
-				continue
-			}
+		if ev.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && !isCloseEvent(ev.GetEventType()) {
+			continue
 		}
 		if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
-			return snap, err
+			return snap, seen, err
 		}
 		if done(snap) || snap.Status.Terminal() {
-			return snap, nil
+			return snap, seen, nil
 		}
 	}
 	if ctx.Err() != nil {
-		return snap, ctx.Err()
+		return snap, seen, ctx.Err()
 	}
 	// The history ended (the run closed): read the final state.
-	if snap, _, _, err = s.load(ctx, id, tenant); err != nil {
-		return snap, err
-	}
-	return snap, nil
+	snap, _, seen, err := s.load(ctx, id, tenant)
+	return snap, seen, err
 }
 
 // endedAtDeadline reports whether err is the server ending a long poll at
