@@ -567,11 +567,21 @@ func (s *Service) follow(ctx context.Context, id, tenant string, snap signals.Sn
 		if ev.GetEventId() <= seen {
 			continue
 		}
-		if ev.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && !isCloseEvent(ev.GetEventType()) {
+		switch {
+		case ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			// Still running (the run was authorized by the first load):
+			// the getRun query alone tells the new state.
+			if next, err := s.query(ctx, id); err == nil {
+				snap, seen = next, ev.GetEventId()
+			} else if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
+				return snap, seen, err
+			}
+		case isCloseEvent(ev.GetEventType()):
+			if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
+				return snap, seen, err
+			}
+		default:
 			continue
-		}
-		if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
-			return snap, seen, err
 		}
 		if done(snap) || snap.Status.Terminal() {
 			return snap, seen, nil
