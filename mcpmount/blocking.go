@@ -15,9 +15,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/runid"
-	"github.com/openwop/temporal-mcp/internal/runs"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openwop/temporal-mcp/internal/auth"
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/openwop/temporal-mcp/internal/auth"
+	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

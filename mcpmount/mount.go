@@ -27,10 +27,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/internal/auth"
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/auth"
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testenv"
-	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/runs"
 )
 
 // stack is the whole product on the embedded Temporal server: a worker with
@@ -39,7 +39,7 @@ func newStackWith(t testing.TB, keys *auth.Keys, addr string, configure func(*Op
 	t.Helper()
 	env := testenv.Temporal(t)
 	acts := activities.New(testenv.Logger(), activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := workflows.DefaultRegistry(acts, true)
+	reg, err := exampletools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/internal/auth"
+	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

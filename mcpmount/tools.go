@@ -10,9 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/internal/runs"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

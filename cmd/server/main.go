@@ -23,13 +23,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/app"
-	"github.com/openwop/temporal-mcp/internal/auth"
-	"github.com/openwop/temporal-mcp/internal/restapi"
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/mcpmount"
+	"github.com/openwop/temporal-mcp/restapi"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
-	"github.com/openwop/temporal-mcp/workflows"
 )
 
 func main() {
@@ -57,7 +57,7 @@ func run() error {
 	acts := activities.New(logger.Named("activities"), activities.Options{
 		OutputDir: filepath.Join(cfg.DataDir, "reports"),
 	})
-	tools, err := workflows.DefaultRegistry(acts, cfg.Fixtures)
+	tools, err := exampletools.DefaultRegistry(acts, cfg.Fixtures)
 	if err != nil {
 		logger.Error("tool registry", zap.Error(err))
 		return err

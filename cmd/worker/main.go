@@ -18,7 +18,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/internal/app"
-	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
 )
 
 func main() {
@@ -44,7 +44,7 @@ func run() error {
 	acts := activities.New(logger.Named("activities"), activities.Options{
 		OutputDir: filepath.Join(cfg.DataDir, "reports"),
 	})
-	tools, err := workflows.DefaultRegistry(acts, cfg.Fixtures)
+	tools, err := exampletools.DefaultRegistry(acts, cfg.Fixtures)
 	if err != nil {
 		logger.Error("tool registry", zap.Error(err))
 		return err

@@ -1,4 +1,4 @@
-package workflows
+package exampletools
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/workflows"
 )
 
 // ListedApprover is the only eligible approver of the
@@ -18,33 +19,33 @@ const ListedApprover = "urn:conformance:listed-approver"
 // FixtureTools returns the conformance fixtures: the tools the MCP
 // conformance suite's tasks scenarios call and the OpenWOP conformance
 // fixture workflows. Each is marked Fixture.
-func FixtureTools() []Tool {
-	return []Tool{
-		NewTool("greet", "Say hello to someone (synchronous only).",
-			Greet, WithTaskSupport(signals.TaskForbidden), Fixture()),
-		NewTool("slow_compute", "Compute for the given number of seconds; may run as a task.",
-			SlowCompute, WithRange("seconds", 0, 3600), Fixture()),
-		NewTool("failing_job", "A task that fails with a tool error after about one second.",
-			FailingJob, WithTaskSupport(signals.TaskRequired), Fixture()),
-		NewTool("protocol_error_job", "A task that ends with a JSON-RPC error after about one second.",
-			ProtocolErrorJob, WithTaskSupport(signals.TaskRequired), Fixture()),
-		NewTool("confirm_delete", "Ask for confirmation before deleting a file (nothing is really deleted).",
-			ConfirmDelete, Suspends(), Fixture()),
-		NewTool("multi_input", "Ask two questions at once and answer when both are answered.",
-			MultiInput, Suspends(), Fixture()),
-		NewTool("test_tool_with_task", "Greet the user whose name is asked before the task starts.",
-			GreetPreRun, Fixture(), WithPreRunInput(PreRunUserName, "What is your name?",
+func FixtureTools() []workflows.Tool {
+	return []workflows.Tool{
+		workflows.NewTool("greet", "Say hello to someone (synchronous only).",
+			Greet, workflows.WithTaskSupport(signals.TaskForbidden), workflows.Fixture()),
+		workflows.NewTool("slow_compute", "Compute for the given number of seconds; may run as a task.",
+			SlowCompute, workflows.WithRange("seconds", 0, 3600), workflows.Fixture()),
+		workflows.NewTool("failing_job", "A task that fails with a tool error after about one second.",
+			FailingJob, workflows.WithTaskSupport(signals.TaskRequired), workflows.Fixture()),
+		workflows.NewTool("protocol_error_job", "A task that ends with a JSON-RPC error after about one second.",
+			ProtocolErrorJob, workflows.WithTaskSupport(signals.TaskRequired), workflows.Fixture()),
+		workflows.NewTool("confirm_delete", "Ask for confirmation before deleting a file (nothing is really deleted).",
+			ConfirmDelete, workflows.Suspends(), workflows.Fixture()),
+		workflows.NewTool("multi_input", "Ask two questions at once and answer when both are answered.",
+			MultiInput, workflows.Suspends(), workflows.Fixture()),
+		workflows.NewTool("test_tool_with_task", "Greet the user whose name is asked before the task starts.",
+			GreetPreRun, workflows.Fixture(), workflows.WithPreRunInput(PreRunUserName, "What is your name?",
 				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`))),
-		NewTool("conformance-approval", "OpenWOP conformance fixture: an approval gate (accept completes, reject takes the decline path).",
-			ConformanceApproval, Suspends(), Fixture()),
-		NewTool("conformance-approval-approvers", "OpenWOP conformance fixture: an approval gate only "+ListedApprover+" may resolve.",
-			ConformanceApprovalApprovers, Suspends(), Fixture()),
-		NewTool("conformance-failure", "OpenWOP conformance fixture: fails with code conformance_test_failure.",
-			ConformanceFailure, Fixture()),
-		NewTool("conformance-delay", "OpenWOP conformance fixture: waits delayMs milliseconds, then completes.",
-			ConformanceDelay, WithRange("delayMs", 0, 30000), Fixture()),
-		NewTool("conformance-cancellable", "OpenWOP conformance fixture: waits delayMs milliseconds (default 30000) and can be cancelled.",
-			ConformanceCancellable, WithRange("delayMs", 1, 60000), WithDefault("delayMs", 30000), Fixture()),
+		workflows.NewTool("conformance-approval", "OpenWOP conformance fixture: an approval gate (accept completes, reject takes the decline path).",
+			ConformanceApproval, workflows.Suspends(), workflows.Fixture()),
+		workflows.NewTool("conformance-approval-approvers", "OpenWOP conformance fixture: an approval gate only "+ListedApprover+" may resolve.",
+			ConformanceApprovalApprovers, workflows.Suspends(), workflows.Fixture()),
+		workflows.NewTool("conformance-failure", "OpenWOP conformance fixture: fails with code conformance_test_failure.",
+			ConformanceFailure, workflows.Fixture()),
+		workflows.NewTool("conformance-delay", "OpenWOP conformance fixture: waits delayMs milliseconds, then completes.",
+			ConformanceDelay, workflows.WithRange("delayMs", 0, 30000), workflows.Fixture()),
+		workflows.NewTool("conformance-cancellable", "OpenWOP conformance fixture: waits delayMs milliseconds (default 30000) and can be cancelled.",
+			ConformanceCancellable, workflows.WithRange("delayMs", 1, 60000), workflows.WithDefault("delayMs", 30000), workflows.Fixture()),
 	}
 }
 
@@ -93,7 +94,7 @@ func FailingJob(ctx workflow.Context, _ NoInput) (string, error) {
 	if err := workflow.Sleep(ctx, time.Second); err != nil {
 		return "", err
 	}
-	return "", Fail("job_failed", "failing_job failed on purpose")
+	return "", workflows.Fail("job_failed", "failing_job failed on purpose")
 }
 
 // ProtocolErrorJob ends with a JSON-RPC internal error after one second.
@@ -101,7 +102,7 @@ func ProtocolErrorJob(ctx workflow.Context, _ NoInput) (string, error) {
 	if err := workflow.Sleep(ctx, time.Second); err != nil {
 		return "", err
 	}
-	return "", ProtocolError(-32603, "protocol_error_job raised a JSON-RPC error on purpose")
+	return "", workflows.ProtocolError(-32603, "protocol_error_job raised a JSON-RPC error on purpose")
 }
 
 // ConfirmDeleteInput is the input of confirm_delete.
@@ -116,12 +117,12 @@ type Confirmation struct {
 
 // ConfirmDelete asks one question and completes once it is answered.
 func ConfirmDelete(ctx workflow.Context, in ConfirmDeleteInput) (string, error) {
-	c, err := AskAs[Confirmation](ctx, InputRequest{
+	c, err := workflows.AskAs[Confirmation](ctx, workflows.InputRequest{
 		Key:   "confirm",
 		Title: fmt.Sprintf("Delete %s?", in.Filename),
 	})
 	switch {
-	case errors.Is(err, ErrDeclined):
+	case errors.Is(err, workflows.ErrDeclined):
 		return fmt.Sprintf("Kept %s: the deletion was declined.", in.Filename), nil
 	case err != nil:
 		return "", err
@@ -133,10 +134,10 @@ func ConfirmDelete(ctx workflow.Context, in ConfirmDeleteInput) (string, error) 
 
 // MultiInput asks two questions at once.
 func MultiInput(ctx workflow.Context, _ NoInput) (string, error) {
-	answers, err := AskInputs(ctx,
-		InputRequest{Key: "name", Title: "What is your name?",
+	answers, err := workflows.AskInputs(ctx,
+		workflows.InputRequest{Key: "name", Title: "What is your name?",
 			Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`)},
-		InputRequest{Key: "color", Title: "What is your favourite colour?",
+		workflows.InputRequest{Key: "color", Title: "What is your favourite colour?",
 			Schema: json.RawMessage(`{"type":"object","properties":{"color":{"type":"string","description":"a colour"}},"required":["color"]}`)},
 	)
 	if err != nil {
@@ -149,7 +150,7 @@ func MultiInput(ctx workflow.Context, _ NoInput) (string, error) {
 
 // field returns the string property prop of an answer, or "(declined)" /
 // "(unknown)".
-func field(a Answer, prop string) string {
+func field(a workflows.Answer, prop string) string {
 	if a.Declined {
 		return "(declined)"
 	}
@@ -168,15 +169,15 @@ const PreRunUserName = "user_name"
 // GreetPreRun greets the user named in the pre-run input user_name. It waits a
 // second first, so that the run is a task when the mount answers.
 func GreetPreRun(ctx workflow.Context, _ NoInput) (string, error) {
-	raw, ok := PreRunInput(ctx, PreRunUserName)
+	raw, ok := workflows.PreRunInput(ctx, PreRunUserName)
 	if !ok {
-		return "", Fail("missing_input", "the pre-run input user_name was not answered")
+		return "", workflows.Fail("missing_input", "the pre-run input user_name was not answered")
 	}
 	var who struct {
 		Name string `json:"name"`
 	}
 	if err := json.Unmarshal(raw, &who); err != nil || who.Name == "" {
-		return "", Fail("invalid_input", "the pre-run input user_name has no name")
+		return "", workflows.Fail("invalid_input", "the pre-run input user_name has no name")
 	}
 	if err := workflow.Sleep(ctx, time.Second); err != nil {
 		return "", err
@@ -204,12 +205,12 @@ func ConformanceApprovalApprovers(ctx workflow.Context, _ NoInput) (ApprovalOutc
 }
 
 func approvalGate(ctx workflow.Context, approvers []string) (ApprovalOutcome, error) {
-	d, err := Approve(ctx, ApprovalRequest{
+	d, err := workflows.Approve(ctx, workflows.ApprovalRequest{
 		Key:         "gate",
 		NodeID:      "gate",
 		Title:       "Approve the conformance run?",
 		Description: "Accept to complete the run, reject to take the decline path.",
-		Actions:     []string{ApprovalAccept, ApprovalReject},
+		Actions:     []string{workflows.ApprovalAccept, workflows.ApprovalReject},
 		Approvers:   approvers,
 	})
 	if err != nil {
@@ -220,7 +221,7 @@ func approvalGate(ctx workflow.Context, approvers []string) (ApprovalOutcome, er
 
 // ConformanceFailure fails at node "fail" with code conformance_test_failure.
 func ConformanceFailure(_ workflow.Context, _ NoInput) (string, error) {
-	return "", FailAt("fail", "conformance_test_failure", "Intentional conformance failure")
+	return "", workflows.FailAt("fail", "conformance_test_failure", "Intentional conformance failure")
 }
 
 // DelayMsInput is the input of conformance-delay.
@@ -236,7 +237,7 @@ type DelayedOutput struct {
 // ConformanceDelay waits on a workflow timer (node "delay"); the run reads
 // running meanwhile.
 func ConformanceDelay(ctx workflow.Context, in DelayMsInput) (DelayedOutput, error) {
-	_, err := Step(ctx, "delay", func(ctx workflow.Context) (struct{}, error) {
+	_, err := workflows.Step(ctx, "delay", func(ctx workflow.Context) (struct{}, error) {
 		return struct{}{}, workflow.Sleep(ctx, time.Duration(in.DelayMs)*time.Millisecond)
 	})
 	return DelayedOutput{DelayedMs: in.DelayMs}, err

@@ -16,12 +16,12 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/auth"
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/runid"
-	"github.com/openwop/temporal-mcp/internal/runs"
 	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
-	"github.com/openwop/temporal-mcp/workflows"
 )
 
 // These tests serve the REST API over the real run service, on the embedded
@@ -53,7 +53,7 @@ func newIntegration(t *testing.T) *itest {
 	tq := testenv.UniqueTaskQueue(t)
 	logger := zaptest.NewLogger(t)
 	acts := activities.New(logger, activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := workflows.DefaultRegistry(acts, true)
+	reg, err := exampletools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func newIntegration(t *testing.T) *itest {
 	keys, err := auth.New([]auth.Key{
 		{Key: keyA, Tenant: it.tenantA, Subject: "urn:test:alice"},
 		{Key: keyB, Tenant: it.tenantB, Subject: "urn:test:bob"},
-		{Key: keyApprover, Tenant: it.tenantA, Subject: workflows.ListedApprover},
+		{Key: keyApprover, Tenant: it.tenantA, Subject: exampletools.ListedApprover},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +348,7 @@ func TestIntegrationApprovers(t *testing.T) {
 	}
 	events := it.waitTerminal(keyA, id, 10*time.Second)
 	checkLog(t, id, events)
-	if res := payloadOf(t, events, signals.EventInterruptResolved); res["resolvedBy"].(map[string]any)["subjectId"] != workflows.ListedApprover {
+	if res := payloadOf(t, events, signals.EventInterruptResolved); res["resolvedBy"].(map[string]any)["subjectId"] != exampletools.ListedApprover {
 		t.Fatalf("interrupt.resolved %v", res)
 	}
 	if st := it.get(keyA, id).body["status"]; st != "completed" {

@@ -24,7 +24,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -1,4 +1,8 @@
-package workflows
+// Package exampletools holds the tools the stock commands serve: the
+// examples publish_report and delay, and the conformance fixtures (served
+// only with OPENWOP_FIXTURES=on). They are written with the author library,
+// package workflows, exactly as a user writes a tool in their own module.
+package exampletools
 
 import (
 	"fmt"
@@ -7,32 +11,33 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/workflows"
 )
 
 // DefaultRegistry returns the registry of the example tools and, when
 // fixtures is set, the conformance fixtures, with acts as their activities.
 // The server and the worker build the same registry with it.
-func DefaultRegistry(acts *activities.Activities, fixtures bool) (*Registry, error) {
+func DefaultRegistry(acts *activities.Activities, fixtures bool) (*workflows.Registry, error) {
 	tools := ExampleTools()
 	if fixtures {
 		tools = append(tools, FixtureTools()...)
 	}
 	if acts == nil {
 		// A registry used only for its specs (tools/list) needs no activities.
-		return NewRegistry(tools)
+		return workflows.NewRegistry(tools)
 	}
-	return NewRegistry(tools, acts)
+	return workflows.NewRegistry(tools, acts)
 }
 
 // ExampleTools returns the tools a user sees: publish_report and delay.
-func ExampleTools() []Tool {
-	return []Tool{
-		NewTool("publish_report",
+func ExampleTools() []workflows.Tool {
+	return []workflows.Tool{
+		workflows.NewTool("publish_report",
 			"Generate a report on a topic, ask a human to approve it, and publish it once approved.",
-			PublishReport, Suspends()),
-		NewTool("delay",
+			PublishReport, workflows.Suspends()),
+		workflows.NewTool("delay",
 			"Wait for the given number of milliseconds (a long-running activity that can be cancelled).",
-			Delay, WithRange("delayMs", 0, 3_600_000)),
+			Delay, workflows.WithRange("delayMs", 0, 3_600_000)),
 	}
 }
 
@@ -72,9 +77,9 @@ func PublishReport(ctx workflow.Context, in PublishReportInput) (PublishReportOu
 		in.Sections = 3
 	}
 	if in.Sections < 1 || in.Sections > 10 {
-		return PublishReportOutput{}, Fail("invalid_sections", "sections must be between 1 and 10")
+		return PublishReportOutput{}, workflows.Fail("invalid_sections", "sections must be between 1 and 10")
 	}
-	rep, err := Step(ctx, "generate", func(ctx workflow.Context) (activities.Report, error) {
+	rep, err := workflows.Step(ctx, "generate", func(ctx workflow.Context) (activities.Report, error) {
 		var rep activities.Report
 		err := workflow.ExecuteActivity(ctx, acts.GenerateReport, activities.ReportRequest{
 			Title: in.Title, Topic: in.Topic, Sections: in.Sections,
@@ -85,8 +90,8 @@ func PublishReport(ctx workflow.Context, in PublishReportInput) (PublishReportOu
 		return PublishReportOutput{}, err
 	}
 	out := PublishReportOutput{ReportID: rep.ID, Summary: rep.Summary()}
-	d, err := Step(ctx, "review", func(ctx workflow.Context) (Decision, error) {
-		return Approve(ctx, ApprovalRequest{
+	d, err := workflows.Step(ctx, "review", func(ctx workflow.Context) (workflows.Decision, error) {
+		return workflows.Approve(ctx, workflows.ApprovalRequest{
 			Key:         "review",
 			Title:       fmt.Sprintf("Publish the report %q?", rep.Title),
 			Description: rep.Summary(),
@@ -101,7 +106,7 @@ func PublishReport(ctx workflow.Context, in PublishReportInput) (PublishReportOu
 		return out, nil
 	}
 	out.ApprovedBy = d.By.SubjectID
-	pub, err := Step(ctx, "publish", func(ctx workflow.Context) (activities.Publication, error) {
+	pub, err := workflows.Step(ctx, "publish", func(ctx workflow.Context) (activities.Publication, error) {
 		var pub activities.Publication
 		err := workflow.ExecuteActivity(ctx, acts.PublishReport, rep).Get(ctx, &pub)
 		return pub, err
@@ -133,7 +138,7 @@ func Delay(ctx workflow.Context, in DelayInput) (DelayOutput, error) {
 // sleep runs the Sleep activity as node nodeID.
 func sleep(ctx workflow.Context, nodeID string, ms int64) (int64, error) {
 	var acts *activities.Activities // names the activity; the receiver is never used
-	return Step(ctx, nodeID, func(ctx workflow.Context) (int64, error) {
+	return workflows.Step(ctx, nodeID, func(ctx workflow.Context) (int64, error) {
 		var res activities.SleepResult
 		// The activity may take the whole delay; bound it with some slack.
 		opts := workflow.GetActivityOptions(ctx)
@@ -145,4 +150,4 @@ func sleep(ctx workflow.Context, nodeID string, ms int64) (int64, error) {
 }
 
 // compile-time check: publish_report has its own result text.
-var _ ResultTexter = PublishReportOutput{}
+var _ workflows.ResultTexter = PublishReportOutput{}

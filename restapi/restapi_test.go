@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/internal/runid"
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -12,17 +12,17 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
-	"github.com/openwop/temporal-mcp/workflows"
 )
 
 var (
 	alice   = signals.Subject{Issuer: "test", SubjectID: "urn:test:alice", Tenant: "acme"}
 	bob     = signals.Subject{Issuer: "test", SubjectID: "urn:test:bob", Tenant: "acme"}
 	mallory = signals.Subject{Issuer: "test", SubjectID: "urn:test:mallory", Tenant: "evil"}
-	listed  = signals.Subject{Issuer: "test", SubjectID: workflows.ListedApprover, Tenant: "acme"}
+	listed  = signals.Subject{Issuer: "test", SubjectID: exampletools.ListedApprover, Tenant: "acme"}
 )
 
 // setup starts a worker with every tool on a fresh task queue and returns a
@@ -31,7 +31,7 @@ func setup(t testing.TB) (*runs.Service, client.Client) {
 	t.Helper()
 	env := testenv.Temporal(t)
 	tq := testenv.UniqueTaskQueue(t)
-	reg, err := workflows.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
+	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
 	if err != nil {
 		t.Fatal(err)
 	}

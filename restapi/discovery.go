@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/runs"
 )
 
 // Discovery constants.

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/runid"
-	"github.com/openwop/temporal-mcp/internal/runs"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
