@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
@@ -33,7 +34,7 @@ const (
 // blockingCall is one task-less tools/call (or MRTR retry) that owns its
 // run until its response is delivered.
 type blockingCall struct {
-	tool   *tool
+	tool   *catalog.Tool
 	caller signals.Subject
 	claim  *ownership.Claim
 	caps   clientCaps
@@ -135,7 +136,7 @@ func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snap
 	}
 	sort.Strings(keys)
 	state, err := m.states.Seal(requeststate.State{
-		Principal: principal(c.caller), Tool: c.tool.spec.Name, ArgsDigest: c.digest,
+		Principal: principal(c.caller), Tool: c.tool.Name(), ArgsDigest: c.digest,
 		RunID: c.runID, Keys: keys, Round: c.round + 1,
 	})
 	if err != nil {
@@ -165,7 +166,7 @@ func (m *Mount) stillRunning(c *blockingCall) mcp.Result {
 // ownership of the run again and waits as the first call did.
 func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, responses mcp.InputResponseMap) (mcp.Result, error) {
 	st, err := m.states.Open(token, requeststate.Binding{
-		Principal: principal(c.caller), Tool: c.tool.spec.Name, ArgsDigest: c.digest,
+		Principal: principal(c.caller), Tool: c.tool.Name(), ArgsDigest: c.digest,
 	})
 	if err != nil {
 		return nil, errInvalidParams("invalid requestState: " + err.Error())

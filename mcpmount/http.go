@@ -104,7 +104,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method Not Allowed: the MCP endpoint takes POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	caller, err := m.keys.Authenticate(r)
+	caller, err := m.authenticate(r)
 	if err != nil {
 		auth.Challenge(w)
 		writeRPCError(w, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})

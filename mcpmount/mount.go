@@ -15,19 +15,17 @@ package mcpmount
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
@@ -57,11 +55,13 @@ type Runs interface {
 type Options struct {
 	// Runs starts and operates runs. Required.
 	Runs Runs
-	// Tools is the tool catalog (workflows.Registry.Specs()).
-	Tools []signals.ToolSpec
-	// Keys authenticates callers. Nil (or no keys) is development mode:
-	// every caller is auth.Anonymous().
-	Keys *auth.Keys
+	// Catalog is where tools come from: catalog.Live for the tools live
+	// workers published, catalog.Static for a fixed list. Required.
+	Catalog catalog.Source
+	// Authenticate resolves the caller of each request from its
+	// credentials, e.g. (*auth.Keys).Authenticate. Nil is development
+	// mode: every caller is auth.Anonymous().
+	Authenticate auth.Authenticator
 	// Logger receives operational logs; nil means no logging.
 	Logger *zap.Logger
 	// Name and Version identify the server (serverInfo). Defaults:
@@ -79,7 +79,9 @@ type Options struct {
 	AllowedHosts []string
 	// PollInterval is the pollIntervalMs suggested on tasks. Default 500 ms.
 	PollInterval time.Duration
-	// CacheTTL is the ttlMs of server/discover and tools/list. Default 60 s.
+	// CacheTTL is the ttlMs of server/discover and tools/list. Default
+	// DefaultCacheTTL, short so that clients see a tool a new worker
+	// published within seconds.
 	CacheTTL time.Duration
 	// MaxBodyBytes bounds a request body. Default 4 MiB.
 	MaxBodyBytes int64
@@ -106,6 +108,7 @@ type Options struct {
 
 // Defaults of Options.
 const (
+	DefaultCacheTTL        = 5 * time.Second
 	DefaultMRTRMaxRounds   = 8
 	DefaultMRTRStateTTL    = 15 * time.Minute
 	DefaultMaxBlockingWait = 5 * time.Minute
@@ -115,10 +118,9 @@ const (
 // Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
 type Mount struct {
 	runs           Runs
-	keys           *auth.Keys
+	authenticate   auth.Authenticator
 	log            *zap.Logger
-	tools          map[string]*tool
-	order          []string
+	catalog        catalog.Source
 	proj           projector
 	cacheTTLMs     int64
 	maxBody        int64
@@ -137,20 +139,17 @@ type Mount struct {
 	afterStart func(runID string)
 }
 
-// tool is a catalog entry with its compiled schemas.
-type tool struct {
-	spec   signals.ToolSpec
-	schema json.RawMessage
-	args   *jsonschema.Resolved
-	// inputs holds the compiled schema of each pre-run input, by key.
-	inputs map[string]*jsonschema.Resolved
-}
-
 // New builds the mount. It fails on a catalog it cannot serve: a duplicate
 // tool name or a schema that does not compile.
 func New(opts Options) (*Mount, error) {
 	if opts.Runs == nil {
 		return nil, errors.New("mcpmount: Options.Runs is required")
+	}
+	if opts.Catalog == nil {
+		return nil, errors.New("mcpmount: Options.Catalog is required")
+	}
+	if opts.Authenticate == nil {
+		opts.Authenticate = auth.AnonymousAuthenticator
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
@@ -168,19 +167,19 @@ func New(opts Options) (*Mount, error) {
 		return nil, errors.New("mcpmount: Options.CacheTTL must not be negative")
 	}
 	if opts.CacheTTL == 0 {
-		opts.CacheTTL = time.Minute
+		opts.CacheTTL = DefaultCacheTTL
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
 	}
 	m := &Mount{
-		runs:       opts.Runs,
-		keys:       opts.Keys,
-		log:        opts.Logger,
-		tools:      make(map[string]*tool, len(opts.Tools)),
-		proj:       projector{pollIntervalMs: opts.PollInterval.Milliseconds()},
-		cacheTTLMs: opts.CacheTTL.Milliseconds(),
-		maxBody:    opts.MaxBodyBytes,
+		runs:         opts.Runs,
+		authenticate: opts.Authenticate,
+		log:          opts.Logger,
+		catalog:      opts.Catalog,
+		proj:         projector{pollIntervalMs: opts.PollInterval.Milliseconds()},
+		cacheTTLMs:   opts.CacheTTL.Milliseconds(),
+		maxBody:      opts.MaxBodyBytes,
 	}
 	if opts.MRTRMaxRounds == 0 {
 		opts.MRTRMaxRounds = DefaultMRTRMaxRounds
@@ -225,19 +224,6 @@ func New(opts Options) (*Mount, error) {
 	for _, h := range opts.AllowedHosts {
 		m.allowedHosts = append(m.allowedHosts, strings.ToLower(h))
 	}
-	for _, spec := range opts.Tools {
-		t, err := compileTool(spec)
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := m.tools[spec.Name]; dup {
-			return nil, fmt.Errorf("mcpmount: duplicate tool %q", spec.Name)
-		}
-		m.tools[spec.Name] = t
-		m.order = append(m.order, spec.Name)
-	}
-	slices.Sort(m.order)
-
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	caps.AddExtension(ExtensionTasks, map[string]any{})
 	server := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
@@ -271,44 +257,6 @@ func New(opts Options) (*Mount, error) {
 		DisableLocalhostProtection: true,
 	})
 	return m, nil
-}
-
-func compileTool(spec signals.ToolSpec) (*tool, error) {
-	if spec.Name == "" {
-		return nil, errors.New("mcpmount: a tool has no name")
-	}
-	t := &tool{spec: spec, schema: spec.InputSchema}
-	if len(t.schema) == 0 {
-		t.schema = json.RawMessage(`{"type":"object"}`)
-	}
-	var err error
-	if t.args, err = compileSchema(t.schema); err != nil {
-		return nil, fmt.Errorf("mcpmount: tool %q input schema: %w", spec.Name, err)
-	}
-	for _, in := range spec.PreRunInputs {
-		if in.Key == "" {
-			return nil, fmt.Errorf("mcpmount: tool %q has a pre-run input without a key", spec.Name)
-		}
-		if t.inputs == nil {
-			t.inputs = make(map[string]*jsonschema.Resolved)
-		}
-		schema := in.Schema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object"}`)
-		}
-		if t.inputs[in.Key], err = compileSchema(schema); err != nil {
-			return nil, fmt.Errorf("mcpmount: tool %q pre-run input %q schema: %w", spec.Name, in.Key, err)
-		}
-	}
-	return t, nil
-}
-
-func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, err
-	}
-	return s.Resolve(nil)
 }
 
 // middleware answers tools/list and tools/call from the catalog and hides
@@ -362,13 +310,18 @@ func (m *Mount) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		meta = p.Meta
 	}
+	tools, err := m.catalog.Tools(ctx)
+	if err != nil {
+		m.log.Error("read the tool catalog", zap.Error(err))
+		return nil, errInternal()
+	}
 	res := &listToolsResult{Tools: []toolDescriptor{}}
-	for _, name := range m.order {
-		t := m.tools[name]
-		if !t.spec.VisibleTo(caller.Tenant) {
+	for _, t := range tools {
+		spec := t.Spec()
+		if !spec.VisibleTo(caller.Tenant) {
 			continue
 		}
-		res.Tools = append(res.Tools, toolDescriptor{Name: name, Description: t.spec.Description, InputSchema: t.schema})
+		res.Tools = append(res.Tools, toolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema()})
 	}
 	if modernMeta(meta) {
 		ttl := m.cacheTTLMs

@@ -1,15 +1,16 @@
 package mcpmount
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
@@ -25,21 +26,35 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *o
 	if err != nil {
 		return nil, err
 	}
-	t, ok := m.tools[p.Name]
-	if !ok || !t.spec.VisibleTo(caller.Tenant) {
+	t, err := m.catalog.Lookup(ctx, p.Name)
+	var unav *catalog.UnavailableError
+	switch {
+	case errors.As(err, &unav):
+		if !unav.Visible(caller.Tenant) {
+			return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", p.Name))
+		}
+		return nil, errInvalidParams(unav.Error())
+	case errors.Is(err, catalog.ErrUnknownTool):
+		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", p.Name))
+	case err != nil:
+		m.log.Error("read the tool catalog", zap.Error(err))
+		return nil, errInternal()
+	}
+	spec := t.Spec()
+	if !spec.VisibleTo(caller.Tenant) {
 		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", p.Name))
 	}
-	args, err := t.validateArguments(p.Arguments)
+	args, err := t.ValidateArguments(p.Arguments)
 	if err != nil {
-		return nil, err
+		return nil, errInvalidParams(err.Error())
 	}
 	caps := capsFromMeta(p.Meta)
 	modern := modernMeta(p.Meta)
-	if t.spec.TaskSupport == signals.TaskRequired && !caps.tasks() {
+	if spec.TaskSupport == signals.TaskRequired && !caps.tasks() {
 		return nil, errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", p.Name))
 	}
-	tasked := caps.tasks() && t.spec.TaskSupport != signals.TaskForbidden
-	if !tasked && t.spec.CanSuspend && !caps.elicitationForm() {
+	tasked := caps.tasks() && spec.TaskSupport != signals.TaskForbidden
+	if !tasked && spec.CanSuspend && !caps.elicitationForm() {
 		// A blocking call could not carry the run's questions back.
 		return nil, errMissingCapability(
 			fmt.Sprintf("tool %q may ask for input while it runs, which a call without a task requires the client capability elicitation for", p.Name),
@@ -59,14 +74,14 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *o
 	}
 
 	snap, err := m.runs.Start(ctx, runs.StartRequest{
-		Tool:         t.spec.Name,
+		Tool:         spec,
 		Arguments:    args,
 		Caller:       caller,
 		Transport:    signals.TransportMCP,
 		PreRunInputs: inputs,
 	})
 	if err != nil {
-		m.log.Error("start run", zap.String("tool", t.spec.Name), zap.Error(err))
+		m.log.Error("start run", zap.String("tool", spec.Name), zap.Error(err))
 		return nil, errInternal()
 	}
 	// From here until its whole response is sent, this request owns the
@@ -100,37 +115,18 @@ func completeResult(r *toolResult, modern bool) *toolResult {
 	return r
 }
 
-// validateArguments checks the arguments against the tool's input schema
-// and returns them as a JSON object.
-func (t *tool) validateArguments(raw json.RawMessage) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = json.RawMessage("{}")
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, errInvalidParams(fmt.Sprintf("tool %q: arguments are not valid JSON: %v", t.spec.Name, err))
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, errInvalidParams(fmt.Sprintf("tool %q: arguments must be a JSON object", t.spec.Name))
-	}
-	if err := t.args.Validate(v); err != nil {
-		return nil, errInvalidParams(fmt.Sprintf("tool %q: invalid arguments: %v", t.spec.Name, err))
-	}
-	return raw, nil
-}
-
 // preRunInputs handles a tool's pre-run input requests (MRTR before any run
 // exists). It returns the answers to start the run with, or an early result
 // (InputRequiredResult for missing answers, an error result for a declined
 // request) when no run must start.
-func (m *Mount) preRunInputs(t *tool, p *mcp.CallToolParamsRaw, caps clientCaps, modern bool) (map[string]json.RawMessage, mcp.Result, error) {
-	if len(t.spec.PreRunInputs) == 0 {
+func (m *Mount) preRunInputs(t *catalog.Tool, p *mcp.CallToolParamsRaw, caps clientCaps, modern bool) (map[string]json.RawMessage, mcp.Result, error) {
+	spec := t.Spec()
+	if len(spec.PreRunInputs) == 0 {
 		return nil, nil, nil
 	}
-	answers := make(map[string]json.RawMessage, len(t.spec.PreRunInputs))
+	answers := make(map[string]json.RawMessage, len(spec.PreRunInputs))
 	missing := map[string]inputRequest{}
-	for _, in := range t.spec.PreRunInputs {
+	for _, in := range spec.PreRunInputs {
 		resp, ok := p.InputResponses[in.Key].(*mcp.ElicitResult)
 		if !ok {
 			schema := in.Schema
@@ -157,10 +153,8 @@ func (m *Mount) preRunInputs(t *tool, p *mcp.CallToolParamsRaw, caps clientCaps,
 		if err != nil || resp.Content == nil {
 			answer = json.RawMessage("{}")
 		}
-		var v any
-		_ = json.Unmarshal(answer, &v)
-		if err := t.inputs[in.Key].Validate(v); err != nil {
-			return nil, nil, errInvalidParams(fmt.Sprintf("inputResponses[%q]: invalid content: %v", in.Key, err))
+		if answer, err = t.ValidateInput(in.Key, answer); err != nil {
+			return nil, nil, errInvalidParams(fmt.Sprintf("inputResponses[%q]: invalid content: %v", in.Key, errors.Unwrap(err)))
 		}
 		answers[in.Key] = answer
 	}
@@ -174,7 +168,7 @@ func (m *Mount) preRunInputs(t *tool, p *mcp.CallToolParamsRaw, caps clientCaps,
 		}
 		sort.Strings(keys)
 		return nil, nil, errMissingCapability(
-			fmt.Sprintf("tool %q asks for input %v before it runs, which requires the client capability elicitation", t.spec.Name, keys),
+			fmt.Sprintf("tool %q asks for input %v before it runs, which requires the client capability elicitation", spec.Name, keys),
 			map[string]any{"elicitation": map[string]any{}})
 	}
 	return nil, &inputRequiredResult{ResultType: resultInputRequired, InputRequests: missing}, nil

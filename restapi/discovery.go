@@ -1,9 +1,13 @@
 package restapi
 
 import (
+	"context"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/runs"
 )
@@ -87,12 +91,13 @@ type endpoints struct {
 func (h *handler) discovery(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", VersionHeader)
 	base := h.externalBase(r)
+	fixtures := h.fixtures(r.Context())
 	v := strings.TrimSpace(r.Header.Get(VersionHeader))
 	if v != "2" && !strings.HasPrefix(v, "2.") {
 		writeJSON(w, http.StatusOK, discoveryPlain{
 			Name:              "temporal-mcp",
 			SupportedVersions: []string{OpenWOPVersion},
-			Fixtures:          h.fixtures,
+			Fixtures:          fixtures,
 			Endpoints:         endpoints{Runs: base + "/runs", MCP: base + h.mcpPath},
 		})
 		return
@@ -101,7 +106,7 @@ func (h *handler) discovery(w http.ResponseWriter, r *http.Request) {
 	supported := familyRecord{Status: "supported", Since: OpenWOPVersion}
 	writeJSON(w, http.StatusOK, discoveryV2{
 		OpenWOPVersion: OpenWOPVersion,
-		Fixtures:       h.fixtures,
+		Fixtures:       fixtures,
 		MCP: mcpFamily{
 			familyRecord:     supported,
 			Revisions:        []string{MCPRevision},
@@ -126,4 +131,22 @@ func (h *handler) discovery(w http.ResponseWriter, r *http.Request) {
 			RefKinds:     []string{"principal"},
 		},
 	})
+}
+
+// fixtures are the ids of the OpenWOP conformance fixtures the catalog
+// serves now.
+func (h *handler) fixtures(ctx context.Context) []string {
+	out := []string{}
+	tools, err := h.catalog.Tools(ctx)
+	if err != nil {
+		h.log.Warn("read the tool catalog for the discovery document", zap.Error(err))
+		return out
+	}
+	for _, t := range tools {
+		if spec := t.Spec(); spec.Fixture && strings.HasPrefix(spec.Name, "conformance-") {
+			out = append(out, spec.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -53,27 +53,37 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusBadRequest, "validation_error", "workflowId is required")
 		return
 	}
-	t, ok := h.tools[req.WorkflowID]
-	if !ok || !t.spec.VisibleTo(caller.Tenant) {
+	t, err := h.catalog.Lookup(r.Context(), req.WorkflowID)
+	var unav *catalog.UnavailableError
+	switch {
+	case errors.As(err, &unav) && unav.Visible(caller.Tenant):
+		writeError(w, http.StatusServiceUnavailable, "workflow_unavailable", unav.Error())
+		return
+	case errors.As(err, &unav), errors.Is(err, catalog.ErrUnknownTool):
+		writeError(w, http.StatusNotFound, "workflow_not_found", fmt.Sprintf("no workflow %q", req.WorkflowID))
+		return
+	case err != nil:
+		h.log.Error("read the tool catalog", zap.Error(err))
+		writeError(w, http.StatusInternalServerError, "internal_error", "the tool catalog could not be read")
+		return
+	}
+	spec := t.Spec()
+	if !spec.VisibleTo(caller.Tenant) {
 		writeError(w, http.StatusNotFound, "workflow_not_found", fmt.Sprintf("no workflow %q", req.WorkflowID))
 		return
 	}
-	if t.schemaErr != nil {
-		writeError(w, http.StatusInternalServerError, "internal_error", "the workflow's input schema is unusable")
-		return
-	}
-	args, err := validateObject(t.input, req.Inputs)
+	args, err := t.ValidateArguments(req.Inputs)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "validation_error", "inputs: "+err.Error())
+		writeError(w, http.StatusBadRequest, "validation_error", "inputs: "+problem(err))
 		return
 	}
-	preRun, err := t.validatePreRun(req.PreRunInputs)
+	preRun, err := validatePreRun(t, req.PreRunInputs)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "validation_error", err.Error())
 		return
 	}
 	snap, err := h.runs.Start(r.Context(), runs.StartRequest{
-		Tool:         t.spec.Name,
+		Tool:         spec,
 		Arguments:    args,
 		Caller:       caller,
 		Transport:    signals.TransportREST,
@@ -93,47 +103,50 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 	})
 }
 
-// validateObject checks that raw is a JSON object (absent or null means
-// {}) valid against rs, and returns it.
-func validateObject(rs *jsonschema.Resolved, raw json.RawMessage) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage(`{}`)
+// problem is what an arguments error says is wrong, without the tool name.
+func problem(err error) string {
+	var ae *catalog.ArgumentsError
+	if !errors.As(err, &ae) {
+		return err.Error()
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if ae.Err != nil {
+		return ae.Err.Error()
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, fmt.Errorf("must be a JSON object")
-	}
-	if err := rs.Validate(v); err != nil {
-		return nil, err
-	}
-	return raw, nil
+	return ae.Problem
 }
 
 // validatePreRun checks the answers to a tool's pre-run input requests:
 // every request must be answered, each answer valid against its schema, and
 // no unknown key given.
-func (t *tool) validatePreRun(answers map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+func validatePreRun(t *catalog.Tool, answers map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	spec := t.Spec()
+	asked := map[string]bool{}
+	for _, in := range spec.PreRunInputs {
+		asked[in.Key] = true
+	}
 	for key := range answers {
-		if _, ok := t.preRun[key]; !ok {
-			return nil, fmt.Errorf("preRunInputs: workflow %q asks no input %q", t.spec.Name, key)
+		if !asked[key] {
+			return nil, fmt.Errorf("preRunInputs: workflow %q asks no input %q", spec.Name, key)
 		}
 	}
-	if len(t.spec.PreRunInputs) == 0 {
+	if len(spec.PreRunInputs) == 0 {
 		return nil, nil
 	}
-	out := make(map[string]json.RawMessage, len(t.spec.PreRunInputs))
-	for _, in := range t.spec.PreRunInputs {
+	out := make(map[string]json.RawMessage, len(spec.PreRunInputs))
+	for _, in := range spec.PreRunInputs {
 		a, ok := answers[in.Key]
 		if !ok {
 			return nil, fmt.Errorf("preRunInputs: %q is required (%s)", in.Key, in.Message)
 		}
-		valid, err := validateObject(t.preRun[in.Key], a)
+		var v any
+		if json.Unmarshal(a, &v) == nil {
+			if _, obj := v.(map[string]any); !obj && v != nil {
+				return nil, fmt.Errorf("preRunInputs[%q]: must be a JSON object", in.Key)
+			}
+		}
+		valid, err := t.ValidateInput(in.Key, a)
 		if err != nil {
-			return nil, fmt.Errorf("preRunInputs[%q]: %w", in.Key, err)
+			return nil, fmt.Errorf("preRunInputs[%q]: %s", in.Key, problem(err))
 		}
 		out[in.Key] = valid
 	}
@@ -478,11 +491,18 @@ func resolutionOf(i signals.Interrupt, value json.RawMessage) (signals.Resolutio
 		return res, nil
 	}
 	if len(i.Schema) > 0 {
-		rs, err := resolveSchema(i.Schema)
+		rs, err := catalog.CompileSchema(i.Schema)
 		if err != nil {
 			return res, fmt.Errorf("the interrupt's schema is unusable: %w", err)
 		}
-		if _, err := validateObject(rs, value); err != nil {
+		var v any
+		if err := json.Unmarshal(value, &v); err != nil {
+			return res, fmt.Errorf("invalid JSON: %w", err)
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return res, errors.New("must be a JSON object")
+		}
+		if err := rs.Validate(v); err != nil {
 			return res, err
 		}
 	}

@@ -14,16 +14,16 @@ package restapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -39,18 +39,10 @@ type Runs interface {
 	List(ctx context.Context, caller signals.Subject, req runs.ListRequest) (runs.ListPage, error)
 }
 
-// Authenticator resolves the caller of a request from its credentials
-// (normally the Authorization: Bearer header), e.g. (*auth.Keys).Authenticate.
-// Any error answers 401 unauthenticated; its text is shown to the caller, so
-// it must not contain the credential.
-type Authenticator func(r *http.Request) (signals.Subject, error)
-
 // Defaults of Options.
 const (
 	// DefaultMCPPath is where the MCP mount is served.
 	DefaultMCPPath = "/mcp"
-	// DefaultMRTRMaxRounds is the advertised mcp.mrtr.maxRounds.
-	DefaultMRTRMaxRounds = 8
 	// MaxPollTimeout is the longest long-poll events/poll accepts.
 	MaxPollTimeout = 60 * time.Second
 	// maxBodyBytes caps request bodies.
@@ -62,11 +54,11 @@ type Options struct {
 	// Runs performs the run operations. Required.
 	Runs Runs
 	// Authenticate resolves the caller of every runs request. Required.
-	Authenticate Authenticator
-	// Tools is the tool catalog. POST /runs starts only these tools, and
-	// the fixtures of the discovery document are the ones with Fixture set
-	// whose names start with "conformance-".
-	Tools []signals.ToolSpec
+	Authenticate auth.Authenticator
+	// Catalog is where tools come from. POST /runs starts only its tools,
+	// and the fixtures of the discovery document are the ones with Fixture
+	// set whose names start with "conformance-". Required.
+	Catalog catalog.Source
 	// BaseURL, when set, is the absolute external URL of the server (e.g.
 	// "https://wop.example.com"); it is used to build absolute URLs in
 	// responses. When empty they are built from the request.
@@ -85,28 +77,14 @@ type Options struct {
 // handler serves the REST API.
 type handler struct {
 	runs     Runs
-	auth     Authenticator
+	auth     auth.Authenticator
 	log      *zap.Logger
 	baseURL  string
 	mcpPath  string
 	maxRound int
 	// refreshedAt is when the discovery document was built.
 	refreshedAt time.Time
-	// tools maps a tool name to its spec and resolved input schema.
-	tools map[string]*tool
-	// fixtures are the ids of the OpenWOP conformance fixtures served.
-	fixtures []string
-}
-
-// tool is one startable tool.
-type tool struct {
-	spec signals.ToolSpec
-	// input validates the arguments; nil if the schema could not be
-	// resolved (schemaErr says why).
-	input     *jsonschema.Resolved
-	schemaErr error
-	// preRun validates each pre-run input, by key.
-	preRun map[string]*jsonschema.Resolved
+	catalog     catalog.Source
 }
 
 // New returns the handler serving the discovery document and the REST runs
@@ -121,7 +99,7 @@ func New(opts Options) http.Handler {
 		baseURL:  strings.TrimRight(opts.BaseURL, "/"),
 		mcpPath:  opts.MCPPath,
 		maxRound: opts.MRTRMaxRounds,
-		tools:    make(map[string]*tool, len(opts.Tools)),
+		catalog:  opts.Catalog,
 	}
 	if h.log == nil {
 		h.log = zap.NewNop()
@@ -130,28 +108,13 @@ func New(opts Options) http.Handler {
 		h.mcpPath = DefaultMCPPath
 	}
 	if h.maxRound <= 0 {
-		h.maxRound = DefaultMRTRMaxRounds
+		h.maxRound = mcpmount.DefaultMRTRMaxRounds
 	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
 	h.refreshedAt = now().UTC().Truncate(time.Second)
-	for _, spec := range opts.Tools {
-		t := newTool(spec)
-		if t.schemaErr != nil {
-			h.log.Error("tool input schema is unusable; POST /runs will refuse it",
-				zap.String("tool", spec.Name), zap.Error(t.schemaErr))
-		}
-		h.tools[spec.Name] = t
-		if spec.Fixture && strings.HasPrefix(spec.Name, "conformance-") {
-			h.fixtures = append(h.fixtures, spec.Name)
-		}
-	}
-	sort.Strings(h.fixtures)
-	if h.fixtures == nil {
-		h.fixtures = []string{}
-	}
 
 	mux := http.NewServeMux()
 	routes := []struct {
@@ -188,41 +151,6 @@ func New(opts Options) http.Handler {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path)
 	})
 	return mux
-}
-
-// newTool resolves a tool's schemas.
-func newTool(spec signals.ToolSpec) *tool {
-	t := &tool{spec: spec, preRun: map[string]*jsonschema.Resolved{}}
-	t.input, t.schemaErr = resolveSchema(spec.InputSchema)
-	if t.schemaErr != nil {
-		t.schemaErr = fmt.Errorf("input schema: %w", t.schemaErr)
-		return t
-	}
-	for _, in := range spec.PreRunInputs {
-		rs, err := resolveSchema(in.Schema)
-		if err != nil {
-			t.schemaErr = fmt.Errorf("pre-run input %q schema: %w", in.Key, err)
-			return t
-		}
-		t.preRun[in.Key] = rs
-	}
-	return t
-}
-
-// resolveSchema parses and resolves a JSON Schema. An empty schema accepts
-// any object.
-func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if len(raw) == 0 || string(raw) == "null" {
-		s = jsonschema.Schema{Type: "object"}
-	} else if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("parse schema: %w", err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("resolve schema: %w", err)
-	}
-	return rs, nil
 }
 
 // authedHandler is a runs handler that knows its caller.

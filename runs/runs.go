@@ -41,8 +41,9 @@ var (
 
 // StartRequest asks Service.Start for a new run.
 type StartRequest struct {
-	// Tool is the tool name, which is the Temporal workflow type.
-	Tool string
+	// Tool is the tool to run (from the catalog): its name, task queue,
+	// workflow type and contract.
+	Tool signals.ToolSpec
 	// Arguments are the validated tool arguments (a JSON object).
 	Arguments json.RawMessage
 	// Caller starts the run and becomes its owner.
@@ -79,7 +80,8 @@ const (
 
 // Options configure a Service.
 type Options struct {
-	// TaskQueue is where tool workflows run.
+	// TaskQueue is where runs of a tool whose spec names no task queue
+	// start.
 	TaskQueue string
 	// Namespace is the Temporal namespace (for visibility queries).
 	Namespace string

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -25,12 +26,6 @@ import (
 
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/signals"
-)
-
-// Memo keys a run is started with.
-const (
-	memoOwner     = "owner"
-	memoTransport = "transport"
 )
 
 // Search attribute keys, typed for the SDK.
@@ -87,38 +82,69 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 		return signals.Snapshot{}, fmt.Errorf("start run: %w", err)
 	}
 	owner := signals.Owner{Tenant: req.Caller.Tenant, Subject: req.Caller}
+	tool := req.Tool
+	if tool.TaskQueue == "" {
+		tool.TaskQueue = s.opts.TaskQueue
+	}
+	if tool.Contract == "" {
+		tool.Contract = signals.ContractOpenWOP
+	}
 	args := req.Arguments
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	opts := client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                s.opts.TaskQueue,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo:                                     map[string]any{memoOwner: owner, memoTransport: req.Transport},
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			saTenant.ValueSet(req.Caller.Tenant),
-			saTool.ValueSet(req.Tool),
-			saTransport.ValueSet(req.Transport),
-			saStatus.ValueSet(string(signals.StatusPending)),
-		),
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
-	defer cancel()
-	run, err := s.client.ExecuteWorkflow(sctx, opts, req.Tool, signals.StartRequest{
+	var input any = signals.StartRequest{
+		Tool:         tool.Name,
 		Arguments:    args,
 		Owner:        owner,
 		Transport:    req.Transport,
 		PreRunInputs: req.PreRunInputs,
-	})
-	if err != nil {
-		return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", req.Tool, err)
 	}
-	s.log.Info("run started", zap.String("runId", id), zap.String("tool", req.Tool),
-		zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))
+	status := signals.StatusPending
+	if tool.Plain() {
+		// The arguments object itself; a workflow that does not follow the
+		// run contract never updates the status attribute.
+		var obj map[string]any
+		if err := json.Unmarshal(args, &obj); err != nil {
+			return signals.Snapshot{}, fmt.Errorf("start run of tool %q: arguments: %w", tool.Name, err)
+		}
+		input, status = obj, signals.StatusRunning
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                tool.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Memo: map[string]any{
+			signals.MemoOwner:     owner,
+			signals.MemoTransport: req.Transport,
+			signals.MemoContract:  tool.Contract,
+		},
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			saTenant.ValueSet(req.Caller.Tenant),
+			saTool.ValueSet(tool.Name),
+			saTransport.ValueSet(req.Transport),
+			saStatus.ValueSet(string(status)),
+		),
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+	defer cancel()
+	run, err := s.client.ExecuteWorkflow(sctx, opts, tool.Type(), input)
+	if err != nil {
+		return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, err)
+	}
+	s.log.Info("run started", zap.String("runId", id), zap.String("tool", tool.Name),
+		zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))
 
+	if tool.Plain() {
+		now := time.Now().UTC()
+		return signals.Snapshot{
+			RunID: id, WorkflowID: tool.Name, Status: signals.StatusRunning, Owner: owner,
+			Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
+			StatusMessage: signals.StatusRunning.Message(), LastSequence: -1,
+		}, nil
+	}
 	qctx, qcancel := context.WithTimeout(sctx, s.opts.StartQueryTimeout)
 	defer qcancel()
 	snap, err := s.query(qctx, id)
@@ -126,7 +152,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 		s.log.Warn("first getRun query of a new run failed; reporting it pending", zap.String("runId", id), zap.Error(err))
 		now := time.Now().UTC()
 		return signals.Snapshot{
-			RunID: id, WorkflowID: req.Tool, Status: signals.StatusPending, Owner: owner,
+			RunID: id, WorkflowID: tool.Name, Status: signals.StatusPending, Owner: owner,
 			Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
 			StatusMessage: signals.StatusPending.Message(), LastSequence: -1,
 		}, nil
@@ -159,17 +185,34 @@ func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string)
 // load returns the snapshot, the event log when the run is closed (nil
 // otherwise), and the history length seen by the describe call.
 func (s *Service) load(ctx context.Context, id, tenant string) (signals.Snapshot, []signals.Event, int64, error) {
+	snap, events, hlen, _, err := s.loadInfo(ctx, id, tenant)
+	return snap, events, hlen, err
+}
+
+// loadInfo is load that also reports whether the run's tool follows
+// signals.ContractPlain.
+func (s *Service) loadInfo(ctx context.Context, id, tenant string) (snap signals.Snapshot, events []signals.Event, hlen int64, plain bool, err error) {
 	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return signals.Snapshot{}, nil, 0, s.lookupErr(id, err)
+		return signals.Snapshot{}, nil, 0, false, s.lookupErr(id, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
+	plain = s.plain(info)
+	snap, events, hlen, err = s.fromDescribe(ctx, id, tenant, info)
+	return snap, events, hlen, plain, err
+}
+
+// fromDescribe reads the run a describe call found.
+func (s *Service) fromDescribe(ctx context.Context, id, tenant string, info *workflowpb.WorkflowExecutionInfo) (signals.Snapshot, []signals.Event, int64, error) {
 	if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != tenant {
 		// Not a run of this tenant (or not a run started by this service).
 		return signals.Snapshot{}, nil, 0, ErrNotFound
 	}
 	hlen := info.GetHistoryLength()
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		if s.plain(info) {
+			return s.fromInfo(info), nil, hlen, nil
+		}
 		snap, err := s.query(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -226,6 +269,16 @@ func (s *Service) keyword(sa *commonpb.SearchAttributes, name string) (string, b
 	return v, true
 }
 
+// plain reports whether the run's tool follows signals.ContractPlain.
+func (s *Service) plain(info *workflowpb.WorkflowExecutionInfo) bool {
+	p, ok := info.GetMemo().GetFields()[signals.MemoContract]
+	if !ok {
+		return false
+	}
+	var c signals.Contract
+	return s.dc.FromPayload(p, &c) == nil && c == signals.ContractPlain
+}
+
 // fromInfo builds a summary snapshot from visibility data alone.
 func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snapshot {
 	snap := signals.Snapshot{
@@ -240,10 +293,10 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	snap.WorkflowID, _ = s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
 	st, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrStatus)
 	snap.Status = signals.Status(st)
-	if p, ok := info.GetMemo().GetFields()[memoOwner]; ok {
+	if p, ok := info.GetMemo().GetFields()[signals.MemoOwner]; ok {
 		_ = s.dc.FromPayload(p, &snap.Owner)
 	}
-	if p, ok := info.GetMemo().GetFields()[memoTransport]; ok {
+	if p, ok := info.GetMemo().GetFields()[signals.MemoTransport]; ok {
 		_ = s.dc.FromPayload(p, &snap.Transport)
 	}
 	// Temporal's own status wins when it closed the run behind the
@@ -252,6 +305,9 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		if !snap.Status.Valid() || snap.Status.Terminal() {
 			snap.Status = signals.StatusPending
+		}
+		if s.plain(info) {
+			snap.Status = signals.StatusRunning
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		snap.Status = signals.StatusCompleted
@@ -291,6 +347,9 @@ func (s *Service) closeRecord(ctx context.Context, info *workflowpb.WorkflowExec
 		case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 			snap.CancelReason = signals.ReasonCallerRequested
 		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+			snap.Result, snap.Outputs = s.plainResult(last.GetWorkflowExecutionCompletedEventAttributes().GetResult())
+		case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+			snap.Error = &signals.RunError{Code: "workflow_timed_out", Message: "the run timed out"}
 		default:
 			msg := "the run ended without a result"
 			if f := last.GetWorkflowExecutionFailedEventAttributes().GetFailure(); f != nil {
@@ -304,6 +363,33 @@ func (s *Service) closeRecord(ctx context.Context, info *workflowpb.WorkflowExec
 		return signals.RunRecord{Snapshot: snap}, nil
 	}
 	return rec, nil
+}
+
+// plainResult turns the result of a workflow that closed without a
+// RunRecord into a tool result: the JSON value as text, and as structured
+// content (an object as is, anything else as {"result": value}).
+func (s *Service) plainResult(p *commonpb.Payloads) (*signals.ToolResult, json.RawMessage) {
+	res := &signals.ToolResult{Content: []signals.Content{}}
+	if len(p.GetPayloads()) == 0 {
+		res.Content = append(res.Content, signals.Content{Type: "text", Text: "the run completed"})
+		return res, nil
+	}
+	var v any
+	if err := s.dc.FromPayload(p.GetPayloads()[0], &v); err != nil {
+		res.Content = append(res.Content, signals.Content{Type: "text", Text: "the run completed with a result that is not JSON"})
+		return res, nil
+	}
+	text, _ := json.Marshal(v)
+	if str, ok := v.(string); ok {
+		res.Content = append(res.Content, signals.Content{Type: "text", Text: str})
+	} else {
+		res.Content = append(res.Content, signals.Content{Type: "text", Text: string(text)})
+	}
+	if _, ok := v.(map[string]any); !ok {
+		text, _ = json.Marshal(map[string]any{"result": v})
+	}
+	res.StructuredContent = text
+	return res, text
 }
 
 // decodeClose extracts the RunRecord from a close event.
@@ -462,12 +548,25 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	if reason == "" {
 		reason = signals.ReasonCallerRequested
 	}
-	snap, _, _, err := s.load(ctx, runID, caller.Tenant)
+	snap, _, _, plain, err := s.loadInfo(ctx, runID, caller.Tenant)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
 	if snap.Status.Terminal() {
 		return snap, ErrTerminal
+	}
+	if plain {
+		// A plain workflow has no cancelReason handler: cancel it only.
+		if err := s.client.CancelWorkflow(ctx, runID, ""); err != nil {
+			if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
+				return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
+			}
+			return snap, fmt.Errorf("cancel run %s: %w", runID, err)
+		}
+		s.log.Info("run cancel requested", zap.String("runId", runID), zap.String("reason", reason))
+		snap.Status, snap.StatusMessage = signals.StatusCancelling, signals.StatusCancelling.Message()
+		snap.CancelReason = reason
+		return snap, nil
 	}
 	if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason,
 		signals.CancelRequest{Reason: reason, CancelledBy: caller}); err != nil {

@@ -38,6 +38,46 @@ const (
 // of the Keyword type.
 var SearchAttributes = []string{SearchAttrTenant, SearchAttrTool, SearchAttrTransport, SearchAttrStatus}
 
+// Memo keys every run is started with. Their values are JSON.
+const (
+	// MemoOwner holds the run's Owner.
+	MemoOwner = "owner"
+	// MemoTransport holds the transport that started the run.
+	MemoTransport = "transport"
+	// MemoContract holds the tool's Contract.
+	MemoContract = "openwopContract"
+)
+
+// The tool catalog in Temporal (docs/catalog.md). A worker publishes the
+// tools it serves by starting a workflow of type PublicationWorkflowType on
+// PublicationTaskQueue, with the ID PublicationID(taskQueue, identity) and
+// its Publication in the memo under MemoPublication. Nothing polls that
+// task queue: the publication never executes, it is a durable record that
+// visibility lists with its memo.
+const (
+	PublicationWorkflowType = "openwop.ToolPublication"
+	PublicationTaskQueue    = "openwop-publications"
+	MemoPublication         = "openwopPublication"
+	publicationIDPrefix     = "openwop-publication/"
+)
+
+// PublicationID is the workflow ID of the publication of the worker with
+// the given identity on taskQueue.
+func PublicationID(taskQueue, identity string) string {
+	return publicationIDPrefix + taskQueue + "/" + identity
+}
+
+// Publication is what a worker publishes: the tools it serves on its task
+// queue. Every tool's TaskQueue is TaskQueue.
+type Publication struct {
+	TaskQueue string `json:"taskQueue"`
+	// Identity is the worker's identity, as its pollers report it; the
+	// server judges the publication live while that identity polls.
+	Identity    string     `json:"identity"`
+	Tools       []ToolSpec `json:"tools"`
+	PublishedAt time.Time  `json:"publishedAt"`
+}
+
 // Transport names recorded in run.started.
 const (
 	TransportMCP  = "mcp"
@@ -333,8 +373,12 @@ type EventPage struct {
 	LastSequence int     `json:"lastSequence"`
 }
 
-// StartRequest is the single argument every tool workflow is started with.
+// StartRequest is the single argument every ContractOpenWOP tool workflow
+// is started with.
 type StartRequest struct {
+	// Tool is the tool's name (the OpenWOP workflowId); empty means the
+	// workflow type.
+	Tool string `json:"tool,omitempty"`
 	// Arguments are the tool arguments, already validated against the
 	// tool's input schema.
 	Arguments json.RawMessage `json:"arguments"`
@@ -371,6 +415,26 @@ type InputRequest struct {
 	Schema  json.RawMessage `json:"schema"`
 }
 
+// Contract says what a tool's workflow implements, and so how the server
+// starts and reads its runs.
+type Contract string
+
+// The run contracts.
+const (
+	// ContractOpenWOP is the full run contract (docs/contract.md): the
+	// workflow takes a StartRequest, answers QueryGetRun and QueryEvents,
+	// takes SignalResolveInterrupt and SignalCancelReason, and ends with a
+	// RunRecord. The harness in package workflows implements it.
+	ContractOpenWOP Contract = "openwop"
+	// ContractPlain is any workflow: it takes the tool arguments object as
+	// its only input and returns any JSON value. The server projects its
+	// runs from what Temporal knows (status, result, failure).
+	ContractPlain Contract = "plain"
+)
+
+// Valid reports whether c is a known contract ("" counts as openwop).
+func (c Contract) Valid() bool { return c == "" || c == ContractOpenWOP || c == ContractPlain }
+
 // ToolSpec describes a tool to the mount: everything tools/list and
 // tools/call need, with no reference to the workflow code.
 type ToolSpec struct {
@@ -386,7 +450,26 @@ type ToolSpec struct {
 	Tenants []string `json:"tenants,omitempty"`
 	// Fixture marks conformance fixtures.
 	Fixture bool `json:"fixture,omitempty"`
+	// TaskQueue is the task queue the tool's runs start on.
+	TaskQueue string `json:"taskQueue,omitempty"`
+	// WorkflowType is the Temporal workflow type of the tool's runs; empty
+	// means the tool's name.
+	WorkflowType string `json:"workflowType,omitempty"`
+	// Contract is what the workflow implements; empty means
+	// ContractOpenWOP.
+	Contract Contract `json:"contract,omitempty"`
 }
+
+// Type is the Temporal workflow type of the tool's runs.
+func (t ToolSpec) Type() string {
+	if t.WorkflowType != "" {
+		return t.WorkflowType
+	}
+	return t.Name
+}
+
+// Plain reports whether the tool's workflow follows ContractPlain.
+func (t ToolSpec) Plain() bool { return t.Contract == ContractPlain }
 
 // VisibleTo reports whether the tool is offered to the tenant.
 func (t ToolSpec) VisibleTo(tenant string) bool {

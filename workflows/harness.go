@@ -130,8 +130,8 @@ type run struct {
 }
 
 // start runs a tool: the whole life of one run, from run.started to its
-// terminal event. decode turns the arguments into the tool's input; call
-// runs the tool and returns its output encoded as JSON.
+// terminal event. call decodes the arguments into the tool's input, runs
+// the tool and returns its output.
 func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflow.Context, args json.RawMessage) (any, error)) (signals.RunRecord, error) {
 	info := workflow.GetInfo(ctx)
 	r := &run{
@@ -150,6 +150,9 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 			UpdatedAt:    workflow.Now(ctx).UTC(),
 			LastSequence: -1,
 		},
+	}
+	if req.Tool != "" {
+		r.snap.WorkflowID = req.Tool
 	}
 	if r.snap.CreatedAt.IsZero() {
 		r.snap.CreatedAt = r.snap.UpdatedAt

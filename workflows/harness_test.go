@@ -1,4 +1,8 @@
-package workflows
+package workflows_test
+
+// The harness tests run tools in the SDK's test environment: the conformance
+// fixtures of package exampletools (written with this package exactly as a
+// user writes a tool) and small tools defined here.
 
 import (
 	"encoding/json"
@@ -13,32 +17,29 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/workflows"
 )
 
 const testRunID = "acme/AbCdEfGhIjKlMnOpQrStUvWx"
-
-var (
-	alice = signals.Subject{Issuer: "test", SubjectID: "alice", Tenant: "acme"}
-	bob   = signals.Subject{Issuer: "test", SubjectID: "bob", Tenant: "acme"}
-)
 
 // harness runs one tool in the SDK's test environment.
 type harness struct {
 	t   *testing.T
 	env *testsuite.TestWorkflowEnvironment
-	reg *Registry
+	reg *workflows.Registry
 }
 
-func newHarness(t *testing.T, extra ...Tool) *harness {
+func newHarness(t *testing.T, extra ...workflows.Tool) *harness {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRunID})
 	env.SetTestTimeout(30 * time.Second)
 	acts := activities.New(nil, activities.Options{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
-	tools := append(append(ExampleTools(), FixtureTools()...), extra...)
-	reg, err := NewRegistry(tools, acts)
+	tools := append(append(exampletools.ExampleTools(), exampletools.FixtureTools()...), extra...)
+	reg, err := workflows.NewRegistry(tools, acts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,57 +126,6 @@ func (h *harness) record() (signals.RunRecord, error) {
 	return rec, err
 }
 
-// types lists the event types of a log.
-func types(evs []signals.Event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.Type
-	}
-	return out
-}
-
-// checkLog verifies the envelope rules: sequence 0-based and strictly
-// increasing, ids, run id, schema version, exactly one terminal event and it
-// is the last.
-func checkLog(t *testing.T, evs []signals.Event) {
-	t.Helper()
-	terminal := 0
-	for i, e := range evs {
-		if e.Sequence != i {
-			t.Errorf("event %d has sequence %d", i, e.Sequence)
-		}
-		if e.RunID != testRunID || e.EventID == "" || e.SchemaVersion != signals.EventLogSchemaVersion || e.Timestamp.IsZero() {
-			t.Errorf("event %d envelope incomplete: %+v", i, e)
-		}
-		if !json.Valid(e.Payload) {
-			t.Errorf("event %d payload is not JSON: %s", i, e.Payload)
-		}
-		if signals.TerminalEvent(e.Type) {
-			terminal++
-			if i != len(evs)-1 {
-				t.Errorf("terminal event %s at %d is not last (%v)", e.Type, i, types(evs))
-			}
-		}
-	}
-	if terminal != 1 {
-		t.Errorf("%d terminal events in %v, want exactly 1", terminal, types(evs))
-	}
-}
-
-func count(evs []signals.Event, typ string) int {
-	n := 0
-	for _, e := range evs {
-		if e.Type == typ {
-			n++
-		}
-	}
-	return n
-}
-
-func equal(a, b []string) bool {
-	return strings.Join(a, ",") == strings.Join(b, ",")
-}
-
 func TestApprovalGateAcceptOnceDuplicateIgnored(t *testing.T) {
 	h := newHarness(t)
 	iid := testRunID + "-i1"
@@ -217,7 +167,7 @@ func TestApprovalGateAcceptOnceDuplicateIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run error: %v", err)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, testRunID, rec.Events)
 	want := []string{"run.started", "node.suspended", "interrupt.requested", "interrupt.resolved", "run.completed"}
 	if got := types(rec.Events); !equal(got, want) {
 		t.Errorf("events = %v, want %v", got, want)
@@ -285,7 +235,7 @@ func TestApprovalResolutions(t *testing.T) {
 			tool: "conformance-approval-approvers",
 			res: []signals.Resolution{
 				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "alice"},
-				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: signals.Subject{SubjectID: ListedApprover, Tenant: "acme"}, RequestID: "listed"},
+				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: signals.Subject{SubjectID: exampletools.ListedApprover, Tenant: "acme"}, RequestID: "listed"},
 			},
 			outputs:  `{"approved":true,"decision":"accept"}`,
 			resolved: []string{"listed"},
@@ -315,7 +265,7 @@ func TestApprovalResolutions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkLog(t, rec.Events)
+			checkLog(t, testRunID, rec.Events)
 			if string(rec.Snapshot.Outputs) != tc.outputs {
 				t.Errorf("outputs = %s, want %s", rec.Snapshot.Outputs, tc.outputs)
 			}
@@ -370,48 +320,12 @@ func TestMultiInputTwoOpenInterrupts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, testRunID, rec.Events)
 	if rec.Snapshot.Result == nil || rec.Snapshot.Result.Content[0].Text != "Hello Ada, your favourite colour is green." {
 		t.Errorf("result = %+v", rec.Snapshot.Result)
 	}
 	if string(rec.Snapshot.Outputs) != `{"result":"Hello Ada, your favourite colour is green."}` {
 		t.Errorf("outputs = %s", rec.Snapshot.Outputs)
-	}
-}
-
-func TestConfirmDelete(t *testing.T) {
-	tests := []struct {
-		name string
-		res  signals.Resolution
-		text string
-	}{
-		{"confirmed", signals.Resolution{Action: signals.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)}, "Deleted a.txt."},
-		{"not confirmed", signals.Resolution{Action: signals.ActionAccept, Content: json.RawMessage(`{"confirm":false}`)}, "Kept a.txt: the deletion was not confirmed."},
-		{"declined", signals.Resolution{Action: signals.ActionDecline}, "Kept a.txt: the deletion was declined."},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			var s signals.Snapshot
-			h.at(time.Second, func() {
-				s = h.snapshot()
-				res := tc.res
-				res.InterruptID, res.ResolvedBy, res.RequestID = testRunID+"-i1", alice, "x"
-				h.resolve(res)
-			})
-			h.run("confirm_delete", map[string]any{"filename": "a.txt"}, nil)
-			if s.Status != signals.StatusWaitingInput || len(s.Interrupts) != 1 {
-				t.Fatalf("suspended snapshot = %+v", s)
-			}
-			rec, err := h.record()
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkLog(t, rec.Events)
-			if got := rec.Snapshot.Result.Content[0].Text; got != tc.text {
-				t.Errorf("text = %q, want %q", got, tc.text)
-			}
-		})
 	}
 }
 
@@ -429,19 +343,19 @@ func TestFailures(t *testing.T) {
 			[]string{"run.started", "node.failed", "run.failed"}},
 		{"tool error", "failing_job", "job_failed", "failing_job failed on purpose", 0, "failing_job",
 			[]string{"run.started", "node.failed", "run.failed"}},
-		{"protocol error", "protocol_error_job", CodeProtocolError, "protocol_error_job raised a JSON-RPC error on purpose", -32603, "protocol_error_job",
+		{"protocol error", "protocol_error_job", workflows.CodeProtocolError, "protocol_error_job raised a JSON-RPC error on purpose", -32603, "protocol_error_job",
 			[]string{"run.started", "node.failed", "run.failed"}},
-		{"plain error", "plain_error", CodeToolError, "something broke", 0, "plain_error",
+		{"plain error", "plain_error", workflows.CodeToolError, "something broke", 0, "plain_error",
 			[]string{"run.started", "node.failed", "run.failed"}},
 		{"step error", "step_error", "bad_step", "the step failed", 0, "inner",
 			[]string{"run.started", "node.started", "node.failed", "run.failed"}},
 	}
-	extra := []Tool{
-		NewTool("plain_error", "fails with a plain error", func(workflow.Context, NoInput) (string, error) {
+	extra := []workflows.Tool{
+		workflows.NewTool("plain_error", "fails with a plain error", func(workflow.Context, noInput) (string, error) {
 			return "", errors.New("something broke")
 		}),
-		NewTool("step_error", "fails inside a step", func(ctx workflow.Context, _ NoInput) (string, error) {
-			return Step(ctx, "inner", func(workflow.Context) (string, error) { return "", Fail("bad_step", "the step failed") })
+		workflows.NewTool("step_error", "fails inside a step", func(ctx workflow.Context, _ noInput) (string, error) {
+			return workflows.Step(ctx, "inner", func(workflow.Context) (string, error) { return "", workflows.Fail("bad_step", "the step failed") })
 		}),
 	}
 	for _, tc := range tests {
@@ -463,7 +377,7 @@ func TestFailures(t *testing.T) {
 			if s.Result == nil || !s.Result.IsError || s.Result.Content[0].Text != tc.message {
 				t.Errorf("result = %+v", s.Result)
 			}
-			checkLog(t, rec.Events)
+			checkLog(t, testRunID, rec.Events)
 			if got := types(rec.Events); !equal(got, tc.events) {
 				t.Errorf("events = %v, want %v", got, tc.events)
 			}
@@ -508,7 +422,7 @@ func TestCancelWithReason(t *testing.T) {
 			if s.Status != signals.StatusCancelled || s.CancelReason != tc.want || len(s.Interrupts) != 0 {
 				t.Errorf("snapshot = %+v", s)
 			}
-			checkLog(t, rec.Events)
+			checkLog(t, testRunID, rec.Events)
 			last := rec.Events[len(rec.Events)-1]
 			var p struct{ Reason string }
 			if last.Type != signals.EventRunCancelled || json.Unmarshal(last.Payload, &p) != nil || p.Reason != tc.want {
@@ -528,7 +442,7 @@ func TestElicitationCancelCancelsRun(t *testing.T) {
 	if !temporal.IsCanceledError(err) {
 		t.Fatalf("error = %v, want canceled", err)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, testRunID, rec.Events)
 	if rec.Snapshot.Status != signals.StatusCancelled || rec.Snapshot.CancelReason != signals.ReasonElicitationCancelled {
 		t.Errorf("snapshot = %+v", rec.Snapshot)
 	}
@@ -575,92 +489,18 @@ func TestStatusRunningAndEventsPaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, testRunID, rec.Events)
 	if string(rec.Snapshot.Outputs) != `{"delayedMs":2500}` {
 		t.Errorf("outputs = %s", rec.Snapshot.Outputs)
 	}
 }
 
-func TestSimpleTools(t *testing.T) {
-	tests := []struct {
-		name string
-		tool string
-		args any
-		pre  map[string]json.RawMessage
-		text string
-		code string
-	}{
-		{"greet", "greet", map[string]any{"name": "Alice"}, nil, "Hello, Alice!", ""},
-		{"pre-run input", "test_tool_with_task", map[string]any{}, map[string]json.RawMessage{PreRunUserName: json.RawMessage(`{"name":"Alice"}`)}, "Hello, Alice!", ""},
-		{"pre-run input missing", "test_tool_with_task", map[string]any{}, nil, "", "missing_input"},
-		{"slow compute", "slow_compute", map[string]any{"seconds": 1, "label": "x"}, nil, `Computed "x" in 1 second(s).`, ""},
-		{"slow compute zero", "slow_compute", map[string]any{"seconds": 0}, nil, `Computed "" in 0 second(s).`, ""},
-		{"delay", "delay", map[string]any{"delayMs": 100}, nil, `{"sleptMs":100}`, ""},
-		{"bad arguments", "greet", map[string]any{"name": 5}, nil, "", CodeInvalidArguments},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.run(tc.tool, tc.args, tc.pre)
-			rec, err := h.record()
-			checkLog(t, rec.Events)
-			if tc.code != "" {
-				if rec.Snapshot.Error == nil || rec.Snapshot.Error.Code != tc.code {
-					t.Fatalf("err %v, snapshot error %+v; want code %s", err, rec.Snapshot.Error, tc.code)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := rec.Snapshot.Result.Content[0].Text; got != tc.text {
-				t.Errorf("text = %q, want %q", got, tc.text)
-			}
-		})
-	}
-}
-
-func TestPublishReport(t *testing.T) {
-	for _, approve := range []bool{true, false} {
-		name := map[bool]string{true: "approved", false: "rejected"}[approve]
-		t.Run(name, func(t *testing.T) {
-			h := newHarness(t)
-			var s signals.Snapshot
-			h.at(5*time.Second, func() {
-				s = h.snapshot()
-				action := map[bool]string{true: "accept", false: "reject"}[approve]
-				h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept,
-					Content: json.RawMessage(`{"action":"` + action + `"}`), ResolvedBy: alice, RequestID: "x"})
-			})
-			h.run("publish_report", PublishReportInput{Title: "Q3", Topic: "sales", Sections: 2}, nil)
-			if s.Status != signals.StatusWaitingApproval || s.CurrentNodeID() != "review" {
-				t.Fatalf("suspended snapshot = %+v", s)
-			}
-			rec, err := h.record()
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkLog(t, rec.Events)
-			var out PublishReportOutput
-			if err := json.Unmarshal(rec.Snapshot.Outputs, &out); err != nil {
-				t.Fatal(err)
-			}
-			if out.Published != approve || out.ReportID == "" || (approve && !strings.HasPrefix(out.Location, "memory://")) {
-				t.Errorf("outputs = %+v", out)
-			}
-			if approve && out.ApprovedBy != "alice" {
-				t.Errorf("approved by %q", out.ApprovedBy)
-			}
-		})
-	}
-}
-
 func TestRaiseRejectsReusedKey(t *testing.T) {
-	tool := NewTool("reuse_key", "asks the same key twice", func(ctx workflow.Context, _ NoInput) (string, error) {
-		if _, err := Raise(ctx, Spec{Kind: signals.KindExternalEvent, Key: "k"}); err != nil {
+	tool := workflows.NewTool("reuse_key", "asks the same key twice", func(ctx workflow.Context, _ noInput) (string, error) {
+		if _, err := workflows.Raise(ctx, workflows.Spec{Kind: signals.KindExternalEvent, Key: "k"}); err != nil {
 			return "", err
 		}
-		_, err := Raise(ctx, Spec{Kind: signals.KindExternalEvent, Key: "k"})
+		_, err := workflows.Raise(ctx, workflows.Spec{Kind: signals.KindExternalEvent, Key: "k"})
 		return "", err
 	})
 	h := newHarness(t, tool)
@@ -669,12 +509,12 @@ func TestRaiseRejectsReusedKey(t *testing.T) {
 	if rec.Snapshot.Error == nil || !strings.Contains(rec.Snapshot.Error.Message, "already used") {
 		t.Errorf("error = %+v", rec.Snapshot.Error)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, testRunID, rec.Events)
 }
 
 func TestWaitExternalStatus(t *testing.T) {
-	tool := NewTool("wait_external", "waits for an external event", func(ctx workflow.Context, _ NoInput) (json.RawMessage, error) {
-		return WaitExternal(ctx, ExternalRequest{Key: "hook", Title: "webhook"})
+	tool := workflows.NewTool("wait_external", "waits for an external event", func(ctx workflow.Context, _ noInput) (json.RawMessage, error) {
+		return workflows.WaitExternal(ctx, workflows.ExternalRequest{Key: "hook", Title: "webhook"})
 	})
 	h := newHarness(t, tool)
 	var s signals.Snapshot
@@ -698,7 +538,7 @@ func TestWaitExternalStatus(t *testing.T) {
 func TestCancellingWhileWorkStops(t *testing.T) {
 	// The tool needs two seconds to stop after the cancellation, as an
 	// activity does while it acknowledges its cancellation.
-	tool := NewTool("slow_to_stop", "takes time to stop", func(ctx workflow.Context, _ NoInput) (string, error) {
+	tool := workflows.NewTool("slow_to_stop", "takes time to stop", func(ctx workflow.Context, _ noInput) (string, error) {
 		err := workflow.Sleep(ctx, time.Hour)
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		_ = workflow.Sleep(dctx, 2*time.Second)
@@ -716,7 +556,7 @@ func TestCancellingWhileWorkStops(t *testing.T) {
 	if !temporal.IsCanceledError(err) || rec.Snapshot.Status != signals.StatusCancelled {
 		t.Errorf("err %v, status %s; want cancelled", err, rec.Snapshot.Status)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, testRunID, rec.Events)
 }
 
 func TestResolutionAfterCancelIsIgnored(t *testing.T) {
@@ -730,7 +570,7 @@ func TestResolutionAfterCancelIsIgnored(t *testing.T) {
 	if !temporal.IsCanceledError(err) {
 		t.Fatalf("err = %v, want canceled", err)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, testRunID, rec.Events)
 	if n := count(rec.Events, signals.EventInterruptResolved); n != 0 || len(rec.Snapshot.Resolved) != 0 {
 		t.Errorf("resolution applied during cancellation: %v", types(rec.Events))
 	}

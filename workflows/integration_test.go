@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/internal/testenv"
 	"github.com/openwop/temporal-mcp/signals"
@@ -30,13 +31,8 @@ import (
 // These tests run the tool workflows on the embedded Temporal server, started
 // the way runs.Service starts them, and read them the way it reads them.
 
-const tenant = "acme"
-
-var (
-	alice  = signals.Subject{Issuer: "test", SubjectID: "alice", Tenant: tenant}
-	bob    = signals.Subject{Issuer: "test", SubjectID: "bob", Tenant: tenant}
-	listed = signals.Subject{Issuer: "test", SubjectID: workflows.ListedApprover, Tenant: tenant}
-)
+// listed is the only eligible approver of conformance-approval-approvers.
+var listed = signals.Subject{Issuer: "test", SubjectID: exampletools.ListedApprover, Tenant: tenant}
 
 type server struct {
 	t    *testing.T
@@ -54,7 +50,7 @@ func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.Temporal(t)
 	acts := activities.New(zaptest.NewLogger(t), activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := workflows.DefaultRegistry(acts, true)
+	reg, err := exampletools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,34 +222,6 @@ func (s *server) closeRecord(id string) (enumspb.EventType, signals.RunRecord) {
 	return ev.GetEventType(), rec
 }
 
-func types(evs []signals.Event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.Type
-	}
-	return out
-}
-
-// checkLog checks sequences and the one-terminal-event rule.
-func checkLog(t *testing.T, evs []signals.Event) {
-	t.Helper()
-	terminal := 0
-	for i, e := range evs {
-		if e.Sequence != i || e.SchemaVersion != signals.EventLogSchemaVersion || e.EventID == "" {
-			t.Errorf("event %d: %+v", i, e)
-		}
-		if signals.TerminalEvent(e.Type) {
-			terminal++
-			if i != len(evs)-1 {
-				t.Errorf("terminal event not last: %v", types(evs))
-			}
-		}
-	}
-	if terminal != 1 {
-		t.Errorf("%d terminal events: %v", terminal, types(evs))
-	}
-}
-
 func TestIntegrationStartRunning(t *testing.T) {
 	s := newServer(t)
 	id, run := s.start("conformance-delay", map[string]any{"delayMs": 2500})
@@ -276,7 +244,7 @@ func TestIntegrationStartRunning(t *testing.T) {
 		string(closed.Snapshot.Outputs) != `{"delayedMs":2500}` {
 		t.Errorf("close event %s record %+v", typ, closed.Snapshot)
 	}
-	checkLog(t, closed.Events)
+	checkLog(t, id, closed.Events)
 	s.replay(id)
 	if got := s.statusAttr(id); got != string(signals.StatusCompleted) {
 		t.Errorf("OpenWOPStatus after completion = %q", got)
@@ -319,7 +287,7 @@ func TestIntegrationApprovalOnceDuplicateIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, closed := s.closeRecord(id)
-	checkLog(t, closed.Events)
+	checkLog(t, id, closed.Events)
 	s.replay(id)
 	resolved := 0
 	for _, e := range closed.Events {
@@ -376,7 +344,7 @@ func TestIntegrationDuplicateResolutionIgnoredWhileOpen(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d interrupt.resolved for two interrupts: %v", n, types(rec.Events))
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, id, rec.Events)
 	s.replay(id)
 }
 
@@ -426,7 +394,7 @@ func TestIntegrationCancelWithReason(t *testing.T) {
 	if typ != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED || closed.Snapshot.Status != signals.StatusCancelled || closed.Snapshot.CancelReason != signals.ReasonMCPRequestCancelled {
 		t.Fatalf("close event %s, snapshot %+v", typ, closed.Snapshot)
 	}
-	checkLog(t, closed.Events)
+	checkLog(t, id, closed.Events)
 	s.replay(id)
 	last := closed.Events[len(closed.Events)-1]
 	var p struct {
@@ -458,7 +426,7 @@ func TestIntegrationCancelDefaultReasonWhileWaiting(t *testing.T) {
 	if closed.Snapshot.CancelReason != signals.ReasonCallerRequested || len(closed.Snapshot.Interrupts) != 0 {
 		t.Errorf("snapshot = %+v", closed.Snapshot)
 	}
-	checkLog(t, closed.Events)
+	checkLog(t, id, closed.Events)
 	s.replay(id)
 }
 
@@ -474,7 +442,7 @@ func TestIntegrationElicitationCancel(t *testing.T) {
 	if typ != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED || closed.Snapshot.CancelReason != signals.ReasonElicitationCancelled {
 		t.Errorf("close %s snapshot %+v", typ, closed.Snapshot)
 	}
-	checkLog(t, closed.Events)
+	checkLog(t, id, closed.Events)
 	s.replay(id)
 }
 
@@ -502,7 +470,7 @@ func TestIntegrationFailure(t *testing.T) {
 			if typ != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED || closed.Snapshot.Status != signals.StatusFailed || e == nil || e.Code != tc.code || e.RPCCode != tc.rpc {
 				t.Fatalf("close %s snapshot %+v error %+v", typ, closed.Snapshot, e)
 			}
-			checkLog(t, closed.Events)
+			checkLog(t, id, closed.Events)
 			s.replay(id)
 			if got := s.statusAttr(id); got != string(signals.StatusFailed) {
 				t.Errorf("OpenWOPStatus = %q", got)
@@ -525,7 +493,7 @@ func TestIntegrationPublishReport(t *testing.T) {
 	if err := run.Get(ctx(t), &rec); err != nil {
 		t.Fatal(err)
 	}
-	var out workflows.PublishReportOutput
+	var out exampletools.PublishReportOutput
 	if err := json.Unmarshal(rec.Snapshot.Outputs, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -533,13 +501,13 @@ func TestIntegrationPublishReport(t *testing.T) {
 	if !out.Published || out.ApprovedBy != "bob" || !ok || !strings.Contains(body, "## Section 2") {
 		t.Errorf("outputs %+v, published %v %q", out, ok, body)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, id, rec.Events)
 }
 
 func TestIntegrationRunSurvivesServerRestart(t *testing.T) {
 	srv := testenv.StartServer(t, filepath.Join(t.TempDir(), "temporal.db"))
 	acts := activities.New(zaptest.NewLogger(t), activities.Options{})
-	reg, err := workflows.DefaultRegistry(acts, true)
+	reg, err := exampletools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +532,7 @@ func TestIntegrationRunSurvivesServerRestart(t *testing.T) {
 	if rec.Snapshot.Status != signals.StatusCompleted {
 		t.Errorf("status %s", rec.Snapshot.Status)
 	}
-	checkLog(t, rec.Events)
+	checkLog(t, id, rec.Events)
 }
 
 func TestIntegrationResolutionRacingCancel(t *testing.T) {
@@ -594,7 +562,7 @@ func TestIntegrationResolutionRacingCancel(t *testing.T) {
 				t.Fatalf("err = %v, want canceled", err)
 			}
 			_, closed := s.closeRecord(id)
-			checkLog(t, closed.Events)
+			checkLog(t, id, closed.Events)
 			for _, e := range closed.Events {
 				if e.Type == signals.EventInterruptResolved {
 					t.Errorf("resolution applied although the cancel came in the same task: %v", types(closed.Events))

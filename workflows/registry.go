@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 
@@ -13,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -107,10 +107,6 @@ func WithDefault(prop string, value any) ToolOption {
 	})
 }
 
-// toolName is the grammar of tool names (MCP tool names and OpenWOP
-// workflow ids both accept it).
-var toolName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
-
 // NewTool makes a tool named name (the Temporal workflow type and the MCP
 // tool name) from an ordinary workflow function. The input schema is derived
 // from In with jsonschema.For (field descriptions from `jsonschema` tags,
@@ -126,18 +122,8 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 		o(&c)
 	}
 	t := Tool{spec: c.spec}
-	if !toolName.MatchString(name) {
-		t.err = fmt.Errorf("tool name %q does not match %s", name, toolName)
-		return t
-	}
-	if description == "" {
-		t.err = fmt.Errorf("tool %s: empty description", name)
-		return t
-	}
-	switch c.spec.TaskSupport {
-	case signals.TaskForbidden, signals.TaskOptional, signals.TaskRequired:
-	default:
-		t.err = fmt.Errorf("tool %s: invalid task support %q", name, c.spec.TaskSupport)
+	if !catalog.ValidName(name) {
+		t.err = fmt.Errorf("invalid tool name %q", name)
 		return t
 	}
 	schema, err := jsonschema.For[In](nil)
@@ -155,23 +141,21 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 			return t
 		}
 	}
-	if _, err := schema.Resolve(nil); err != nil {
-		t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
-		return t
-	}
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		t.err = fmt.Errorf("tool %s: encode input schema: %w", name, err)
 		return t
 	}
 	t.spec.InputSchema = raw
-	for _, q := range c.spec.PreRunInputs {
-		if q.Key == "" || !isObject(q.Schema) {
-			t.err = fmt.Errorf("tool %s: pre-run input %q needs a key and an object schema", name, q.Key)
-			return t
-		}
+	// The same compiler as the server's checks what the server will serve.
+	if _, err := catalog.Compile(t.spec); err != nil {
+		t.err = err
+		return t
 	}
 	t.run = func(ctx workflow.Context, req signals.StartRequest) (signals.RunRecord, error) {
+		if req.Tool == "" {
+			req.Tool = name
+		}
 		return start(ctx, req, func(ctx workflow.Context, args json.RawMessage) (any, error) {
 			var in In
 			if len(args) > 0 && string(args) != "null" {

@@ -1,0 +1,324 @@
+// Package catalog is the tool catalog: which tools exist, where their runs
+// execute, and the one compiler of their input schemas.
+//
+// The catalog lives in Temporal, not in the server binary (docs/catalog.md).
+// A worker publishes the specs of the tools it serves with Publish when it
+// starts (package workflows does it for Go workers); the server reads what
+// live workers published with a Live source and starts each run on its
+// tool's task queue. A Static source serves a fixed list, e.g. for tests or
+// for tools declared in a file (LoadDeclarations).
+//
+// A Source answers compiled tools: a Tool holds its spec and its resolved
+// input schemas, and validates arguments and pre-run input answers. The MCP
+// mount and the REST API both read tools from a Source.
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Source is where the mount and the REST API find tools. Implementations
+// are safe for concurrent use.
+type Source interface {
+	// Tools returns the tools that can be called now, sorted by name.
+	Tools(ctx context.Context) ([]*Tool, error)
+	// Lookup returns the tool named name. It fails with an error matching
+	// ErrUnknownTool when no such tool exists, and with an
+	// *UnavailableError when the tool exists but cannot be called now (no
+	// live worker, conflicting publications).
+	Lookup(ctx context.Context, name string) (*Tool, error)
+}
+
+// ErrUnknownTool is the error of a lookup of a tool nobody publishes.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// UnavailableError is the error of a lookup of a tool that exists but
+// cannot be called now. Its message says why and what to do.
+type UnavailableError struct {
+	// Tool is the tool's name.
+	Tool string
+	// Reason says why, e.g. "no live worker polls task queue \"q\"".
+	Reason string
+	// Tenants, when non-empty, are the only tenants the tool is offered
+	// to; others must be told it does not exist.
+	Tenants []string
+}
+
+// Visible reports whether the tool is offered to tenant.
+func (e *UnavailableError) Visible(tenant string) bool {
+	return signals.ToolSpec{Tenants: e.Tenants}.VisibleTo(tenant)
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("tool %q is unavailable: %s", e.Tool, e.Reason)
+}
+
+// nameGrammar is the grammar of tool names (MCP tool names and OpenWOP
+// workflow ids both accept it).
+var nameGrammar = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// ValidName reports whether name is a valid tool name.
+func ValidName(name string) bool { return nameGrammar.MatchString(name) }
+
+// Tool is a tool ready to serve: its spec and its compiled input schemas.
+// Make one with Compile. It is immutable.
+type Tool struct {
+	spec   signals.ToolSpec
+	schema json.RawMessage
+	args   *jsonschema.Resolved
+	inputs map[string]*jsonschema.Resolved
+}
+
+// emptyObject is the schema of a tool or input that declares none.
+var emptyObject = json.RawMessage(`{"type":"object"}`)
+
+// Compile checks a spec and compiles its input schemas: the tool's
+// arguments and each pre-run input.
+func Compile(spec signals.ToolSpec) (*Tool, error) {
+	if !ValidName(spec.Name) {
+		return nil, fmt.Errorf("tool name %q does not match %s", spec.Name, nameGrammar)
+	}
+	if spec.Description == "" {
+		return nil, fmt.Errorf("tool %s: empty description", spec.Name)
+	}
+	switch spec.TaskSupport {
+	case signals.TaskForbidden, signals.TaskOptional, signals.TaskRequired:
+	case "":
+		spec.TaskSupport = signals.TaskOptional
+	default:
+		return nil, fmt.Errorf("tool %s: invalid task support %q", spec.Name, spec.TaskSupport)
+	}
+	if !spec.Contract.Valid() {
+		return nil, fmt.Errorf("tool %s: unknown contract %q (want %s or %s)", spec.Name, spec.Contract, signals.ContractOpenWOP, signals.ContractPlain)
+	}
+	if spec.Plain() && (spec.CanSuspend || len(spec.PreRunInputs) > 0) {
+		return nil, fmt.Errorf("tool %s: a %s workflow cannot ask for input (canSuspend, preRunInputs)", spec.Name, signals.ContractPlain)
+	}
+	t := &Tool{spec: cloneSpec(spec), schema: spec.InputSchema}
+	if len(bytes.TrimSpace(t.schema)) == 0 {
+		t.schema = emptyObject
+	}
+	var err error
+	if t.args, err = compileObjectSchema(t.schema); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", spec.Name, err)
+	}
+	for _, in := range spec.PreRunInputs {
+		if in.Key == "" {
+			return nil, fmt.Errorf("tool %s: a pre-run input has no key", spec.Name)
+		}
+		if _, dup := t.inputs[in.Key]; dup {
+			return nil, fmt.Errorf("tool %s: pre-run input %q given twice", spec.Name, in.Key)
+		}
+		schema := in.Schema
+		if len(bytes.TrimSpace(schema)) == 0 {
+			schema = emptyObject
+		}
+		rs, err := compileObjectSchema(schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: pre-run input %q schema: %w", spec.Name, in.Key, err)
+		}
+		if t.inputs == nil {
+			t.inputs = make(map[string]*jsonschema.Resolved)
+		}
+		t.inputs[in.Key] = rs
+	}
+	return t, nil
+}
+
+// CompileSchema compiles a JSON Schema whose type is object.
+func CompileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	return compileObjectSchema(raw)
+}
+
+func compileObjectSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("decode schema: %w", err)
+	}
+	if s.Type != "object" {
+		return nil, fmt.Errorf("schema type is %q, want object", s.Type)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("resolve schema: %w", err)
+	}
+	return rs, nil
+}
+
+// Name is the tool's name.
+func (t *Tool) Name() string { return t.spec.Name }
+
+// Spec returns a copy of the tool's spec.
+func (t *Tool) Spec() signals.ToolSpec { return cloneSpec(t.spec) }
+
+// InputSchema is the tool's input schema ({"type":"object"} when the spec
+// has none). Do not modify it.
+func (t *Tool) InputSchema() json.RawMessage { return t.schema }
+
+// ArgumentsError says why tool arguments or an input answer were refused.
+type ArgumentsError struct {
+	// Tool is the tool's name.
+	Tool string
+	// Problem is a description of what is wrong.
+	Problem string
+	// Err is the schema validation error, when there is one.
+	Err error
+}
+
+func (e *ArgumentsError) Error() string { return fmt.Sprintf("tool %q: %s", e.Tool, e.Problem) }
+
+// Unwrap returns the schema validation error.
+func (e *ArgumentsError) Unwrap() error { return e.Err }
+
+// ValidateArguments checks raw tool arguments against the input schema and
+// returns them as a JSON object (absent or null arguments are {}).
+func (t *Tool) ValidateArguments(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("arguments are not valid JSON: %v", err)}
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: "arguments must be a JSON object"}
+	}
+	if err := t.args.Validate(v); err != nil {
+		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("invalid arguments: %v", err), Err: err}
+	}
+	return raw, nil
+}
+
+// ValidateInput checks the answer to the pre-run input key against its
+// schema and returns it as JSON.
+func (t *Tool) ValidateInput(key string, content json.RawMessage) (json.RawMessage, error) {
+	rs, ok := t.inputs[key]
+	if !ok {
+		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("no pre-run input %q", key)}
+	}
+	content = bytes.TrimSpace(content)
+	if len(content) == 0 || bytes.Equal(content, []byte("null")) {
+		content = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(content, &v); err != nil {
+		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("input %q is not valid JSON: %v", key, err)}
+	}
+	if err := rs.Validate(v); err != nil {
+		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("input %q: %v", key, err), Err: err}
+	}
+	return content, nil
+}
+
+// Static is a Source of a fixed list of tools, all always available.
+type Static struct {
+	tools []*Tool // sorted by name
+}
+
+// NewStatic compiles specs into a Static source. Names must be unique.
+func NewStatic(specs ...signals.ToolSpec) (*Static, error) {
+	s := &Static{}
+	var errs []error
+	for _, spec := range specs {
+		t, err := Compile(spec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.tools = append(s.tools, t)
+	}
+	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].spec.Name < s.tools[j].spec.Name })
+	for i := 1; i < len(s.tools); i++ {
+		if s.tools[i].spec.Name == s.tools[i-1].spec.Name {
+			errs = append(errs, fmt.Errorf("tool %s given twice", s.tools[i].spec.Name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	return s, nil
+}
+
+// Tools implements Source.
+func (s *Static) Tools(context.Context) ([]*Tool, error) { return slices.Clone(s.tools), nil }
+
+// Lookup implements Source.
+func (s *Static) Lookup(_ context.Context, name string) (*Tool, error) {
+	i, ok := slices.BinarySearchFunc(s.tools, name, func(t *Tool, n string) int {
+		switch {
+		case t.spec.Name < n:
+			return -1
+		case t.spec.Name > n:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	return s.tools[i], nil
+}
+
+func cloneSpec(s signals.ToolSpec) signals.ToolSpec {
+	s.InputSchema = slices.Clone(s.InputSchema)
+	s.PreRunInputs = slices.Clone(s.PreRunInputs)
+	s.Tenants = slices.Clone(s.Tenants)
+	return s
+}
+
+// canonical is the spec's canonical JSON form: two specs are the same
+// tool when their canonical forms are equal, whatever the key order or
+// spacing of their schemas.
+func canonical(spec signals.ToolSpec) string {
+	if spec.TaskSupport == "" {
+		spec.TaskSupport = signals.TaskOptional
+	}
+	if spec.Contract == "" {
+		spec.Contract = signals.ContractOpenWOP
+	}
+	if spec.WorkflowType == spec.Name {
+		spec.WorkflowType = ""
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return ""
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	out, _ := json.Marshal(v) // map keys sorted
+	return string(out)
+}
+
+// differences names the top-level spec fields in which a and b differ.
+func differences(a, b signals.ToolSpec) []string {
+	var ma, mb map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(canonical(a)), &ma)
+	_ = json.Unmarshal([]byte(canonical(b)), &mb)
+	var out []string
+	for k, v := range ma {
+		if w, ok := mb[k]; !ok || !bytes.Equal(v, w) {
+			out = append(out, k)
+		}
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

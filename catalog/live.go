@@ -1,0 +1,449 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Defaults of LiveOptions.
+const (
+	// DefaultMaxAge is how old the view of the catalog may be before a
+	// lookup reads Temporal again.
+	DefaultMaxAge = 2 * time.Second
+	// DefaultLiveWindow is how recently a worker must have polled to count
+	// as live. Temporal refreshes a poller's last access when a long poll
+	// (at most 60 s) starts and ends.
+	DefaultLiveWindow = 90 * time.Second
+	// DefaultDeadAfter is how long a publication must have been dead
+	// before the reader removes it.
+	DefaultDeadAfter = 15 * time.Minute
+)
+
+// publicationsQuery selects the running publications.
+var publicationsQuery = fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", signals.PublicationWorkflowType)
+
+// LiveOptions configure a Live source.
+type LiveOptions struct {
+	// Declared are tools declared by the operator (LoadDeclarations) for
+	// workflows that do not publish: each is available while any worker
+	// polls its task queue.
+	Declared []signals.ToolSpec
+	// MaxAge bounds the age of the view a lookup answers from
+	// (DefaultMaxAge when 0).
+	MaxAge time.Duration
+	// LiveWindow is how recently a worker must have polled to be live
+	// (DefaultLiveWindow when 0).
+	LiveWindow time.Duration
+	// DeadAfter is how long a publication stays dead before it is removed
+	// (DefaultDeadAfter when 0; negative: never removed).
+	DeadAfter time.Duration
+	// Logger receives conflicts and read failures (nop when nil).
+	Logger *zap.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Live is the Source the stock server uses: the tools that live workers
+// published in Temporal, plus the declared ones. It reads Temporal on
+// demand, at most once per MaxAge, and is safe for concurrent use.
+type Live struct {
+	c        client.Client
+	opts     LiveOptions
+	log      *zap.Logger
+	declared []*Tool
+
+	refresh sync.Mutex // one reader of Temporal at a time
+	mu      sync.Mutex // guards the fields below
+	view    *view
+	// deadSince is when each dead publication (by workflow ID) was first
+	// seen dead.
+	deadSince map[string]time.Time
+	// reported remembers logged conflicts, so each is logged once.
+	reported map[string]bool
+	compiled map[string]*Tool // by canonical spec
+}
+
+// view is one reading of the catalog.
+type view struct {
+	at    time.Time
+	tools []*Tool                      // available, sorted by name
+	byKey map[string]*Tool             // available, by name
+	unav  map[string]*UnavailableError // known but unavailable, by name
+}
+
+// NewLive returns a Live source reading the catalog through c.
+func NewLive(c client.Client, opts LiveOptions) (*Live, error) {
+	if c == nil {
+		return nil, errors.New("catalog: a Temporal client is required")
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.LiveWindow <= 0 {
+		opts.LiveWindow = DefaultLiveWindow
+	}
+	if opts.DeadAfter == 0 {
+		opts.DeadAfter = DefaultDeadAfter
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	l := &Live{c: c, opts: opts, log: opts.Logger, deadSince: map[string]time.Time{}, reported: map[string]bool{}, compiled: map[string]*Tool{}}
+	if l.log == nil {
+		l.log = zap.NewNop()
+	}
+	seen := map[string]bool{}
+	for _, spec := range opts.Declared {
+		if spec.TaskQueue == "" {
+			return nil, fmt.Errorf("catalog: declared tool %q has no taskQueue", spec.Name)
+		}
+		if seen[spec.Name] {
+			return nil, fmt.Errorf("catalog: tool %q declared twice", spec.Name)
+		}
+		seen[spec.Name] = true
+		t, err := Compile(spec)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: declared %w", err)
+		}
+		l.declared = append(l.declared, t)
+	}
+	return l, nil
+}
+
+// Tools implements Source.
+func (l *Live) Tools(ctx context.Context) ([]*Tool, error) {
+	v, err := l.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return v.tools, nil
+}
+
+// Lookup implements Source.
+func (l *Live) Lookup(ctx context.Context, name string) (*Tool, error) {
+	v, err := l.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := v.byKey[name]; ok {
+		return t, nil
+	}
+	if u, ok := v.unav[name]; ok {
+		return nil, u
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+}
+
+// Refresh reads the catalog from Temporal now.
+func (l *Live) Refresh(ctx context.Context) error {
+	l.refresh.Lock()
+	defer l.refresh.Unlock()
+	_, err := l.read(ctx)
+	return err
+}
+
+// current returns a view no older than MaxAge, reading Temporal when the
+// last one is older. Concurrent callers share one read.
+func (l *Live) current(ctx context.Context) (*view, error) {
+	if v := l.fresh(); v != nil {
+		return v, nil
+	}
+	l.refresh.Lock()
+	defer l.refresh.Unlock()
+	if v := l.fresh(); v != nil {
+		return v, nil // another caller just read it
+	}
+	v, err := l.read(ctx)
+	if err != nil {
+		l.mu.Lock()
+		old := l.view
+		l.mu.Unlock()
+		// A short outage of visibility answers from the last good view.
+		if old != nil && l.opts.Now().Sub(old.at) < l.opts.LiveWindow {
+			l.log.Warn("read the tool catalog; answering from the last reading", zap.Error(err))
+			return old, nil
+		}
+		return nil, err
+	}
+	return v, nil
+}
+
+func (l *Live) fresh() *view {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.view != nil && l.opts.Now().Sub(l.view.at) < l.opts.MaxAge {
+		return l.view
+	}
+	return nil
+}
+
+// listed is one running publication as visibility lists it.
+type listed struct {
+	workflowID string
+	pub        signals.Publication
+}
+
+// read lists the publications, judges their liveness and builds a view.
+func (l *Live) read(ctx context.Context) (*view, error) {
+	now := l.opts.Now()
+	pubs, err := listPublications(ctx, l.c)
+	if err != nil {
+		return nil, err
+	}
+	queues := map[string]bool{}
+	for _, p := range pubs {
+		queues[p.pub.TaskQueue] = true
+	}
+	for _, t := range l.declared {
+		queues[t.spec.TaskQueue] = true
+	}
+	polls, err := pollersOf(ctx, l.c, queues)
+	if err != nil {
+		return nil, err
+	}
+	v := l.build(now, pubs, polls)
+	l.collect(ctx, now, pubs, polls)
+	l.mu.Lock()
+	l.view = v
+	l.mu.Unlock()
+	return v, nil
+}
+
+// candidate is one source of a tool's spec.
+type candidate struct {
+	spec  signals.ToolSpec
+	from  string // who published it, for messages
+	sure  bool   // its publisher was seen polling
+	alive bool   // someone polls its task queue
+}
+
+// build turns publications and pollers into a view.
+func (l *Live) build(now time.Time, pubs []listed, polls map[string]pollers) *view {
+	byName := map[string][]candidate{}
+	for _, p := range pubs {
+		q := polls[p.pub.TaskQueue]
+		sure := q.live(p.pub.Identity, now, l.opts.LiveWindow)
+		alive := q.any(now, l.opts.LiveWindow)
+		for _, spec := range p.pub.Tools {
+			spec.TaskQueue = p.pub.TaskQueue
+			byName[spec.Name] = append(byName[spec.Name], candidate{
+				spec: spec, from: fmt.Sprintf("worker %q on task queue %q", p.pub.Identity, p.pub.TaskQueue), sure: sure, alive: alive,
+			})
+		}
+	}
+	for _, t := range l.declared {
+		alive := polls[t.spec.TaskQueue].any(now, l.opts.LiveWindow)
+		byName[t.spec.Name] = append(byName[t.spec.Name], candidate{
+			spec: t.spec, from: fmt.Sprintf("the declaration on task queue %q", t.spec.TaskQueue), sure: alive, alive: alive,
+		})
+	}
+	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}}
+	for name, cands := range byName {
+		t, unav := l.decide(name, cands)
+		if unav != nil {
+			v.unav[name] = unav
+			continue
+		}
+		v.byKey[name] = t
+		v.tools = append(v.tools, t)
+	}
+	sort.Slice(v.tools, func(i, j int) bool { return v.tools[i].spec.Name < v.tools[j].spec.Name })
+	return v
+}
+
+// decide picks the spec of one tool from its candidates: those whose
+// publisher was seen polling win over those only known to have a polled
+// task queue; candidates that disagree make the tool unavailable.
+func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError) {
+	var pick []candidate
+	for _, c := range cands {
+		if c.sure {
+			pick = append(pick, c)
+		}
+	}
+	if len(pick) == 0 {
+		for _, c := range cands {
+			if c.alive {
+				pick = append(pick, c)
+			}
+		}
+	}
+	if len(pick) == 0 {
+		queues := map[string]bool{}
+		for _, c := range cands {
+			queues[c.spec.TaskQueue] = true
+		}
+		return nil, &UnavailableError{Tool: name, Tenants: cands[0].spec.Tenants,
+			Reason: fmt.Sprintf("no live worker polls task queue %s; start a worker that serves it", quoteKeys(queues))}
+	}
+	first := canonical(pick[0].spec)
+	for _, c := range pick[1:] {
+		if canonical(c.spec) != first {
+			reason := fmt.Sprintf("it is published with different specs (%s differ) by %s and by %s; stop one of them",
+				strings.Join(differences(pick[0].spec, c.spec), ", "), pick[0].from, c.from)
+			key := name + "\x00" + reason
+			l.mu.Lock()
+			logged := l.reported[key]
+			l.reported[key] = true
+			l.mu.Unlock()
+			if !logged {
+				l.log.Error("conflicting tool publications; the tool is not served", zap.String("tool", name), zap.String("reason", reason))
+			}
+			return nil, &UnavailableError{Tool: name, Reason: reason, Tenants: pick[0].spec.Tenants}
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t, ok := l.compiled[first]; ok {
+		return t, nil
+	}
+	t, err := Compile(pick[0].spec)
+	if err != nil {
+		l.log.Error("a published tool does not compile; it is not served", zap.String("tool", name), zap.Error(err))
+		return nil, &UnavailableError{Tool: name, Reason: "its published spec is invalid: " + err.Error(), Tenants: pick[0].spec.Tenants}
+	}
+	if len(l.compiled) > 4096 {
+		clear(l.compiled)
+	}
+	l.compiled[first] = t
+	return t, nil
+}
+
+// collect terminates publications whose worker has not polled for
+// DeadAfter (crashed workers never withdraw theirs).
+func (l *Live) collect(ctx context.Context, now time.Time, pubs []listed, polls map[string]pollers) {
+	if l.opts.DeadAfter < 0 {
+		return
+	}
+	l.mu.Lock()
+	var doomed []string
+	running := map[string]bool{}
+	for _, p := range pubs {
+		running[p.workflowID] = true
+		q := polls[p.pub.TaskQueue]
+		if q.live(p.pub.Identity, now, l.opts.LiveWindow) || q.any(now, l.opts.LiveWindow) && now.Sub(p.pub.PublishedAt) < l.opts.DeadAfter {
+			delete(l.deadSince, p.workflowID)
+			continue
+		}
+		since, ok := l.deadSince[p.workflowID]
+		if !ok {
+			l.deadSince[p.workflowID] = now
+			continue
+		}
+		if now.Sub(since) >= l.opts.DeadAfter {
+			doomed = append(doomed, p.workflowID)
+			delete(l.deadSince, p.workflowID)
+		}
+	}
+	for id := range l.deadSince {
+		if !running[id] {
+			delete(l.deadSince, id)
+		}
+	}
+	l.mu.Unlock()
+	for _, id := range doomed {
+		err := l.c.TerminateWorkflow(ctx, id, "", "openwop: the publishing worker has not polled for "+l.opts.DeadAfter.String())
+		var nf *serviceerror.NotFound
+		if err != nil && !errors.As(err, &nf) {
+			l.log.Warn("remove a dead tool publication", zap.String("publication", id), zap.Error(err))
+			continue
+		}
+		l.log.Info("removed the publication of a worker that stopped polling", zap.String("publication", id))
+	}
+}
+
+// listPublications lists the running publications with their memo.
+func listPublications(ctx context.Context, c client.Client) ([]listed, error) {
+	dc := converter.GetDefaultDataConverter()
+	var out []listed
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			PageSize: 1000, NextPageToken: token, Query: publicationsQuery,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list tool publications: %w", err)
+		}
+		for _, info := range resp.GetExecutions() {
+			if p, ok := decodePublication(dc, info); ok {
+				out = append(out, p)
+			}
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return out, nil
+		}
+	}
+}
+
+func decodePublication(dc converter.DataConverter, info *workflowpb.WorkflowExecutionInfo) (listed, bool) {
+	field, ok := info.GetMemo().GetFields()[signals.MemoPublication]
+	if !ok {
+		return listed{}, false
+	}
+	var pub signals.Publication
+	if err := dc.FromPayload(field, &pub); err != nil || pub.TaskQueue == "" {
+		return listed{}, false
+	}
+	return listed{workflowID: info.GetExecution().GetWorkflowId(), pub: pub}, true
+}
+
+// pollers are the last accesses of a task queue's workflow pollers, by
+// identity.
+type pollers map[string]time.Time
+
+func (p pollers) live(identity string, now time.Time, window time.Duration) bool {
+	t, ok := p[identity]
+	return ok && now.Sub(t) < window
+}
+
+func (p pollers) any(now time.Time, window time.Duration) bool {
+	for _, t := range p {
+		if now.Sub(t) < window {
+			return true
+		}
+	}
+	return false
+}
+
+// pollersOf describes each task queue's workflow pollers.
+func pollersOf(ctx context.Context, c client.Client, queues map[string]bool) (map[string]pollers, error) {
+	out := make(map[string]pollers, len(queues))
+	for q := range queues {
+		resp, err := c.DescribeTaskQueue(ctx, q, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil {
+			return nil, fmt.Errorf("describe task queue %q: %w", q, err)
+		}
+		ps := pollers{}
+		for _, p := range resp.GetPollers() {
+			if t := p.GetLastAccessTime().AsTime(); t.After(ps[p.GetIdentity()]) {
+				ps[p.GetIdentity()] = t
+			}
+		}
+		out[q] = ps
+	}
+	return out, nil
+}
+
+func quoteKeys(m map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, fmt.Sprintf("%q", k))
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}

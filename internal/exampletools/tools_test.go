@@ -1,0 +1,194 @@
+package exampletools_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+func TestDefaultRegistry(t *testing.T) {
+	acts := activities.New(nil, activities.Options{})
+	plain, err := exampletools.DefaultRegistry(acts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := exampletools.DefaultRegistry(acts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(specs []signals.ToolSpec) []string {
+		var out []string
+		for _, s := range specs {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if got := names(plain.Specs()); !slices.Equal(got, []string{"delay", "publish_report"}) {
+		t.Errorf("default tools = %v", got)
+	}
+	wantFixtures := []string{"confirm_delete", "conformance-approval", "conformance-approval-approvers",
+		"conformance-cancellable", "conformance-delay", "conformance-failure", "failing_job", "greet",
+		"multi_input", "protocol_error_job", "slow_compute", "test_tool_with_task"}
+	if got := full.Fixtures(); !slices.Equal(got, wantFixtures) {
+		t.Errorf("fixtures = %v, want %v", got, wantFixtures)
+	}
+	got := names(full.Specs())
+	if !slices.IsSorted(got) || len(got) != len(wantFixtures)+2 {
+		t.Errorf("specs not sorted or incomplete: %v", got)
+	}
+	if len(plain.Fixtures()) != 0 {
+		t.Errorf("fixtures listed without the flag: %v", plain.Fixtures())
+	}
+	for _, s := range full.Specs() {
+		if s.Description == "" || !json.Valid(s.InputSchema) {
+			t.Errorf("%s: description %q, schema %s", s.Name, s.Description, s.InputSchema)
+		}
+		if s.Fixture != slices.Contains(wantFixtures, s.Name) {
+			t.Errorf("%s: fixture flag %v", s.Name, s.Fixture)
+		}
+	}
+}
+
+func TestToolSpecs(t *testing.T) {
+	reg, err := exampletools.DefaultRegistry(nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool        string
+		taskSupport signals.TaskSupport
+		canSuspend  bool
+		valid       []string
+		invalid     []string
+	}{
+		{"greet", signals.TaskForbidden, false, []string{`{"name":"Alice"}`}, []string{`{}`, `{"name":5}`, `{"name":"a","x":1}`}},
+		{"slow_compute", signals.TaskOptional, false, []string{`{"seconds":0,"label":"x"}`, `{"seconds":60}`}, []string{`{"label":"x"}`, `{"seconds":-1}`, `{"seconds":1.5}`}},
+		{"failing_job", signals.TaskRequired, false, []string{`{}`}, nil},
+		{"protocol_error_job", signals.TaskRequired, false, []string{`{}`}, nil},
+		{"confirm_delete", signals.TaskOptional, true, []string{`{"filename":"a.txt"}`}, []string{`{}`}},
+		{"multi_input", signals.TaskOptional, true, []string{`{}`}, nil},
+		{"conformance-approval", signals.TaskOptional, true, []string{`{}`}, nil},
+		{"conformance-failure", signals.TaskOptional, false, []string{`{}`}, nil},
+		{"conformance-delay", signals.TaskOptional, false, []string{`{"delayMs":0}`, `{"delayMs":30000}`}, []string{`{}`, `{"delayMs":30001}`, `{"delayMs":-1}`}},
+		{"conformance-cancellable", signals.TaskOptional, false, []string{`{}`, `{"delayMs":1}`, `{"delayMs":60000}`}, []string{`{"delayMs":0}`, `{"delayMs":60001}`}},
+		{"publish_report", signals.TaskOptional, true, []string{`{"title":"t","topic":"x"}`, `{"title":"t","topic":"x","sections":2,"approvers":["bob"]}`}, []string{`{"title":"t"}`}},
+		{"delay", signals.TaskOptional, false, []string{`{"delayMs":10}`}, []string{`{}`, `{"delayMs":-5}`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tool, func(t *testing.T) {
+			spec, ok := reg.Lookup(tc.tool)
+			if !ok {
+				t.Fatalf("%s not found", tc.tool)
+			}
+			if spec.TaskSupport != tc.taskSupport || spec.CanSuspend != tc.canSuspend {
+				t.Errorf("taskSupport %s canSuspend %v, want %s %v", spec.TaskSupport, spec.CanSuspend, tc.taskSupport, tc.canSuspend)
+			}
+			var s jsonschema.Schema
+			if err := json.Unmarshal(spec.InputSchema, &s); err != nil {
+				t.Fatal(err)
+			}
+			rs, err := s.Resolve(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range tc.valid {
+				var inst any
+				_ = json.Unmarshal([]byte(v), &inst)
+				if err := rs.Validate(inst); err != nil {
+					t.Errorf("%s rejected: %v", v, err)
+				}
+			}
+			for _, v := range tc.invalid {
+				var inst any
+				_ = json.Unmarshal([]byte(v), &inst)
+				if err := rs.Validate(inst); err == nil {
+					t.Errorf("%s accepted", v)
+				}
+			}
+		})
+	}
+	if _, ok := reg.Lookup("nope"); ok {
+		t.Error("Lookup of an unknown tool succeeded")
+	}
+	spec, _ := reg.Lookup("test_tool_with_task")
+	if len(spec.PreRunInputs) != 1 || spec.PreRunInputs[0].Key != "user_name" || !strings.Contains(string(spec.PreRunInputs[0].Schema), `"required":["name"]`) {
+		t.Errorf("pre-run inputs = %+v", spec.PreRunInputs)
+	}
+	spec, _ = reg.Lookup("conformance-cancellable")
+	if !strings.Contains(string(spec.InputSchema), `"default":30000`) {
+		t.Errorf("cancellable schema has no default: %s", spec.InputSchema)
+	}
+}
+
+func TestPublishReport(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		name := map[bool]string{true: "approved", false: "rejected"}[approve]
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			var s signals.Snapshot
+			h.at(5*time.Second, func() {
+				s = h.snapshot()
+				action := map[bool]string{true: "accept", false: "reject"}[approve]
+				h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept,
+					Content: json.RawMessage(`{"action":"` + action + `"}`), ResolvedBy: alice, RequestID: "x"})
+			})
+			h.run("publish_report", exampletools.PublishReportInput{Title: "Q3", Topic: "sales", Sections: 2}, nil)
+			if s.Status != signals.StatusWaitingApproval || s.CurrentNodeID() != "review" {
+				t.Fatalf("suspended snapshot = %+v", s)
+			}
+			rec, err := h.record()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLog(t, rec.Events)
+			var out exampletools.PublishReportOutput
+			if err := json.Unmarshal(rec.Snapshot.Outputs, &out); err != nil {
+				t.Fatal(err)
+			}
+			if out.Published != approve || out.ReportID == "" || (approve && !strings.HasPrefix(out.Location, "memory://")) {
+				t.Errorf("outputs = %+v", out)
+			}
+			if approve && out.ApprovedBy != "alice" {
+				t.Errorf("approved by %q", out.ApprovedBy)
+			}
+		})
+	}
+}
+
+func TestResultText(t *testing.T) {
+	tests := []struct {
+		name    string
+		out     workflows.ResultTexter
+		outputs string // the JSON the run's outputs hold
+		text    string
+	}{
+		{"slow compute", exampletools.SlowComputeOutput{Label: "x", Seconds: 1},
+			`{"label":"x","seconds":1}`, `Computed "x" in 1 second(s).`},
+		{"report published", exampletools.PublishReportOutput{ReportID: "r1", Published: true, Location: "memory://reports/r1", Decision: "accept", ApprovedBy: "alice", Summary: "s"},
+			`{"reportId":"r1","published":true,"location":"memory://reports/r1","decision":"accept","approvedBy":"alice","summary":"s"}`,
+			"Report r1 published at memory://reports/r1 (approved by alice)."},
+		{"report rejected", exampletools.PublishReportOutput{ReportID: "r1", Decision: "reject", Summary: "s"},
+			`{"reportId":"r1","published":false,"decision":"reject","summary":"s"}`,
+			`Report r1 was not published: the reviewer chose "reject".`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := json.Marshal(tc.out)
+			if err != nil || string(raw) != tc.outputs {
+				t.Errorf("JSON = %s, %v; want %s", raw, err, tc.outputs)
+			}
+			if got := tc.out.ResultText(); got != tc.text {
+				t.Errorf("text = %q, want %q", got, tc.text)
+			}
+		})
+	}
+}

@@ -1,0 +1,115 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// WorkerOptions configure Registry.Run.
+type WorkerOptions struct {
+	// Worker are the options of the Temporal worker. Worker.Identity, when
+	// empty, is "<pid>@<host>@<task queue>": the identity the catalog
+	// judges the worker live by.
+	Worker worker.Options
+	// Logger receives the worker's lifecycle messages (nil: none).
+	Logger log.Logger
+	// CheckInterval is how often the worker checks that its publication is
+	// still in the catalog, publishing it again when it is not (default
+	// one minute).
+	CheckInterval time.Duration
+}
+
+// Publication is what a worker with the given identity serving the
+// registry on taskQueue publishes to the catalog.
+func (r *Registry) Publication(taskQueue, identity string) signals.Publication {
+	specs := r.Specs()
+	for i := range specs {
+		specs[i].TaskQueue = taskQueue
+	}
+	return signals.Publication{TaskQueue: taskQueue, Identity: identity, Tools: specs}
+}
+
+// Run runs a worker of the registry's tools on taskQueue until ctx is done
+// or the worker fails. It registers the tools and activities, starts the
+// worker, publishes the tools to the catalog (catalog.Publish, which fails
+// when a live worker publishes a different spec under one of the names),
+// keeps the publication while it runs, and withdraws it when it stops.
+//
+// It returns nil when ctx ends, and the error otherwise: a worker that
+// cannot start, a conflicting publication, or a fatal worker error.
+func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, opts WorkerOptions) error {
+	if taskQueue == "" {
+		return errors.New("run worker: a task queue is required")
+	}
+	if opts.Worker.Identity == "" {
+		host, _ := os.Hostname()
+		opts.Worker.Identity = fmt.Sprintf("%d@%s@%s", os.Getpid(), host, taskQueue)
+	}
+	if opts.CheckInterval <= 0 {
+		opts.CheckInterval = time.Minute
+	}
+	fatal := make(chan error, 1)
+	onFatal := opts.Worker.OnFatalError
+	opts.Worker.OnFatalError = func(err error) {
+		if onFatal != nil {
+			onFatal(err)
+		}
+		select {
+		case fatal <- err:
+		default:
+		}
+	}
+	w := worker.New(c, taskQueue, opts.Worker)
+	r.Register(w)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker on task queue %q: %w", taskQueue, err)
+	}
+	defer w.Stop()
+
+	pub := r.Publication(taskQueue, opts.Worker.Identity)
+	if err := catalog.Publish(ctx, c, pub); err != nil {
+		return err
+	}
+	defer func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := catalog.Withdraw(wctx, c, taskQueue, pub.Identity); err != nil && opts.Logger != nil {
+			opts.Logger.Warn("Could not withdraw the tool publication", "error", err)
+		}
+	}()
+	if opts.Logger != nil {
+		opts.Logger.Info("Worker ready; tools published", "taskQueue", taskQueue, "identity", pub.Identity, "tools", len(pub.Tools))
+	}
+
+	tick := time.NewTicker(opts.CheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-fatal:
+			return fmt.Errorf("worker on task queue %q: %w", taskQueue, err)
+		case <-tick.C:
+			ok, err := catalog.Published(ctx, c, pub)
+			if err == nil && !ok {
+				err = catalog.Publish(ctx, c, pub)
+				if err == nil && opts.Logger != nil {
+					opts.Logger.Info("Tool publication was gone; published again", "taskQueue", taskQueue)
+				}
+			}
+			if err != nil && ctx.Err() == nil && opts.Logger != nil {
+				opts.Logger.Warn("Could not check the tool publication", "error", err)
+			}
+		}
+	}
+}
