@@ -1,0 +1,91 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// RefundInput is the input of the README's refund tool.
+type RefundInput struct {
+	OrderID     string `json:"orderId" jsonschema:"the order to refund"`
+	AmountCents int64  `json:"amountCents" jsonschema:"amount to refund, in cents"`
+	Reason      string `json:"reason,omitempty" jsonschema:"why the customer wants a refund"`
+}
+
+// RefundOutput is the output of the README's refund tool.
+type RefundOutput struct {
+	OrderID  string `json:"orderId"`
+	Refunded bool   `json:"refunded"`
+	RefundID string `json:"refundId,omitempty"`
+	Decision string `json:"decision"`
+}
+
+// Refund asks a human, then issues the refund in an activity.
+func Refund(ctx workflow.Context, in RefundInput) (RefundOutput, error) {
+	out := RefundOutput{OrderID: in.OrderID}
+	d, err := workflows.Approve(ctx, workflows.ApprovalRequest{
+		Key:   "approve-refund",
+		Title: fmt.Sprintf("Refund %d.%02d for order %s?", in.AmountCents/100, in.AmountCents%100, in.OrderID),
+	})
+	if err != nil {
+		return out, err
+	}
+	out.Decision = d.Action
+	if !d.Approved {
+		return out, nil
+	}
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	err = workflow.ExecuteActivity(ctx, IssueRefund, in).Get(ctx, &out.RefundID)
+	out.Refunded = err == nil
+	return out, err
+}
+
+// IssueRefund is the refund tool's side effect.
+func IssueRefund(_ context.Context, in RefundInput) (string, error) {
+	return "rf-" + in.OrderID, nil
+}
+
+// A tool is a workflow function wrapped with NewTool; its input schema comes
+// from the input type.
+func ExampleNewTool() {
+	tool := workflows.NewTool("refund", "Refund an order after a human approves it.", Refund, workflows.Suspends())
+	if err := tool.Err(); err != nil {
+		log.Fatalln(err)
+	}
+	spec := tool.Spec()
+	fmt.Println(spec.Name, spec.CanSuspend, spec.TaskSupport)
+	fmt.Println(string(spec.InputSchema))
+	// Output:
+	// refund true optional
+	// {"type":"object","properties":{"orderId":{"type":"string","description":"the order to refund"},"amountCents":{"type":"integer","description":"amount to refund, in cents"},"reason":{"type":"string","description":"why the customer wants a refund"}},"required":["orderId","amountCents"],"additionalProperties":false}
+}
+
+// A worker main: register the tools and activities, publish the tools to
+// the catalog, and run until interrupted (the README's main.go).
+func ExampleRegistry_Run() {
+	c, err := client.Dial(client.Options{}) // localhost:7233
+	if err != nil {
+		log.Fatalln("connect to Temporal:", err)
+	}
+	defer c.Close()
+	tools, err := workflows.NewRegistry([]workflows.Tool{
+		workflows.NewTool("refund", "Refund an order after a human approves it.", Refund, workflows.Suspends()),
+	}, IssueRefund)
+	if err != nil {
+		log.Fatalln(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := tools.Run(ctx, c, "refunds", workflows.WorkerOptions{}); err != nil {
+		log.Fatalln(err)
+	}
+}
