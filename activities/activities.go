@@ -1,4 +1,8 @@
-// Package activities holds the Temporal activities the tool workflows call.
+// Package activities holds the Temporal activities of the example tools that
+// the stock commands serve (publish_report, delay and the conformance
+// fixtures, in internal/exampletools). It is an example of activities a tool
+// author writes in their own module; the author library is package
+// workflows.
 // Every activity that can take long heartbeats, so that a run cancellation
 // (which reaches an activity only through its heartbeats) stops it promptly,
 // and returns as soon as its context is cancelled.

@@ -1,15 +1,18 @@
-// Package workflows is the run harness for tool workflows and the tool
-// registry.
+// Package workflows is the library a tool author imports: it turns an
+// ordinary Temporal workflow function into an MCP tool, and runs a worker
+// that serves such tools and publishes them to the catalog in Temporal, so
+// that the stock server lists and calls them without being rebuilt.
 //
-// A tool author writes an ordinary Temporal workflow function
+// A tool author writes a workflow function
 //
 //	func(ctx workflow.Context, in In) (Out, error)
 //
 // and wraps it with NewTool. The harness turns it into the workflow the run
-// contract (package signals) describes: it decodes the tool arguments into
-// In, keeps the run snapshot and the OpenWOP event log, answers the getRun and
-// events queries, keeps the OpenWOPStatus search attribute current, routes
-// interrupt resolutions and ends the run with exactly one terminal event:
+// contract (package signals, docs/contract.md) describes: it decodes the tool
+// arguments into In, keeps the run snapshot and the OpenWOP event log,
+// answers the getRun and events queries, keeps the OpenWOPStatus search
+// attribute current, routes interrupt resolutions and ends the run with
+// exactly one terminal event:
 //
 //   - completed when fn returns an output (an object becomes the run's
 //     outputs as is, anything else {"result": value});
@@ -30,30 +33,37 @@
 //     node.failed, node.cancelled).
 //   - PreRunInput reads the answers the mount collected before the run
 //     started (WithPreRunInput).
-//   - Activities run with DefaultActivityOptions (2 s heartbeat timeout,
-//     WaitForCancellation), so a cancellation reaches a heartbeating
-//     activity within seconds.
+//   - Activities run with DefaultActivityOptions unless the tool sets its
+//     own with workflow.WithActivityOptions.
 //
-// For example:
+// Serving tools: NewRegistry collects tools and their activities, and
+// Registry.Run registers them on a Temporal worker on the author's own task
+// queue, publishes their specs to the catalog (package catalog) and runs
+// until its context ends. A hand-built worker uses Registry.Register and
+// catalog.Publish instead.
+//
+// For example (the README's refund tool; examples/refund is a whole module):
 //
 //	type In struct {
-//		Path string `json:"path" jsonschema:"the file to remove"`
+//		OrderID string `json:"orderId" jsonschema:"the order to refund"`
 //	}
 //
-//	func Remove(ctx workflow.Context, in In) (string, error) {
-//		d, err := workflows.Approve(ctx, workflows.ApprovalRequest{Key: "remove", Title: "Remove " + in.Path + "?"})
-//		if err != nil {
-//			return "", err
+//	func Refund(ctx workflow.Context, in In) (string, error) {
+//		d, err := workflows.Approve(ctx, workflows.ApprovalRequest{Key: "refund", Title: "Refund " + in.OrderID + "?"})
+//		if err != nil || !d.Approved {
+//			return "not refunded", err
 //		}
-//		if !d.Approved {
-//			return "kept " + in.Path, nil
-//		}
-//		var acts *activities.Activities
-//		err = workflow.ExecuteActivity(ctx, acts.Remove, in.Path).Get(ctx, nil)
-//		return "removed " + in.Path, err
+//		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+//		var id string
+//		err = workflow.ExecuteActivity(ctx, IssueRefund, in.OrderID).Get(ctx, &id)
+//		return "refunded as " + id, err
 //	}
 //
-//	tool := workflows.NewTool("remove_file", "Remove a file after approval.", Remove, workflows.Suspends())
+//	tools, err := workflows.NewRegistry([]workflows.Tool{
+//		workflows.NewTool("refund", "Refund an order after approval.", Refund, workflows.Suspends()),
+//	}, IssueRefund)
+//	...
+//	err = tools.Run(ctx, temporalClient, "refunds", workflows.WorkerOptions{})
 package workflows
 
 import (
