@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -18,12 +19,15 @@ func TestNewRegistryRejectsBadTools(t *testing.T) {
 		want  string
 	}{
 		{"duplicate", []workflows.Tool{workflows.NewTool("a", "d", ok), workflows.NewTool("a", "d", ok)}, "registered twice"},
-		{"bad name", []workflows.Tool{workflows.NewTool("a/b", "d", ok)}, "does not match"},
+		{"bad name", []workflows.Tool{workflows.NewTool("a/b", "d", ok)}, `invalid tool name "a/b"`},
 		{"no description", []workflows.Tool{workflows.NewTool("a", "", ok)}, "empty description"},
 		{"bad task support", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithTaskSupport("sometimes"))}, "invalid task support"},
 		{"input not a struct", []workflows.Tool{workflows.NewTool("a", "d", notStruct)}, "not a struct"},
 		{"range on a missing property", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithRange("x", 0, 1))}, `no input property "x"`},
-		{"pre-run input without schema", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithPreRunInput("k", "m", nil))}, "pre-run input"},
+		// A pre-run input without a schema asks for an empty object; one needs a
+		// key and, when it has a schema, an object schema.
+		{"pre-run input without key", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithPreRunInput("", "m", json.RawMessage(`{"type":"object"}`)))}, "pre-run input has no key"},
+		{"pre-run input with a non-object schema", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithPreRunInput("k", "m", json.RawMessage(`{"type":"string"}`)))}, `pre-run input "k" schema`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
