@@ -5,7 +5,12 @@
 // workflows.
 // Every activity that can take long heartbeats, so that a run cancellation
 // (which reaches an activity only through its heartbeats) stops it promptly,
-// and returns as soon as its context is cancelled.
+// and returns as soon as its context is cancelled; the tools that run Sleep
+// set a HeartbeatTimeout on it, so that the SDK sends those heartbeats every
+// few seconds (see "Activities" in package workflows). Every activity may
+// run more than once and is idempotent: GenerateReport derives the report id
+// from the run, PublishReport overwrites the same report, and a retried
+// Sleep resumes from its last heartbeat.
 package activities
 
 import (
@@ -31,7 +36,8 @@ type Options struct {
 	// kept in memory (see Published).
 	OutputDir string
 	// HeartbeatInterval is how often a running activity heartbeats
-	// (default 500ms). Keep it below the workflow's heartbeat timeout.
+	// (default 500ms). Keep it well below the HeartbeatTimeout the workflow
+	// sets on the activity (the example tools set 3 s on Sleep).
 	HeartbeatInterval time.Duration
 	// SectionDelay is how long GenerateReport works on each section
 	// (default 300ms).

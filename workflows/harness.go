@@ -33,8 +33,9 @@
 //     node.failed, node.cancelled).
 //   - PreRunInput reads the answers the mount collected before the run
 //     started (WithPreRunInput).
-//   - Activities run with DefaultActivityOptions unless the tool sets its
-//     own with workflow.WithActivityOptions.
+//   - Activities run with DefaultActivityOptions (10-minute attempts, no
+//     heartbeat timeout, at most 5 attempts) unless the tool sets its own
+//     with workflow.WithActivityOptions; see "Activities" below.
 //
 // Serving tools: NewRegistry collects tools and their activities, and
 // Registry.Run registers them on a Temporal worker on the author's own task
@@ -64,6 +65,58 @@
 //	}, IssueRefund)
 //	...
 //	err = tools.Run(ctx, temporalClient, "refunds", workflows.WorkerOptions{})
+//
+// # Activities: retries, idempotence, heartbeats
+//
+// An activity may run more than once: DefaultActivityOptions retries a
+// failed attempt (at most 5 attempts, 1 s, 2 s, 4 s, then 8 s apart), an
+// attempt that outlives its StartToCloseTimeout is retried, and so is one
+// whose worker crashed, even after its side effect, once its timeout
+// expires. Make every side effect idempotent: derive an idempotency key from
+// activity.GetInfo(ctx), WorkflowExecution.ID (the run id) plus ActivityID,
+// which are the same in every attempt, and give it to the system you call,
+// or look for the earlier effect before acting. Return
+// temporal.NewNonRetryableApplicationError for a failure a retry cannot
+// fix; set RetryPolicy.MaximumAttempts to 1 only for an effect that can
+// neither be repeated nor made idempotent.
+//
+// A run's cancellation reaches an activity only through its heartbeats: the
+// answer to activity.RecordHeartbeat cancels the activity's context. An
+// activity that runs more than a few seconds should heartbeat and opt into a
+// HeartbeatTimeout of a few heartbeat intervals:
+//
+//	opts := workflow.GetActivityOptions(ctx)
+//	opts.HeartbeatTimeout = 5 * time.Second
+//	ctx = workflow.WithActivityOptions(ctx, opts)
+//
+// The SDK sends heartbeats at most every 80% of the HeartbeatTimeout, so a
+// cancellation reaches the activity within about that time, and an attempt
+// whose worker died is retried after it (resuming from
+// activity.GetHeartbeatDetails). Without a HeartbeatTimeout the SDK sends
+// them only every 30 s (the worker's DefaultHeartbeatThrottleInterval), and
+// a cancellation may take that long. Never set a HeartbeatTimeout on an
+// activity that does not heartbeat: every attempt would time out and run
+// again.
+//
+// # Changing a tool while its runs are in flight
+//
+// A run that waits days for an approval outlives releases of its tool and of
+// this package. A worker with new code replays the run's history through it,
+// and the code must emit the same commands (activities, timers, child
+// workflows, search attribute upserts, in the same order) as far as the
+// history goes, or the run fails with a nondeterminism error. Guard every
+// change to the commands a tool emits with workflow.GetVersion:
+//
+//	if workflow.GetVersion(ctx, "audit-step", workflow.DefaultVersion, 1) == 1 {
+//		// the new activity
+//	}
+//
+// Changes to activity options (timeouts, retry policy), to activity code and
+// to query answers emit no different commands and need no guard. Record
+// histories of your tool's runs and replay them in your tests
+// (worker.NewWorkflowReplayer with Registry.RegisterWorkflows); this
+// module does so for its example tools and follows the same rule for the
+// harness (docs/upgrades.md).
 package workflows
 
 import (
@@ -80,14 +133,25 @@ import (
 )
 
 // DefaultActivityOptions returns the activity options set on the context a
-// tool function receives. The short heartbeat timeout lets a cancellation
-// reach a heartbeating activity within about two seconds; WaitForCancellation
-// makes the run wait until the activity has acknowledged it, so the run is
-// cancelled only after its work has stopped.
+// tool function receives:
+//
+//   - StartToCloseTimeout 10 minutes: an attempt that runs longer is failed
+//     and retried (set your own for longer activities);
+//   - no HeartbeatTimeout, so an activity that does not heartbeat is never
+//     timed out for it (an activity that heartbeats should set one: see the
+//     package doc, "Activities: retries, idempotence, heartbeats");
+//   - WaitForCancellation, so that a cancelled run waits until its activity
+//     has acknowledged the cancellation, and ends only after its work has
+//     stopped;
+//   - a retry policy of at most 5 attempts, 1 s after the first failure, then
+//     2 s, 4 s, 8 s (doubling, at most 30 s apart). An error made with
+//     temporal.NewNonRetryableApplicationError is not retried.
+//
+// A tool sets other options with workflow.WithActivityOptions; start from
+// workflow.GetActivityOptions(ctx) to change only some.
 func DefaultActivityOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    2 * time.Second,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,

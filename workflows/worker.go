@@ -19,7 +19,9 @@ import (
 type WorkerOptions struct {
 	// Worker are the options of the Temporal worker. Worker.Identity, when
 	// empty, is "<pid>@<host>@<task queue>": the identity the catalog
-	// judges the worker live by.
+	// judges the worker live by. DefaultHeartbeatThrottleInterval, when
+	// zero, is one second, so that a cancellation reaches a heartbeating
+	// activity without a heartbeat timeout within about a second.
 	Worker worker.Options
 	// Logger receives the worker's lifecycle messages (nil: none).
 	Logger log.Logger
@@ -57,6 +59,12 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 	}
 	if opts.CheckInterval <= 0 {
 		opts.CheckInterval = time.Minute
+	}
+	if opts.Worker.DefaultHeartbeatThrottleInterval == 0 {
+		// Cancellation reaches an activity only with a heartbeat response:
+		// without a heartbeat timeout the SDK would send heartbeats only
+		// every 30 s, so a cancelled run would wait that long.
+		opts.Worker.DefaultHeartbeatThrottleInterval = time.Second
 	}
 	fatal := make(chan error, 1)
 	onFatal := opts.Worker.OnFatalError

@@ -141,8 +141,14 @@ func sleep(ctx workflow.Context, nodeID string, ms int64) (int64, error) {
 	return workflows.Step(ctx, nodeID, func(ctx workflow.Context) (int64, error) {
 		var res activities.SleepResult
 		// The activity may take the whole delay; bound it with some slack.
+		// Sleep heartbeats, so it opts into a heartbeat timeout: the SDK
+		// then sends its heartbeats every 2.4 s (80% of it) instead of every
+		// 30 s, so a cancellation reaches it within about that, and an
+		// attempt whose worker died is retried after 3 s (resuming from its
+		// last heartbeat).
 		opts := workflow.GetActivityOptions(ctx)
 		opts.StartToCloseTimeout = time.Duration(ms)*time.Millisecond + time.Minute
+		opts.HeartbeatTimeout = 3 * time.Second
 		ctx = workflow.WithActivityOptions(ctx, opts)
 		err := workflow.ExecuteActivity(ctx, acts.Sleep, activities.SleepInput{Millis: ms}).Get(ctx, &res)
 		return res.SleptMillis, err
