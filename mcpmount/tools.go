@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -82,6 +83,10 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *o
 	})
 	if err != nil {
 		m.log.Error("start run", zap.String("tool", spec.Name), zap.Error(err))
+		if errors.Is(err, runs.ErrSearchAttributesMissing) {
+			// A setup fault the operator must fix; the message says how.
+			return nil, &jsonrpc.Error{Code: codeInternalError, Message: err.Error()}
+		}
 		return nil, errInternal()
 	}
 	// From here until its whole response is sent, this request owns the

@@ -136,6 +136,9 @@ func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op stri
 		writeError(w, http.StatusBadRequest, "validation_error", "cursor is not one this server issued")
 	case errors.Is(err, runs.ErrNotOpen):
 		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no such open interrupt")
+	case errors.Is(err, runs.ErrSearchAttributesMissing):
+		h.log.Error("runs operation failed", zap.String("op", op), zap.String("path", r.URL.Path), zap.Error(err))
+		writeError(w, http.StatusServiceUnavailable, "search_attributes_missing", err.Error())
 	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
 		writeError(w, http.StatusServiceUnavailable, "request_cancelled", "the request was cancelled")

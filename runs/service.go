@@ -2,9 +2,9 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,14 +45,22 @@ type Service struct {
 	rand   io.Reader
 }
 
-// New returns a Service that uses c. Zero Options fields get defaults: task
-// queue "openwop-tools", namespace "default", a 5 s start query timeout.
+// Defaults of Options, also the defaults of the stock server and worker.
+const (
+	// DefaultTaskQueue is the task queue of the stock tools.
+	DefaultTaskQueue = "openwop-tools"
+	// DefaultNamespace is the Temporal namespace runs live in.
+	DefaultNamespace = "default"
+)
+
+// New returns a Service that uses c. Zero Options fields get defaults:
+// DefaultTaskQueue, DefaultNamespace, a 5 s start query timeout.
 func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = "openwop-tools"
+		opts.TaskQueue = DefaultTaskQueue
 	}
 	if opts.Namespace == "" {
-		opts.Namespace = "default"
+		opts.Namespace = DefaultNamespace
 	}
 	if opts.StartQueryTimeout <= 0 {
 		opts.StartQueryTimeout = 5 * time.Second
@@ -132,6 +140,9 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	defer cancel()
 	run, err := s.client.ExecuteWorkflow(sctx, opts, tool.Type(), input)
 	if err != nil {
+		if serr := s.searchAttributesErr(sctx, err); serr != nil {
+			err = serr
+		}
 		return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, err)
 	}
 	s.log.Info("run started", zap.String("runId", id), zap.String("tool", tool.Name),
@@ -761,6 +772,9 @@ func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequ
 		Query:         strings.Join(q, " AND "),
 	})
 	if err != nil {
+		if serr := s.searchAttributesErr(ctx, err); serr != nil {
+			return ListPage{}, fmt.Errorf("list runs: %w", serr)
+		}
 		var inv *serviceerror.InvalidArgument
 		if len(token) > 0 && errors.As(err, &inv) {
 			return ListPage{}, fmt.Errorf("list runs: %w: %v", ErrBadCursor, err)

@@ -19,6 +19,13 @@ else
 fi
 
 go vet ./...
+# cmd/worker must not link the Temporal server (only cmd/server embeds one).
+worker_deps=$(go list -deps ./cmd/worker)
+if server_deps=$(grep '^go.temporal.io/server' <<<"$worker_deps"); then
+  echo "FAIL: cmd/worker depends on $(wc -l <<<"$server_deps") go.temporal.io/server packages, e.g. $(head -n1 <<<"$server_deps");" >&2
+  echo "      keep internal/devtemporal and internal/app (the embedded Temporal server) out of its imports." >&2
+  exit 1
+fi
 # Build every test binary in parallel first, then run the packages one at a
 # time: each integration package starts its own Temporal server, and on a
 # 2-core machine running them side by side only makes their timings noisy.

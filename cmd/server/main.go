@@ -3,9 +3,14 @@
 // With no TEMPORAL_ADDRESS (nor TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE) it
 // runs everything in one process: an embedded Temporal server persisted in
 // ./data/temporal.db, the Temporal Web UI on 127.0.0.1:8233, a worker for
-// the tool workflows and the HTTP listener on 127.0.0.1:8080. With
+// the example tool workflows and the HTTP listener on 127.0.0.1:8080. With
 // TEMPORAL_ADDRESS set it embeds nothing and connects there (still running
-// its worker unless OPENWOP_WORKER=off). See the README for every variable.
+// its worker unless OPENWOP_WORKER=off).
+//
+// The tools it serves are the catalog in Temporal: what live workers
+// published (its own in-process worker included) plus the tools declared in
+// OPENWOP_TOOLS_FILE. Run with -h for the flags and variables; the README
+// describes them all.
 package main
 
 import (
@@ -20,16 +25,20 @@ import (
 	"syscall"
 
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app"
+	"github.com/openwop/temporal-mcp/internal/config"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/restapi"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/workflows"
 )
 
 func main() {
@@ -38,72 +47,7 @@ func main() {
 	}
 }
 
-// run runs the command; it reports its error itself (logged, or on stderr
-// before the logger exists).
-func run() error {
-	stdio := flag.Bool("stdio", false, "serve one MCP client on stdin/stdout (logs go to stderr)")
-	flag.Parse()
-	var logger *zap.Logger
-	cfg, err := app.LoadConfig(envconfig.EnvLookupOS)
-	if err == nil {
-		logger, err = app.NewLogger(cfg.LogFormat, cfg.LogLevel)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "server:", err)
-		return err
-	}
-	defer func() { _ = logger.Sync() }()
-
-	acts := activities.New(logger.Named("activities"), activities.Options{
-		OutputDir: filepath.Join(cfg.DataDir, "reports"),
-	})
-	tools, err := exampletools.DefaultRegistry(acts, cfg.Fixtures)
-	if err != nil {
-		logger.Error("tool registry", zap.Error(err))
-		return err
-	}
-
-	keys, err := auth.FromEnv(os.Getenv)
-	if err != nil {
-		return err
-	}
-	if keys.Dev() {
-		logger.Warn("no API keys configured (OPENWOP_API_KEYS): every caller is the anonymous local tenant",
-			zap.String("tenant", auth.Anonymous().Tenant))
-	}
-
-	var mrtrKey []byte
-	if k := os.Getenv(envMRTRKey); k != "" {
-		mrtrKey = []byte(k)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var mount *mcpmount.Mount
-	parts := app.Parts{
-		Register: tools.Register,
-		Handler: func(deps app.Deps) (http.Handler, error) {
-			var h http.Handler
-			mount, h, err = handler(deps, tools.Specs(), keys, mrtrKey)
-			return h, err
-		},
-	}
-	if *stdio {
-		if os.Getenv(app.EnvHTTPAddr) == "" {
-			// stdout is the client's: keep the HTTP side out of the way of
-			// a server on the default port.
-			cfg.HTTPAddr = "127.0.0.1:0"
-		}
-		err = serveStdio(ctx, cfg, logger, parts, &mount)
-	} else {
-		err = app.Run(ctx, cfg, logger, parts)
-	}
-	if err != nil {
-		logger.Error("server stopped", zap.Error(err))
-	}
-	return err
-}
-
-// Environment of cmd/server beyond internal/app's.
+// Environment of cmd/server beyond internal/config's.
 const (
 	// envMRTRKey is the HMAC key (32 bytes or more) of MRTR requestStates.
 	// Unset: a random key per process.
@@ -114,10 +58,100 @@ const (
 	envStdioSubject = "OPENWOP_STDIO_SUBJECT"
 )
 
+// serverEnv documents the variables cmd/server reads, for -h.
+func serverEnv() []config.EnvVar {
+	return append([]config.EnvVar{
+		{Name: config.EnvHTTPAddr, Default: config.DefaultHTTPAddr, Meaning: "HTTP listen address (MCP at /mcp, REST, /healthz)"},
+		{Name: config.EnvWorker, Default: "on", Meaning: "off: run no in-process worker"},
+		{Name: config.EnvToolsFile, Default: "unset", Meaning: "JSON file of declared tools (docs/catalog.md)"},
+		{Name: config.EnvTemporalPort, Default: fmt.Sprint(config.DefaultTemporalPort), Meaning: "embedded Temporal frontend port (0: any free port)"},
+		{Name: config.EnvUIPort, Default: fmt.Sprint(config.DefaultUIPort), Meaning: "embedded Web UI port (0 or off: no UI)"},
+		{Name: config.EnvTemporalLogLevel, Default: "warn", Meaning: "level of the embedded Temporal server's logs"},
+		{Name: auth.EnvKeys, Default: "unset (every caller is anon:local)", Meaning: "API keys: key=tenant:subject,..."},
+		{Name: auth.EnvKeysFile, Default: "unset", Meaning: "JSON file of API keys [{key,tenant,subject}]"},
+		{Name: envMRTRKey, Default: "random per process", Meaning: "HMAC key (32+ bytes) of MRTR requestStates"},
+		{Name: envStdioTenant + ", " + envStdioSubject, Default: "anon:local", Meaning: "the caller of -stdio"},
+	}, config.WorkerEnv()...)
+}
+
+// run runs the command; it reports its error itself (logged, or on stderr
+// before the logger exists).
+func run() error {
+	stdio := flag.Bool("stdio", false, "serve one MCP client on stdin/stdout (logs go to stderr)")
+	flag.Usage = func() {
+		config.Usage(flag.CommandLine.Output(), "Command server serves Temporal workflows as MCP tools (embedding a Temporal server unless TEMPORAL_ADDRESS is set).",
+			flag.CommandLine, serverEnv())
+	}
+	flag.Parse()
+	var logger *zap.Logger
+	cfg, err := config.LoadConfig(envconfig.EnvLookupOS)
+	if err == nil {
+		logger, err = config.NewLogger(cfg.LogFormat, cfg.LogLevel)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		return err
+	}
+	defer func() { _ = logger.Sync() }()
+	fail := func(msg string, err error) error {
+		logger.Error(msg, zap.Error(err))
+		return err
+	}
+
+	acts := activities.New(logger.Named("activities"), activities.Options{
+		OutputDir: filepath.Join(cfg.DataDir, "reports"),
+	})
+	reg, err := exampletools.DefaultRegistry(acts, cfg.Fixtures)
+	if err != nil {
+		return fail("tool registry", err)
+	}
+	var declared []signals.ToolSpec
+	if path := os.Getenv(config.EnvToolsFile); path != "" {
+		if declared, err = catalog.LoadDeclarations(path); err != nil {
+			return fail(config.EnvToolsFile, err)
+		}
+		logger.Info("declared tools loaded", zap.String("file", path), zap.Int("tools", len(declared)))
+	}
+
+	keys, err := auth.FromEnv(os.Getenv)
+	if err != nil {
+		return fail("API keys", err)
+	}
+	authenticate := auth.Authenticator(keys.Authenticate)
+	if keys.Dev() {
+		authenticate = auth.AnonymousAuthenticator
+		logger.Warn("no API keys configured (OPENWOP_API_KEYS): every caller is the anonymous local tenant",
+			zap.String("tenant", auth.Anonymous().Tenant))
+	}
+	var mrtrKey []byte
+	if k := os.Getenv(envMRTRKey); k != "" {
+		mrtrKey = []byte(k)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ad := &adapter{registry: reg, declared: declared, authenticate: authenticate, mrtrKey: mrtrKey}
+	parts := ad.parts()
+	if *stdio {
+		if os.Getenv(config.EnvHTTPAddr) == "" {
+			// stdout is the client's: keep the HTTP side out of the way of
+			// a server on the default port.
+			cfg.HTTPAddr = "127.0.0.1:0"
+		}
+		err = serveStdio(ctx, cfg, logger, parts, ad)
+	} else {
+		err = app.Run(ctx, cfg, logger, parts)
+	}
+	if err != nil {
+		return fail("server stopped", err)
+	}
+	return nil
+}
+
 // serveStdio runs the process with one MCP client on stdin/stdout. The end
 // of stdin ends the process, after the runs its unanswered calls owned are
-// cancelled.
-func serveStdio(ctx context.Context, cfg app.Config, logger *zap.Logger, parts app.Parts, mount **mcpmount.Mount) error {
+// cancelled; so does a failure of the worker or the HTTP listener.
+func serveStdio(ctx context.Context, cfg config.Config, logger *zap.Logger, parts app.Parts, ad *adapter) error {
 	a, err := app.Start(ctx, cfg, logger, parts)
 	if err != nil {
 		return err
@@ -129,40 +163,117 @@ func serveStdio(ctx context.Context, cfg app.Config, logger *zap.Logger, parts a
 			caller.SubjectID = "urn:openwop:stdio"
 		}
 	}
-	logger.Info("serving one MCP client on stdin/stdout", zap.String("tenant", caller.Tenant))
-	serveErr := (*mount).ServeStdio(ctx, caller, os.Stdin, os.Stdout)
-	logger.Info("stdin closed; shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), app.ShutdownTimeout)
+	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	return errors.Join(serveErr, a.Shutdown(sctx))
+	var failure error
+	failed := make(chan struct{})
+	go func() {
+		defer close(failed)
+		select {
+		case failure = <-a.Failed():
+			logger.Error("shutting down after a failure", zap.Error(failure))
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	logger.Info("serving one MCP client on stdin/stdout", zap.String("tenant", caller.Tenant))
+	serveErr := ad.mount.ServeStdio(sctx, caller, os.Stdin, os.Stdout)
+	cancel()
+	<-failed
+	if failure == nil {
+		logger.Info("stdin closed; shutting down")
+	}
+	shctx, shcancel := context.WithTimeout(context.Background(), app.ShutdownTimeout)
+	defer shcancel()
+	return errors.Join(failure, serveErr, a.Shutdown(shctx))
 }
 
-// handler serves the MCP mount at /mcp and the OpenWOP discovery document
-// and REST runs API on every other path, all on one run service.
-func handler(deps app.Deps, specs []signals.ToolSpec, keys *auth.Keys, mrtrKey []byte) (*mcpmount.Mount, http.Handler, error) {
-	svc := runs.New(deps.Client, deps.Logger.Named("runs"), runs.Options{
-		TaskQueue: deps.TaskQueue,
-		Namespace: deps.Namespace,
+// adapter is what cmd/server runs on internal/app: the example tools'
+// worker, and the catalog, MCP mount and REST API built once Temporal is
+// connected.
+type adapter struct {
+	registry     *workflows.Registry
+	declared     []signals.ToolSpec
+	authenticate auth.Authenticator
+	mrtrKey      []byte
+
+	// Set by the handler.
+	live  *catalog.Live
+	mount *mcpmount.Mount
+}
+
+// parts are the app.Parts of the adapter.
+func (ad *adapter) parts() app.Parts {
+	var taskQueue string
+	return app.Parts{
+		Handler: func(d app.Deps) (http.Handler, error) {
+			taskQueue = d.TaskQueue
+			return ad.handler(d)
+		},
+		Worker: func(ctx context.Context, d app.Deps) error {
+			return ad.registry.Run(ctx, d.Client, d.TaskQueue, workflows.WorkerOptions{
+				Worker: worker.Options{},
+				Logger: config.SDKLogger(d.Logger.Named("worker")),
+			})
+		},
+		// Ready once the catalog lists every tool of the in-process
+		// worker on its task queue, so that a tools/list right after
+		// "ready" shows them.
+		WorkerReady: func(ctx context.Context) (bool, error) {
+			if err := ad.live.Refresh(ctx); err != nil {
+				return false, err
+			}
+			tools, err := ad.live.Tools(ctx)
+			if err != nil {
+				return false, err
+			}
+			listed := map[string]bool{}
+			for _, t := range tools {
+				if t.Spec().TaskQueue == taskQueue {
+					listed[t.Spec().Name] = true
+				}
+			}
+			for _, spec := range ad.registry.Specs() {
+				if !listed[spec.Name] {
+					return false, nil
+				}
+			}
+			return true, nil
+		},
+	}
+}
+
+// handler builds the catalog (published and declared tools) and serves
+// the MCP mount at /mcp and the OpenWOP discovery document and REST runs
+// API on every other path, all on one run service.
+func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
+	live, err := catalog.NewLive(d.Client, catalog.LiveOptions{Declared: ad.declared, Logger: d.Logger.Named("catalog")})
+	if err != nil {
+		return nil, fmt.Errorf("tool catalog: %w", err)
+	}
+	svc := runs.New(d.Client, d.Logger.Named("runs"), runs.Options{
+		TaskQueue: d.TaskQueue,
+		Namespace: d.Namespace,
 	})
 	mount, err := mcpmount.New(mcpmount.Options{
-		Runs:    svc,
-		Tools:   specs,
-		Keys:    keys,
-		Logger:  deps.Logger.Named("mcp"),
-		MRTRKey: mrtrKey,
+		Runs:         svc,
+		Catalog:      live,
+		Authenticate: ad.authenticate,
+		Logger:       d.Logger.Named("mcp"),
+		MRTRKey:      ad.mrtrKey,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("MCP mount: %w", err)
 	}
 	rest := restapi.New(restapi.Options{
-		Runs:          svc,
-		Authenticate:  keys.Authenticate,
-		Tools:         specs,
-		Logger:        deps.Logger.Named("rest"),
-		MRTRMaxRounds: mcpmount.DefaultMRTRMaxRounds,
+		Runs:         svc,
+		Authenticate: ad.authenticate,
+		Catalog:      live,
+		Logger:       d.Logger.Named("rest"),
 	})
+	ad.live, ad.mount = live, mount
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mount)
 	mux.Handle("/", rest)
-	return mount, mux, nil
+	return mux, nil
 }

@@ -1,12 +1,18 @@
-// Command worker runs only the worker of the tool workflows and activities.
+// Command worker runs only a worker of the example tool workflows and
+// activities, and publishes its tools to the catalog in Temporal, where any
+// cmd/server reading that namespace finds them.
+//
 // It connects by the standard Temporal environment (TEMPORAL_ADDRESS,
 // TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE,
 // TEMPORAL_CONFIG_FILE); with none set it dials localhost:7233, where
-// `go run ./cmd/server` embeds its Temporal server.
+// `go run ./cmd/server` embeds its Temporal server. It does not link the
+// Temporal server (scripts/test.sh checks it). Run with -h for the
+// variables.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,11 +20,14 @@ import (
 	"syscall"
 
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/app"
+	"github.com/openwop/temporal-mcp/internal/config"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/workflows"
 )
 
 func main() {
@@ -30,31 +39,58 @@ func main() {
 // run runs the command; it reports its error itself (logged, or on stderr
 // before the logger exists).
 func run() error {
+	flag.Usage = func() {
+		config.Usage(flag.CommandLine.Output(), "Command worker runs the example tool workflows on a task queue and publishes them to the tool catalog in Temporal.",
+			flag.CommandLine, config.WorkerEnv())
+	}
+	flag.Parse()
 	var logger *zap.Logger
-	cfg, err := app.LoadConfig(envconfig.EnvLookupOS)
+	cfg, err := config.LoadConfig(envconfig.EnvLookupOS)
 	if err == nil {
-		logger, err = app.NewLogger(cfg.LogFormat, cfg.LogLevel)
+		logger, err = config.NewLogger(cfg.LogFormat, cfg.LogLevel)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
+	fail := func(msg string, err error) error {
+		logger.Error(msg, zap.Error(err))
+		return err
+	}
 
 	acts := activities.New(logger.Named("activities"), activities.Options{
 		OutputDir: filepath.Join(cfg.DataDir, "reports"),
 	})
-	tools, err := exampletools.DefaultRegistry(acts, cfg.Fixtures)
+	reg, err := exampletools.DefaultRegistry(acts, cfg.Fixtures)
 	if err != nil {
-		logger.Error("tool registry", zap.Error(err))
-		return err
+		return fail("tool registry", err)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := app.RunWorker(ctx, cfg, logger, tools.Register); err != nil {
-		logger.Error("worker stopped", zap.Error(err))
-		return err
+	c, err := cfg.Dial(ctx, logger)
+	if err != nil {
+		return fail("worker not started", err)
 	}
+	defer c.Close()
+	if err := runs.EnsureSearchAttributes(ctx, c, cfg.Namespace()); err != nil {
+		// The worker can serve without them, but no run can start until
+		// they exist; the server's /healthz reports it as well.
+		config.LogSearchAttributes(logger, err)
+	}
+	logger.Info("openwop worker starting",
+		zap.String("temporal", cfg.HostPort()),
+		zap.String("namespace", cfg.Namespace()),
+		zap.String("task_queue", cfg.TaskQueue),
+		zap.Int("tools", len(reg.Specs())))
+	err = reg.Run(ctx, c, cfg.TaskQueue, workflows.WorkerOptions{
+		Worker: worker.Options{},
+		Logger: config.SDKLogger(logger.Named("worker")),
+	})
+	if err != nil {
+		return fail("worker stopped", err)
+	}
+	logger.Info("worker stopped")
 	return nil
 }

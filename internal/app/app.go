@@ -1,12 +1,13 @@
-// Package app assembles the process that cmd/server and cmd/worker run: the
-// configuration from the environment, the zap logger, the Temporal
+// Package app assembles the process cmd/server runs: the Temporal
 // connection (a remote server, or the embedded devtemporal server), the
-// in-process worker and the HTTP listener.
+// run search attributes, the in-process worker and the HTTP listener with
+// GET /healthz. The configuration, the logger and the Temporal dial are
+// internal/config's, which cmd/worker shares; this package is the part that
+// embeds the Temporal server and so stays out of the worker binary.
 //
 // The caller supplies what is specific to the adapter through Parts: the
-// worker registration (the tool workflows and activities) and the HTTP
-// handler (the MCP mount, discovery, REST), built from Deps once Temporal is
-// connected. App adds GET /healthz.
+// HTTP handler (the MCP mount, discovery, REST) and the worker, built from
+// Deps once Temporal is connected.
 package app
 
 import (
@@ -17,28 +18,36 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
+	"github.com/openwop/temporal-mcp/internal/config"
 	"github.com/openwop/temporal-mcp/internal/devtemporal"
-	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/runs"
 )
 
 // Timeouts of the process lifecycle.
 const (
 	// StartTimeout bounds the embedded server start and the first dial.
 	StartTimeout = 2 * time.Minute
+	// ReadyTimeout bounds the wait for the in-process worker's readiness
+	// (Parts.WorkerReady) before the process reports ready anyway.
+	ReadyTimeout = 10 * time.Second
 	// ShutdownTimeout bounds the graceful shutdown in Run.
 	ShutdownTimeout = 15 * time.Second
-	// healthTimeout bounds the Temporal check of /healthz.
+	// healthTimeout bounds the Temporal checks of /healthz.
 	healthTimeout = 3 * time.Second
+	// recheckAfter is how often /healthz checks the search attributes
+	// again while they are missing.
+	recheckAfter = 5 * time.Second
+	// readyPoll is the interval of the WorkerReady polls.
+	readyPoll = 200 * time.Millisecond
 )
 
-// Deps are what the HTTP handler is built from.
+// Deps are what the handler and the worker are built from.
 type Deps struct {
 	// Logger is the process logger.
 	Logger *zap.Logger
@@ -46,18 +55,23 @@ type Deps struct {
 	Client client.Client
 	// Namespace is the Temporal namespace runs live in.
 	Namespace string
-	// TaskQueue is the task queue tool workflows run on.
+	// TaskQueue is the task queue of the in-process worker.
 	TaskQueue string
 }
 
 // Parts are the adapter-specific pieces App runs.
 type Parts struct {
-	// Register registers the tool workflows and activities on the
-	// in-process worker. nil (or Config.Worker false) runs no worker.
-	Register func(worker.Registry)
 	// Handler builds the HTTP handler mounted at "/". nil serves only
 	// /healthz.
 	Handler func(Deps) (http.Handler, error)
+	// Worker runs the in-process worker until ctx is done (then it returns
+	// nil) or it fails; a failure ends the process. nil (or Config.Worker
+	// false) runs no worker.
+	Worker func(ctx context.Context, d Deps) error
+	// WorkerReady, when set, reports whether the in-process worker is
+	// serving (e.g. its tools are in the catalog). Start polls it, for at
+	// most ReadyTimeout, before it reports the process ready.
+	WorkerReady func(ctx context.Context) (bool, error)
 }
 
 // App is a started process: Temporal connection, worker, HTTP listener.
@@ -74,58 +88,45 @@ type App struct {
 	// DBFile is the embedded server's SQLite file ("" when remote).
 	DBFile string
 
-	server  *devtemporal.Server
-	worker  worker.Worker
-	http    *http.Server
-	serveCh chan error
-}
+	server     *devtemporal.Server
+	http       *http.Server
+	failed     chan error // a failed listener or worker
+	stopWorker context.CancelFunc
+	workerDone chan struct{}
 
-// NewLogger builds the process logger: JSON lines (production) or
-// human-readable console lines (development) on stderr at level.
-func NewLogger(format string, level zapcore.Level) (*zap.Logger, error) {
-	var cfg zap.Config
-	switch format {
-	case LogJSON:
-		cfg = zap.NewProductionConfig()
-	case LogConsole:
-		cfg = zap.NewDevelopmentConfig()
-		cfg.DisableStacktrace = true
-	default:
-		return nil, fmt.Errorf("log format %q: want %s or %s", format, LogJSON, LogConsole)
-	}
-	cfg.Level = zap.NewAtomicLevelAt(level)
-	l, err := cfg.Build()
-	if err != nil {
-		return nil, fmt.Errorf("build logger: %w", err)
-	}
-	return l, nil
+	saMu      sync.Mutex
+	saErr     error // the last search attribute check; nil when they exist
+	saChecked time.Time
 }
 
 // Run starts the process, logs where everything listens, and runs until
-// ctx is done (cmd/server cancels it on SIGINT/SIGTERM) or the HTTP
-// listener fails; then it shuts down gracefully.
-func Run(ctx context.Context, cfg Config, logger *zap.Logger, parts Parts) error {
+// ctx is done (cmd/server cancels it on SIGINT/SIGTERM), the HTTP listener
+// fails or the in-process worker fails; then it shuts down gracefully. It
+// returns the failure, nil after ctx ended.
+func Run(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts) error {
 	a, err := Start(ctx, cfg, logger, parts)
 	if err != nil {
 		return err
 	}
-	var serveErr error
+	var failure error
 	select {
 	case <-ctx.Done():
 		logger.Info("shutting down")
-	case serveErr = <-a.serveCh:
-		logger.Error("HTTP listener failed", zap.Error(serveErr))
+	case failure = <-a.Failed():
+		logger.Error("shutting down after a failure", zap.Error(failure))
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
-	return errors.Join(serveErr, a.Shutdown(sctx))
+	return errors.Join(failure, a.Shutdown(sctx))
 }
 
 // Start connects to Temporal (starting the embedded server unless
-// cfg.Remote), starts the worker and the HTTP listener, and returns. Call
-// Shutdown to stop them.
-func Start(ctx context.Context, cfg Config, logger *zap.Logger, parts Parts) (a *App, err error) {
-	a = &App{Deps: Deps{Logger: logger, TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace()}}
+// cfg.Remote), ensures the run search attributes (a failure is logged, and
+// reported by /healthz), builds the handler, starts the worker and the HTTP
+// listener, waits for the worker to be ready, and returns. Call Shutdown to
+// stop them; receive from Failed to learn of a later failure.
+func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts) (a *App, err error) {
+	a = &App{Deps: Deps{Logger: logger, TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace()}, failed: make(chan error, 2)}
 	defer func() {
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
@@ -140,14 +141,7 @@ func Start(ctx context.Context, cfg Config, logger *zap.Logger, parts Parts) (a 
 	if err := a.connect(sctx, cfg); err != nil {
 		return a, err
 	}
-	if cfg.Worker && parts.Register != nil {
-		a.worker = worker.New(a.Client, cfg.TaskQueue, worker.Options{})
-		parts.Register(a.worker)
-		if err := a.worker.Start(); err != nil {
-			a.worker = nil
-			return a, fmt.Errorf("start worker on task queue %q: %w", cfg.TaskQueue, err)
-		}
-	}
+	a.checkSearchAttributes(sctx)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", a.healthz)
@@ -158,20 +152,32 @@ func Start(ctx context.Context, cfg Config, logger *zap.Logger, parts Parts) (a 
 		}
 		mux.Handle("/", h)
 	}
+	worker := cfg.Worker && parts.Worker != nil
+	if worker {
+		a.startWorker(parts.Worker)
+	}
+	// Bind now (a busy address fails at once), serve once the worker is
+	// ready: a client that reaches the server then finds its tools.
 	l, err := (&net.ListenConfig{}).Listen(sctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
 		return a, fmt.Errorf("HTTP listener: %w", err)
 	}
 	a.HTTPAddr = l.Addr().String()
-	a.http = &http.Server{
+	if worker && parts.WorkerReady != nil {
+		if err := a.waitWorker(sctx, parts.WorkerReady); err != nil {
+			_ = l.Close()
+			return a, err
+		}
+	}
+	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          zap.NewStdLog(logger.Named("http")),
 	}
-	a.serveCh = make(chan error, 1)
+	a.http = srv
 	go func() {
-		if err := a.http.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-			a.serveCh <- err
+		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			a.failed <- fmt.Errorf("HTTP listener: %w", err)
 		}
 	}()
 
@@ -180,22 +186,25 @@ func Start(ctx context.Context, cfg Config, logger *zap.Logger, parts Parts) (a 
 		zap.String("temporal", a.TemporalAddress),
 		zap.String("namespace", a.Namespace),
 		zap.String("task_queue", a.TaskQueue),
-		zap.Bool("worker", a.worker != nil),
+		zap.Bool("worker", worker),
 		zap.Bool("embedded_temporal", a.Embedded),
 	}
 	if a.Embedded {
 		fields = append(fields, zap.String("temporal_ui", a.UIURL), zap.String("data", a.DBFile))
 	}
 	logger.Info("openwop server ready", fields...)
-	if a.worker == nil && cfg.Worker {
-		logger.Warn("no in-process worker: nothing to register")
+	if cfg.Worker && parts.Worker == nil {
+		logger.Warn("no in-process worker: nothing to run")
 	}
 	return a, nil
 }
 
+// Failed delivers the first failure of the running process: the HTTP
+// listener's or the in-process worker's.
+func (a *App) Failed() <-chan error { return a.failed }
+
 // connect starts the embedded server (unless remote) and dials the client.
-func (a *App) connect(ctx context.Context, cfg Config) error {
-	opts := cfg.Client
+func (a *App) connect(ctx context.Context, cfg config.Config) error {
 	if !cfg.Remote {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("data directory: %w", err)
@@ -211,37 +220,78 @@ func (a *App) connect(ctx context.Context, cfg Config) error {
 		})
 		if err != nil {
 			return fmt.Errorf("embedded Temporal server (ports: %s, %s; 0 = any free port): %w",
-				EnvTemporalPort, EnvUIPort, err)
+				config.EnvTemporalPort, config.EnvUIPort, err)
 		}
 		a.server, a.Embedded = srv, true
 		a.UIURL, a.DBFile = srv.UIURL(), srv.DBFile()
-		opts = client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()}
+		cfg.Client = client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()}
 	}
-	opts.Logger = devtemporal.SDKLogger(a.Logger)
-	if opts.Namespace == "" {
-		opts.Namespace = DefaultNamespace
-	}
-	c, err := client.DialContext(ctx, opts)
+	c, err := cfg.Dial(ctx, a.Logger)
 	if err != nil {
-		return fmt.Errorf("connect to Temporal at %s: %w", hostPort(opts), err)
+		return err
 	}
-	a.Client, a.TemporalAddress = c, hostPort(opts)
-	if cfg.Remote {
-		// A self-hosted server lets us register the search attributes;
-		// Temporal Cloud needs them added in its UI or with tcld.
-		if err := devtemporal.EnsureSearchAttributes(ctx, c.OperatorService(), a.Namespace, signals.SearchAttributes); err != nil {
-			a.Logger.Warn("could not register the OpenWOP search attributes; register them on the namespace (Keyword)",
-				zap.Strings("names", signals.SearchAttributes), zap.Error(err))
-		}
-	}
+	a.Client, a.TemporalAddress = c, cfg.HostPort()
 	return nil
 }
 
-func hostPort(opts client.Options) string {
-	if opts.HostPort == "" {
-		return client.DefaultHostPort
+// checkSearchAttributes ensures the run search attributes and records the
+// outcome for /healthz, logging a failure.
+func (a *App) checkSearchAttributes(ctx context.Context) {
+	err := runs.EnsureSearchAttributes(ctx, a.Client, a.Namespace)
+	a.saMu.Lock()
+	prev := a.saErr
+	a.saErr, a.saChecked = err, time.Now()
+	a.saMu.Unlock()
+	switch {
+	case err != nil && (prev == nil || prev.Error() != err.Error()):
+		config.LogSearchAttributes(a.Logger, err)
+	case err == nil && prev != nil:
+		a.Logger.Info("the run search attributes exist now", zap.String("namespace", a.Namespace))
 	}
-	return opts.HostPort
+}
+
+// startWorker runs the worker until Shutdown; its failure goes to Failed.
+func (a *App) startWorker(run func(context.Context, Deps) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stopWorker, a.workerDone = cancel, make(chan struct{})
+	go func() {
+		defer close(a.workerDone)
+		err := run(ctx, a.Deps)
+		if ctx.Err() != nil {
+			return // stopped by Shutdown
+		}
+		if err == nil {
+			err = errors.New("stopped")
+		}
+		a.failed <- fmt.Errorf("in-process worker on task queue %q: %w", a.TaskQueue, err)
+	}()
+}
+
+// waitWorker polls ready until it reports true, the worker fails (an
+// error) or ReadyTimeout passes (a warning).
+func (a *App) waitWorker(ctx context.Context, ready func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+	defer cancel()
+	tick := time.NewTicker(readyPoll)
+	defer tick.Stop()
+	var last error
+	for {
+		ok, err := ready(ctx)
+		if ok && err == nil {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case err := <-a.failed:
+			return err
+		case <-ctx.Done():
+			a.Logger.Warn("the in-process worker is not serving yet; going on", zap.Duration("waited", ReadyTimeout), zap.NamedError("last_error", last))
+			return nil
+		case <-tick.C:
+		}
+	}
 }
 
 // Shutdown stops the HTTP listener (waiting for requests until ctx ends),
@@ -255,9 +305,14 @@ func (a *App) Shutdown(ctx context.Context) error {
 		}
 		a.http = nil
 	}
-	if a.worker != nil {
-		a.worker.Stop()
-		a.worker = nil
+	if a.stopWorker != nil {
+		a.stopWorker()
+		select {
+		case <-a.workerDone:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("in-process worker did not stop: %w", ctx.Err()))
+		}
+		a.stopWorker = nil
 	}
 	if a.Client != nil {
 		a.Client.Close()
@@ -274,18 +329,39 @@ func (a *App) Shutdown(ctx context.Context) error {
 
 // Health is the body of GET /healthz.
 type Health struct {
-	// Status is "ok" when Temporal answers, else "unavailable" (HTTP 503).
+	// Status is "ok" (HTTP 200); "unavailable" when Temporal does not
+	// answer, or "unhealthy" when the namespace lacks the run search
+	// attributes (both HTTP 503).
 	Status   string         `json:"status"`
 	Temporal TemporalHealth `json:"temporal"`
+	// SearchAttributes is set when the run search attributes are missing.
+	SearchAttributes *SearchAttributesHealth `json:"searchAttributes,omitempty"`
 }
 
 // TemporalHealth reports the Temporal connection.
 type TemporalHealth struct {
-	Address   string `json:"address"`
+	// Address is the frontend host:port.
+	Address string `json:"address"`
+	// Namespace is where runs live.
 	Namespace string `json:"namespace"`
-	Embedded  bool   `json:"embedded"`
-	Reachable bool   `json:"reachable"`
-	Error     string `json:"error,omitempty"`
+	// Embedded reports an in-process server.
+	Embedded bool `json:"embedded"`
+	// Reachable reports whether it answered the health check.
+	Reachable bool `json:"reachable"`
+	// Error is the failed check's error.
+	Error string `json:"error,omitempty"`
+}
+
+// SearchAttributesHealth names the missing run search attributes and how
+// to create them.
+type SearchAttributesHealth struct {
+	// Missing are the attributes the namespace lacks.
+	Missing []string `json:"missing"`
+	// Message says what is missing and gives the commands below.
+	Message string `json:"message"`
+	// Commands create them: the Temporal CLI's (self-hosted) and tcld's
+	// (Temporal Cloud).
+	Commands []string `json:"commands"`
 }
 
 func (a *App) healthz(w http.ResponseWriter, r *http.Request) {
@@ -298,9 +374,35 @@ func (a *App) healthz(w http.ResponseWriter, r *http.Request) {
 	if _, err := a.Client.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
 		h.Status, h.Temporal.Reachable, h.Temporal.Error = "unavailable", false, err.Error()
 		code = http.StatusServiceUnavailable
+	} else if missing := a.missingSearchAttributes(ctx); missing != nil {
+		h.Status = "unhealthy"
+		h.SearchAttributes = &SearchAttributesHealth{
+			Missing: missing.Names, Message: missing.Error(),
+			Commands: []string{missing.CreateCommand(), missing.CloudCommand()},
+		}
+		code = http.StatusServiceUnavailable
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(h)
+}
+
+// missingSearchAttributes returns the recorded search attribute failure
+// when it is a missing one, checking again first when the last check
+// failed more than recheckAfter ago (an operator may have added them).
+func (a *App) missingSearchAttributes(ctx context.Context) *runs.MissingSearchAttributesError {
+	a.saMu.Lock()
+	stale := a.saErr != nil && time.Since(a.saChecked) > recheckAfter
+	a.saMu.Unlock()
+	if stale {
+		a.checkSearchAttributes(ctx)
+	}
+	a.saMu.Lock()
+	defer a.saMu.Unlock()
+	var missing *runs.MissingSearchAttributesError
+	if errors.As(a.saErr, &missing) {
+		return missing
+	}
+	return nil
 }

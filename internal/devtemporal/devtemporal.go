@@ -18,7 +18,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -26,8 +25,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -43,17 +40,20 @@ import (
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
 	"go.uber.org/zap"
-	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	appconfig "github.com/openwop/temporal-mcp/internal/config"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// Defaults applied to zero Options fields.
+// Defaults applied to zero Options fields. The namespace defaults to
+// runs.DefaultNamespace.
 const (
-	DefaultIP        = "127.0.0.1"
-	DefaultNamespace = "default"
+	// DefaultIP is the address every service binds to.
+	DefaultIP = "127.0.0.1"
+	// DefaultRetention is the retention of closed workflows.
 	DefaultRetention = 7 * 24 * time.Hour
 	// DefaultLogLevel is the level of the server's own logs. Temporal is
 	// chatty at info; warn keeps the process output readable.
@@ -64,8 +64,8 @@ const (
 const clusterName = "active"
 
 // Options configure Start. The zero value is a usable in-memory server on
-// 127.0.0.1 with free ports, namespace "default" and the OpenWOP search
-// attributes.
+// 127.0.0.1 with free ports, namespace runs.DefaultNamespace and the OpenWOP
+// search attributes.
 type Options struct {
 	// DBFile is the SQLite database file. It is created (with its schema) if
 	// it does not exist; its directory must exist. Empty means an in-memory
@@ -76,15 +76,17 @@ type Options struct {
 	// Port is the frontend gRPC port, the one clients dial. 0 picks a free
 	// port. The history, matching and worker services always use free ports.
 	Port int
-	// Namespace is registered before the server starts. Default "default".
+	// Namespace is registered before the server starts. Default
+	// runs.DefaultNamespace.
 	Namespace string
 	// Retention is the namespace's retention of closed workflows, applied
 	// when the namespace is first created. Default 7 days.
 	Retention time.Duration
-	// SearchAttributes are custom Keyword search attributes registered on
-	// the namespace. nil means signals.SearchAttributes; an empty non-nil
-	// slice registers none.
-	SearchAttributes []string
+	// NoSearchAttributes leaves the namespace without the OpenWOP search
+	// attributes (signals.SearchAttributes), e.g. to test a namespace that
+	// lacks them. By default they are registered with a new database and
+	// added at start to an existing one that lacks them.
+	NoSearchAttributes bool
 	// Logger receives the server's logs. nil discards them.
 	Logger *zap.Logger
 	// LogLevel is the minimum level of the server's logs passed to Logger.
@@ -177,7 +179,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{server: srv, address: address, namespace: opts.Namespace, dbFile: opts.DBFile, logger: logger, level: level}
 
-	if err := s.waitReady(ctx, opts.SearchAttributes); err != nil {
+	if err := s.waitReady(ctx, !opts.NoSearchAttributes); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
@@ -230,13 +232,10 @@ func withDefaults(opts Options) Options {
 		opts.IP = DefaultIP
 	}
 	if opts.Namespace == "" {
-		opts.Namespace = DefaultNamespace
+		opts.Namespace = runs.DefaultNamespace
 	}
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
-	}
-	if opts.SearchAttributes == nil {
-		opts.SearchAttributes = signals.SearchAttributes
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
@@ -291,9 +290,11 @@ func prepareDatabase(sqlCfg *config.SQL, opts Options) error {
 			return fmt.Errorf("devtemporal: database file: %w", err)
 		}
 	}
-	attrs := make(map[string]enumspb.IndexedValueType, len(opts.SearchAttributes))
-	for _, name := range opts.SearchAttributes {
-		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	attrs := map[string]enumspb.IndexedValueType{}
+	if !opts.NoSearchAttributes {
+		for _, name := range signals.SearchAttributes {
+			attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+		}
 	}
 	ns, err := sqlite.NewNamespaceConfig(clusterName, opts.Namespace, false, attrs)
 	if err != nil {
@@ -411,10 +412,10 @@ func serverConfig(sqlCfg *config.SQL, ip string, ports map[primitives.ServiceNam
 	}
 }
 
-// waitReady dials the frontend, waits until the namespace answers, and adds
-// any search attribute the namespace lacks (a database created before the
-// attribute existed).
-func (s *Server) waitReady(ctx context.Context, searchAttributes []string) error {
+// waitReady dials the frontend, waits until the namespace answers, and,
+// with searchAttributes, adds any OpenWOP search attribute the namespace
+// lacks (a database created before the attribute existed).
+func (s *Server) waitReady(ctx context.Context, searchAttributes bool) error {
 	c, err := client.DialContext(ctx, client.Options{
 		HostPort:  s.address,
 		Namespace: s.namespace,
@@ -436,41 +437,15 @@ func (s *Server) waitReady(ctx context.Context, searchAttributes []string) error
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return EnsureSearchAttributes(ctx, c.OperatorService(), s.namespace, searchAttributes)
-}
-
-// EnsureSearchAttributes registers each name as a Keyword search attribute
-// of namespace unless it is registered already. It is idempotent, and works
-// on any Temporal server that allows the operator API (not Temporal Cloud,
-// where attributes are added in the Cloud UI or with tcld).
-func EnsureSearchAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string, names []string) error {
-	resp, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return fmt.Errorf("list search attributes of %q: %w", namespace, err)
-	}
-	missing := map[string]enumspb.IndexedValueType{}
-	for _, name := range names {
-		if _, ok := resp.GetCustomAttributes()[name]; !ok {
-			missing[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
-		}
-	}
-	if len(missing) == 0 {
+	if !searchAttributes {
 		return nil
 	}
-	_, err = op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        namespace,
-		SearchAttributes: missing,
-	})
-	var exists *serviceerror.AlreadyExists
-	if err != nil && !errors.As(err, &exists) {
-		return fmt.Errorf("add search attributes to %q: %w", namespace, err)
+	if err := runs.EnsureSearchAttributes(ctx, c, s.namespace); err != nil {
+		return fmt.Errorf("devtemporal: %w", err)
 	}
 	return nil
 }
 
-// SDKLogger adapts a zap logger to the Temporal SDK's logger interface
-// (through log/slog), so SDK, worker and server logs share one output. Its
-// lines are named "temporal-sdk".
-func SDKLogger(zl *zap.Logger) sdklog.Logger {
-	return sdklog.NewStructuredLogger(slog.New(zapslog.NewHandler(zl.Core(), zapslog.WithName("temporal-sdk"))))
-}
+// SDKLogger is the shared internal/config.SDKLogger: a zap logger adapted to the Temporal
+// SDK's logger interface.
+func SDKLogger(zl *zap.Logger) sdklog.Logger { return appconfig.SDKLogger(zl) }

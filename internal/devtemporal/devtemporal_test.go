@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -179,7 +180,7 @@ func serveChild(t *testing.T, db string) {
 // defaults, and lists runs by OpenWOPTenant.
 func TestSearchAttributesAddedToExistingDatabase(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "temporal.db")
-	s := start(t, devtemporal.Options{DBFile: db, SearchAttributes: []string{}})
+	s := start(t, devtemporal.Options{DBFile: db, NoSearchAttributes: true})
 	c := dial(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -197,7 +198,7 @@ func TestSearchAttributesAddedToExistingDatabase(t *testing.T) {
 	defer c.Close()
 	assertKeywordAttributes(ctx, t, c, s.Namespace())
 	// A second registration is a no-op.
-	if err := devtemporal.EnsureSearchAttributes(ctx, c.OperatorService(), s.Namespace(), signals.SearchAttributes); err != nil {
+	if err := runs.EnsureSearchAttributes(ctx, c, s.Namespace()); err != nil {
 		t.Fatalf("EnsureSearchAttributes again: %v", err)
 	}
 	assertListByTenant(ctx, t, c, s.Namespace())

@@ -1,15 +1,28 @@
-package app
+// Package config is what cmd/server and cmd/worker share: the process
+// configuration read from the environment (including the Temporal client
+// options, through the SDK's envconfig), the zap logger and its adapter for
+// the Temporal SDK, and the Temporal dial.
+//
+// It must not depend on the Temporal server (go.temporal.io/server): the
+// worker binary is built from it, and only cmd/server embeds a Temporal
+// server (internal/app, internal/devtemporal).
+package config
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/openwop/temporal-mcp/runs"
 )
 
 // Environment variables read by LoadConfig. The Temporal connection
@@ -26,6 +39,10 @@ const (
 	// EnvFixtures adds the conformance fixture tools to the registry
 	// (default off).
 	EnvFixtures = "OPENWOP_FIXTURES"
+	// EnvToolsFile names a JSON file of declared tools
+	// (catalog.LoadDeclarations) that cmd/server serves besides the
+	// published ones (default none).
+	EnvToolsFile = "OPENWOP_TOOLS_FILE"
 	// EnvLogFormat is json or console (default console with the embedded
 	// server, json with a remote Temporal).
 	EnvLogFormat = "OPENWOP_LOG_FORMAT"
@@ -47,28 +64,39 @@ const (
 
 // Environment variables of the Temporal SDK that select a remote server.
 const (
-	EnvTemporalAddress    = "TEMPORAL_ADDRESS"
-	EnvTemporalNamespace  = "TEMPORAL_NAMESPACE"
-	EnvTemporalProfile    = "TEMPORAL_PROFILE"
+	// EnvTemporalAddress is the frontend host:port.
+	EnvTemporalAddress = "TEMPORAL_ADDRESS"
+	// EnvTemporalNamespace is the namespace (default runs.DefaultNamespace).
+	EnvTemporalNamespace = "TEMPORAL_NAMESPACE"
+	// EnvTemporalProfile selects a profile of the TOML configuration file.
+	EnvTemporalProfile = "TEMPORAL_PROFILE"
+	// EnvTemporalConfigFile is the TOML configuration file.
 	EnvTemporalConfigFile = "TEMPORAL_CONFIG_FILE"
 )
 
 // Log formats.
 const (
-	LogJSON    = "json"
+	// LogJSON is JSON lines (production).
+	LogJSON = "json"
+	// LogConsole is human-readable lines (development).
 	LogConsole = "console"
 )
 
-// Defaults of Config.
+// Defaults of Config. The task queue and the namespace default to
+// runs.DefaultTaskQueue and runs.DefaultNamespace.
 const (
-	DefaultHTTPAddr     = "127.0.0.1:8080"
-	DefaultTaskQueue    = "openwop-tools"
-	DefaultDataDir      = "data"
+	// DefaultHTTPAddr is the HTTP listen address of cmd/server.
+	DefaultHTTPAddr = "127.0.0.1:8080"
+	// DefaultDataDir holds the embedded server's database and the reports.
+	DefaultDataDir = "data"
+	// DefaultTemporalPort is the embedded server's frontend port.
 	DefaultTemporalPort = 7233
-	DefaultUIPort       = 8233
-	DefaultNamespace    = "default"
+	// DefaultUIPort is the embedded Web UI's port.
+	DefaultUIPort = 8233
 	// DBFileName is the embedded server's database file in the data dir.
 	DBFileName = "temporal.db"
+	// DialTimeout bounds the first connection to Temporal.
+	DialTimeout = 2 * time.Minute
 )
 
 // Config is the process configuration. LoadConfig reads it from the
@@ -93,8 +121,8 @@ type Config struct {
 	Remote bool
 	// Client are the connection options loaded by envconfig (the TOML
 	// profile, then the TEMPORAL_* variables). With no variable set they
-	// dial localhost:7233, namespace "default", which is where cmd/worker
-	// finds the server embedded by cmd/server.
+	// dial localhost:7233, namespace runs.DefaultNamespace, which is where
+	// cmd/worker finds the server embedded by cmd/server.
 	Client client.Options
 
 	// DataDir holds the embedded server's database (DBFile).
@@ -110,9 +138,32 @@ type Config struct {
 // Namespace is the namespace runs live in.
 func (c Config) Namespace() string {
 	if c.Client.Namespace == "" {
-		return DefaultNamespace
+		return runs.DefaultNamespace
 	}
 	return c.Client.Namespace
+}
+
+// HostPort is the Temporal frontend Client dials.
+func (c Config) HostPort() string {
+	if c.Client.HostPort == "" {
+		return client.DefaultHostPort
+	}
+	return c.Client.HostPort
+}
+
+// Dial connects to Temporal with Client (the namespace defaulted, the SDK
+// logging through logger), waiting at most DialTimeout.
+func (c Config) Dial(ctx context.Context, logger *zap.Logger) (client.Client, error) {
+	opts := c.Client
+	opts.Namespace = c.Namespace()
+	opts.Logger = SDKLogger(logger)
+	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
+	cl, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", c.HostPort(), opts.Namespace, err)
+	}
+	return cl, nil
 }
 
 // DBFile is the embedded server's SQLite file.
@@ -128,7 +179,7 @@ func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 	}
 	cfg := Config{
 		HTTPAddr:         DefaultHTTPAddr,
-		TaskQueue:        DefaultTaskQueue,
+		TaskQueue:        runs.DefaultTaskQueue,
 		Worker:           true,
 		LogLevel:         zapcore.InfoLevel,
 		DataDir:          DefaultDataDir,

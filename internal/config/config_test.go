@@ -1,6 +1,9 @@
-package app
+package config
 
 import (
+	"bytes"
+	"flag"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -20,7 +23,7 @@ func (e mapEnv) Environ() []string {
 
 func (e mapEnv) LookupEnv(k string) (string, bool) { v, ok := e[k]; return v, ok }
 
-func TestLoadConfig(t *testing.T) {
+func TestConfigLoad(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     mapEnv
@@ -114,7 +117,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-func TestNewLogger(t *testing.T) {
+func TestConfigNewLogger(t *testing.T) {
 	for _, f := range []string{LogJSON, LogConsole} {
 		if _, err := NewLogger(f, zapcore.InfoLevel); err != nil {
 			t.Errorf("NewLogger(%s): %v", f, err)
@@ -122,5 +125,42 @@ func TestNewLogger(t *testing.T) {
 	}
 	if _, err := NewLogger("xml", zapcore.InfoLevel); err == nil {
 		t.Error("NewLogger(xml) succeeded")
+	}
+}
+
+// TestDepsWorkerHasNoTemporalServer: the worker binary (and this package)
+// must not link the Temporal server; only cmd/server embeds one.
+func TestDepsWorkerHasNoTemporalServer(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command in PATH")
+	}
+	for _, pkg := range []string{"github.com/openwop/temporal-mcp/cmd/worker", "github.com/openwop/temporal-mcp/internal/config"} {
+		out, err := exec.Command(gobin, "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		var server []string
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == "go.temporal.io/server" || strings.HasPrefix(dep, "go.temporal.io/server/") {
+				server = append(server, dep)
+			}
+		}
+		if len(server) > 0 {
+			t.Errorf("%s depends on %d go.temporal.io/server packages (e.g. %s); keep the embedded server out of it (only cmd/server may use internal/devtemporal)",
+				pkg, len(server), server[0])
+		}
+	}
+}
+
+func TestConfigUsage(t *testing.T) {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.Bool("x", false, "a flag")
+	var b bytes.Buffer
+	Usage(&b, "Command worker runs tools.", fs, WorkerEnv())
+	for _, want := range []string{"Command worker runs tools.", "-x", EnvTaskQueue, EnvTemporalAddress, "openwop-tools"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("usage lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
+
+	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/internal/app"
+	"github.com/openwop/temporal-mcp/internal/config"
+	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/internal/testenv"
+)
+
+// mcpMeta is the _meta of a 2026-07-28 request declaring the Tasks
+// extension.
+var mcpMeta = map[string]any{
+	"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{
+		"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+	},
+}
+
+// rpcResponse is a JSON-RPC response.
+type rpcResponse struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// mcpCall posts one 2026-07-28 request to the mount.
+func mcpCall(t *testing.T, addr, method, name string, params map[string]any) rpcResponse {
+	t.Helper()
+	params["_meta"] = mcpMeta
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if i := bytes.Index(raw, []byte("data: ")); i >= 0 { // an SSE answer
+		raw = raw[i+len("data: "):]
+	}
+	var r rpcResponse
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&r); err != nil {
+		t.Fatalf("%s: %d %s: %v", method, resp.StatusCode, raw, err)
+	}
+	return r
+}
+
+// TestSearchAttributesMissingServer runs the server's assembly against a
+// Temporal whose namespace lacks the run search attributes and refuses to
+// add them (Temporal Cloud without admin rights): it starts, its worker
+// publishes, tools are listed, and /healthz, tools/call and GET /runs say
+// what is missing and how to create it.
+func TestSearchAttributesMissingServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := devtemporal.Start(ctx, devtemporal.Options{NoSearchAttributes: true})
+	if err != nil {
+		t.Fatalf("devtemporal: %v", err)
+	}
+	defer func() { _ = srv.Stop() }()
+	deny := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if strings.HasSuffix(method, "/AddSearchAttributes") {
+			return serviceerror.NewPermissionDenied("Request unauthorized.", "")
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	cfg := config.Config{
+		HTTPAddr: "127.0.0.1:0", TaskQueue: testenv.UniqueTaskQueue(t), Worker: true, Remote: true,
+		Client: client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(),
+			ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(deny)}}},
+	}
+	logger := testenv.Logger()
+	reg, err := exampletools.DefaultRegistry(activities.New(logger, activities.Options{OutputDir: t.TempDir()}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := &adapter{registry: reg, authenticate: auth.AnonymousAuthenticator}
+	a, err := app.Start(ctx, cfg, logger, ad.parts())
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer func() { _ = a.Shutdown(context.Background()) }()
+
+	// The worker's tools are listed as soon as the server is ready.
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if r := mcpCall(t, a.HTTPAddr, "tools/list", "", map[string]any{}); r.Error != nil || json.Unmarshal(r.Result, &list) != nil || len(list.Tools) != 2 {
+		t.Fatalf("tools/list = %+v %s", r.Error, r.Result)
+	}
+
+	wantMessage := func(what, msg string) {
+		t.Helper()
+		for _, want := range []string{"OpenWOPTenant", "OpenWOPStatus", "temporal operator search-attribute create --namespace " + srv.Namespace(), "tcld namespace search-attributes add"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s lacks %q: %s", what, want, msg)
+			}
+		}
+	}
+	r := mcpCall(t, a.HTTPAddr, "tools/call", "delay", map[string]any{"name": "delay", "arguments": map[string]any{"delayMs": 1}})
+	if r.Error == nil {
+		t.Fatalf("tools/call = %s, want an error", r.Result)
+	}
+	t.Logf("tools/call error %d: %s", r.Error.Code, r.Error.Message)
+	wantMessage("tools/call error", r.Error.Message)
+
+	resp, err := http.Get("http://" + a.HTTPAddr + "/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || body.Error.Code != "search_attributes_missing" {
+		t.Fatalf("GET /runs = %d %+v, want 503 search_attributes_missing", resp.StatusCode, body)
+	}
+	t.Logf("GET /runs: %d %s: %s", resp.StatusCode, body.Error.Code, body.Error.Message)
+	wantMessage("GET /runs error", body.Error.Message)
+
+	resp, err = http.Get("http://" + a.HTTPAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h app.Health
+	_ = json.NewDecoder(resp.Body).Decode(&h)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || h.Status != "unhealthy" || h.SearchAttributes == nil {
+		t.Fatalf("/healthz = %d %+v, want 503 unhealthy", resp.StatusCode, h)
+	}
+	wantMessage("/healthz", h.SearchAttributes.Message)
+}
