@@ -183,10 +183,15 @@ func (e *ArgumentsError) Unwrap() error { return e.Err }
 
 // ValidateArguments checks raw tool arguments against the input schema and
 // returns them as a JSON object (absent or null arguments are {}).
+// Arguments larger than MaxArgumentsBytes, or holding a number a 64-bit
+// float cannot represent, are refused with an ArgumentsError that says so.
 func (t *Tool) ValidateArguments(raw json.RawMessage) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = json.RawMessage("{}")
+	}
+	if err := t.checkArgumentsLimits("arguments", raw); err != nil {
+		return nil, err
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -211,6 +216,9 @@ func (t *Tool) ValidateInput(key string, content json.RawMessage) (json.RawMessa
 	content = bytes.TrimSpace(content)
 	if len(content) == 0 || bytes.Equal(content, []byte("null")) {
 		content = json.RawMessage("{}")
+	}
+	if err := t.checkArgumentsLimits(fmt.Sprintf("input %q", key), content); err != nil {
+		return nil, err
 	}
 	var v any
 	if err := json.Unmarshal(content, &v); err != nil {

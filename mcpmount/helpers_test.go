@@ -10,9 +10,14 @@ import (
 	"testing"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/runstest"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
+
+// The fake run service of the protocol tests is a Runs.
+var _ Runs = (*runstest.Fake)(nil)
 
 // testCatalog is a small catalog covering every task support level, a
 // pre-run input and a tenant-scoped tool.
@@ -30,25 +35,52 @@ func testCatalog() []signals.ToolSpec {
 	}
 }
 
+// staticCatalog is a catalog.Static of specs.
+func staticCatalog(t testing.TB, specs ...signals.ToolSpec) *catalog.Static {
+	t.Helper()
+	c, err := catalog.NewStatic(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // greetOnStart completes greet runs at once, like the fixture.
 func greetOnStart(req runs.StartRequest, s *signals.Snapshot) {
-	if req.Tool == "greet" {
+	if req.Tool.Name == "greet" {
 		var a struct{ Name string }
 		_ = json.Unmarshal(req.Arguments, &a)
 		completeWith(s, "Hello, "+a.Name+"!")
 	}
 }
 
-type testServer struct {
-	*httptest.Server
-	runs *fakeRuns
+// completeWith marks a run completed with a text result.
+func completeWith(s *signals.Snapshot, text string) {
+	s.Status = signals.StatusCompleted
+	s.StatusMessage = "the run is completed"
+	s.Result = &signals.ToolResult{Content: []signals.Content{{Type: "text", Text: text}}}
+	s.Outputs = json.RawMessage(`{}`)
 }
 
+// cancelAtOnce ends a run as soon as its cancellation is requested, as a
+// tool that honours cancellation at once.
+func cancelAtOnce(s *signals.Snapshot) {
+	s.Status, s.StatusMessage = signals.StatusCancelled, signals.StatusCancelled.Message()
+}
+
+type testServer struct {
+	*httptest.Server
+	runs *runstest.Fake
+}
+
+// newTestServer serves a mount over the fake run service, with the
+// testCatalog tools and no keys (every caller is anonymous).
 func newTestServer(t *testing.T, mutate func(*Options)) *testServer {
 	t.Helper()
-	f := newFakeRuns()
-	f.onStart = greetOnStart
-	opts := Options{Runs: f, Tools: testCatalog(), Name: "test-mount", Version: "1.2.3"}
+	f := runstest.New()
+	f.OnStart(greetOnStart)
+	f.OnCancel(cancelAtOnce)
+	opts := Options{Runs: f, Catalog: staticCatalog(t, testCatalog()...), Name: "test-mount", Version: "1.2.3"}
 	if mutate != nil {
 		mutate(&opts)
 	}

@@ -9,15 +9,13 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -85,23 +83,28 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 }
 
 // ServeHTTP serves one MCP POST. Checks run in this order: Host and Origin
-// (403), method (405), credential (401), content type (415), body (413,
-// -32700, -32600), notifications (202), then for 2026-07-28 requests the
+// (403, internal/httpgate's gate shared with the REST API), method (405),
+// credential (401), content type (415), body (413, 408, -32700 for a body
+// that is not JSON or nests deeper than maxNesting, -32600 for a message
+// that is not a JSON-RPC request: an id that is not a string or an integer,
+// an empty batch), notifications (202), then for 2026-07-28 requests the
 // _meta keys (-32602), the headers against the body (-32020), the version
-// (-32022) and the method (-32601, 404). Method-specific checks (the Tasks
+// (-32022) and the method (-32601, 404), and for every request a number
+// too large for a 64-bit float (-32602; in tools/call arguments, the
+// tool-input error naming the argument). Method-specific checks (the Tasks
 // extension gate, then the task lookup) happen in the method handlers.
+//
+// Every refusal is a JSON-RPC error with a JSON body, the SDK's transport
+// errors included (see plainErrorWriter).
 func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !m.hostAllowed(r) {
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-		return
-	}
-	if !m.originAllowed(r) {
-		writeRPCError(w, rpcError{status: http.StatusForbidden, code: codeInvalidRequest, message: "forbidden: invalid Origin header"})
+	if rej := m.gate.CheckHostOrigin(r); rej != nil {
+		writeRPCError(w, rpcError{status: rej.Status, code: codeInvalidRequest, message: rej.Message})
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "Method Not Allowed: the MCP endpoint takes POST only", http.StatusMethodNotAllowed)
+		writeRPCError(w, rpcError{status: http.StatusMethodNotAllowed, code: codeInvalidRequest,
+			message: fmt.Sprintf("method %s not allowed: the MCP endpoint takes POST only", r.Method)})
 		return
 	}
 	caller, err := m.authenticate(r)
@@ -110,30 +113,46 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
 		return
 	}
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		http.Error(w, "Content-Type must be application/json", http.StatusUnsupportedMediaType)
+	if !httpgate.JSONContentType(r) {
+		writeRPCError(w, rpcError{status: http.StatusUnsupportedMediaType, code: codeInvalidRequest,
+			message: httpgate.UnsupportedMediaType(r).Message})
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return
+		switch {
+		case errors.As(err, &mbe):
+			writeRPCError(w, rpcError{status: http.StatusRequestEntityTooLarge, code: codeInvalidRequest,
+				message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)})
+		case httpgate.IsTimeout(err):
+			writeRPCError(w, rpcError{status: http.StatusRequestTimeout, code: codeInvalidRequest,
+				message: "the request body did not arrive in time"})
+		default:
+			writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+				message: "failed to read the request body: " + err.Error()})
 		}
-		http.Error(w, "failed to read the request body", http.StatusBadRequest)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 
+	if depth := nestingDepth(body); depth > maxNesting {
+		writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeParseError,
+			message: fmt.Sprintf("parse error: the message nests %d levels deep; at most %d are accepted", depth, maxNesting)})
+		return
+	}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
 		if m.modernHeader(r) {
 			writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
 				message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
 			return
 		}
-		m.serveSDK(w, r, caller) // legacy batch: the SDK decides
+		if e, bad := checkBatch(trimmed); bad {
+			writeRPCError(w, e)
+			return
+		}
+		m.serveSDK(w, r, caller, nil) // legacy batch: the SDK decides
 		return
 	}
 	var msg rpcMessage
@@ -141,9 +160,8 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
 		return
 	}
-	if msg.JSONRPC != "2.0" || msg.Method == "" || string(msg.ID) == "null" {
-		writeRPCError(w, rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidRequest,
-			message: `invalid request: want a JSON-RPC 2.0 request or notification with a method`})
+	if e, bad := checkEnvelope(&msg); bad {
+		writeRPCError(w, e)
 		return
 	}
 	if len(msg.ID) == 0 {
@@ -153,15 +171,23 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	params, meta, perr := decodeParams(msg.Params)
-	if !m.modernHeader(r) && meta[mcp.MetaKeyProtocolVersion] == nil {
-		m.serveSDK(w, r, caller) // a legacy (session-era) request
-		return
+	modern := m.modernHeader(r) || meta[mcp.MetaKeyProtocolVersion] != nil
+	if modern {
+		if e, bad := m.validateModern(r, &msg, params, meta, perr); bad {
+			writeRPCError(w, e)
+			return
+		}
 	}
-	if e, bad := m.validateModern(r, &msg, params, meta, perr); bad {
+	// A legacy (session-era) request, or a 2026-07-28 one that passed.
+	if e, bad := checkNumbers(&msg, params); bad {
+		if !modern {
+			// As the SDK answers a method's error in the legacy protocol.
+			e.status = http.StatusOK
+		}
 		writeRPCError(w, e)
 		return
 	}
-	m.serveSDK(w, r, caller)
+	m.serveSDK(w, r, caller, msg.ID)
 }
 
 // modernHeader reports whether the MCP-Protocol-Version header names a
@@ -280,17 +306,21 @@ func decodeHeaderValue(v string) (string, bool) {
 
 // serveSDK hands a checked request to the SDK handler with the caller in
 // its context, under the request-ownership tracker: the run the call starts
-// or continues is cancelled unless its whole response is delivered.
-func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+// or continues is cancelled unless its whole response is delivered. id is
+// the request's id (nil for a batch): a transport error the SDK answers in
+// plain text is rewritten as a JSON-RPC error carrying it.
+func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject, id json.RawMessage) {
+	pw := &plainErrorWriter{ResponseWriter: w, id: id}
+	defer pw.finish()
 	r = r.WithContext(auth.WithSubject(r.Context(), caller))
 	if prefersSSE(r) {
-		sw := &sseWriter{ResponseWriter: w}
+		sw := &sseWriter{ResponseWriter: pw}
 		r = r.WithContext(context.WithValue(r.Context(), sseKey{}, sw))
 		m.tracker.HTTP(m.sseHandler).ServeHTTP(sw, r)
 		sw.stop()
 		return
 	}
-	m.tracker.HTTP(m.jsonHandler).ServeHTTP(w, r)
+	m.tracker.HTTP(m.jsonHandler).ServeHTTP(pw, r)
 }
 
 // prefersSSE reports whether the client lists text/event-stream before
@@ -311,66 +341,4 @@ func prefersSSE(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// localRequest reports whether the request arrived on a loopback address.
-func localRequest(r *http.Request) bool {
-	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || addr == nil {
-		return false
-	}
-	host, _, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		host = addr.String()
-	}
-	return loopbackHost(host)
-}
-
-// loopbackHost reports whether host (no port) names the local machine.
-func loopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return hostport
-}
-
-// hostAllowed is the DNS-rebinding protection. A Host in AllowedHosts is
-// accepted (a reverse proxy on the same machine forwards its public Host).
-// Otherwise a request that arrived on a loopback address must name a
-// loopback Host, and with AllowedHosts set no other Host is accepted.
-func (m *Mount) hostAllowed(r *http.Request) bool {
-	host := strings.ToLower(r.Host)
-	if slices.Contains(m.allowedHosts, host) || slices.Contains(m.allowedHosts, hostOnly(host)) {
-		return true
-	}
-	if localRequest(r) {
-		return loopbackHost(hostOnly(host))
-	}
-	return len(m.allowedHosts) == 0
-}
-
-// originAllowed accepts requests without Origin, configured origins, and
-// localhost origins on a request that arrived on a loopback address.
-func (m *Mount) originAllowed(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	if slices.Contains(m.allowedOrigins, strings.ToLower(strings.TrimSuffix(origin, "/"))) {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return localRequest(r) && loopbackHost(u.Hostname())
 }

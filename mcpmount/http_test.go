@@ -95,7 +95,7 @@ func TestValidationOrder(t *testing.T) {
 			}
 		})
 	}
-	if n := s.runs.startCount(); n != 0 {
+	if n := s.runs.StartCount(); n != 0 {
 		t.Fatalf("%d runs started by rejected requests", n)
 	}
 }
@@ -254,7 +254,7 @@ func (c *client) callHost(method, host string, hdr map[string]string) rpc {
 }
 
 func TestAuth(t *testing.T) {
-	s := newTestServer(t, func(o *Options) { o.Keys = keysFor(t, "ka=acme:alice,kb=globex:bob") })
+	s := newTestServer(t, func(o *Options) { o.Authenticate = keysFor(t, "ka=acme:alice,kb=globex:bob").Authenticate })
 	c := s.client(t, tasksCaps())
 
 	r := c.call("tools/list", nil, nil)
@@ -288,7 +288,7 @@ func TestAuth(t *testing.T) {
 	// The run's owner comes from the credential, never from _meta.
 	c.key = "ka"
 	wantResult(t, c.call("tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 1}}, nil))
-	if got := s.runs.lastStart().Caller; got.Tenant != "acme" || got.SubjectID != "alice" {
+	if got := s.runs.LastStart().Caller; got.Tenant != "acme" || got.SubjectID != "alice" {
 		t.Fatalf("run caller = %+v", got)
 	}
 }

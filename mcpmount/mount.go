@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
@@ -69,13 +69,20 @@ type Options struct {
 	Name, Version string
 	// Instructions is the optional server/discover instructions text.
 	Instructions string
+	// PublicURL is the configured external base URL of the server (e.g.
+	// "https://wop.example.com"); its host and origin are accepted like
+	// AllowedHosts and AllowedOrigins. Empty: none.
+	PublicURL string
 	// AllowedOrigins lists the Origin header values (scheme://host[:port])
 	// accepted besides none at all. Localhost origins are accepted when the
 	// request arrived on a loopback address.
 	AllowedOrigins []string
-	// AllowedHosts, when non-empty, lists the Host header values (host or
-	// host:port) accepted. Whatever it holds, a request that arrived on a
-	// loopback address must name a loopback Host (DNS-rebinding protection).
+	// AllowedHosts lists further Host header values (host or host:port)
+	// accepted. A request that arrived on a loopback address must name a
+	// loopback Host or one of these (DNS-rebinding protection); with hosts
+	// configured (here or by PublicURL) a request on another address must
+	// name one of them. The checks are internal/httpgate's, shared with the
+	// REST API.
 	AllowedHosts []string
 	// PollInterval is the pollIntervalMs suggested on tasks. Default 500 ms.
 	PollInterval time.Duration
@@ -117,23 +124,22 @@ const (
 
 // Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
 type Mount struct {
-	runs           Runs
-	authenticate   auth.Authenticator
-	log            *zap.Logger
-	catalog        catalog.Source
-	proj           projector
-	cacheTTLMs     int64
-	maxBody        int64
-	allowedOrigins []string
-	allowedHosts   []string
-	jsonHandler    http.Handler
-	sseHandler     http.Handler
-	server         *mcp.Server
-	tracker        *ownership.Tracker
-	states         *requeststate.Codec
-	maxRounds      int
-	maxWait        time.Duration
-	keepAlive      time.Duration
+	runs         Runs
+	authenticate auth.Authenticator
+	log          *zap.Logger
+	catalog      catalog.Source
+	proj         projector
+	cacheTTLMs   int64
+	maxBody      int64
+	gate         *httpgate.Gate
+	jsonHandler  http.Handler
+	sseHandler   http.Handler
+	server       *mcp.Server
+	tracker      *ownership.Tracker
+	states       *requeststate.Codec
+	maxRounds    int
+	maxWait      time.Duration
+	keepAlive    time.Duration
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -218,12 +224,13 @@ func New(opts Options) (*Mount, error) {
 		}
 		return err
 	}, m.log)
-	for _, o := range opts.AllowedOrigins {
-		m.allowedOrigins = append(m.allowedOrigins, strings.ToLower(strings.TrimSuffix(o, "/")))
+	gate, err := httpgate.New(httpgate.Options{
+		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
-	for _, h := range opts.AllowedHosts {
-		m.allowedHosts = append(m.allowedHosts, strings.ToLower(h))
-	}
+	m.gate = gate
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	caps.AddExtension(ExtensionTasks, map[string]any{})
 	server := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{

@@ -59,16 +59,16 @@ func TestDisconnectCancelsOwnedRun(t *testing.T) {
 			s := newTestServer(t, nil)
 			conn := rawCall(t, strings.TrimPrefix(s.URL, "http://"), map[string]any{}, tt.accept, tt.legacy)
 			deadline := time.Now().Add(5 * time.Second)
-			for s.runs.startCount() == 0 && time.Now().Before(deadline) {
+			for s.runs.StartCount() == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			if s.runs.startCount() == 0 {
+			if s.runs.StartCount() == 0 {
 				t.Fatal("no run started")
 			}
 			conn.Close()
-			id := s.runs.lastID()
+			id := s.runs.LastID()
 			for time.Now().Before(deadline) {
-				if reason, ok := s.runs.cancelReason(id); ok {
+				if reason, ok := s.runs.CancelReason(id); ok {
 					if reason != signals.ReasonMCPRequestCancelled {
 						t.Fatalf("reason = %q", reason)
 					}
@@ -101,7 +101,7 @@ func TestDeliveredTaskSurvivesDisconnect(t *testing.T) {
 	conn.Close()
 	time.Sleep(200 * time.Millisecond)
 	id, _ := runid.Parse(env.Result.TaskID)
-	if reason, ok := s.runs.cancelReason(id); ok {
+	if reason, ok := s.runs.CancelReason(id); ok {
 		t.Fatalf("delivered task was cancelled (%s)", reason)
 	}
 }

@@ -25,7 +25,8 @@ type stack struct {
 	mount *Mount
 }
 
-// newStack starts a stack. addr is the listen address ("" for any free
+// newStack starts a stack. keys authenticate callers (nil: development,
+// every caller anonymous); addr is the listen address ("" for any free
 // loopback port).
 func newStack(t testing.TB, keys *auth.Keys, addr string) *stack {
 	t.Helper()
@@ -46,7 +47,12 @@ func newStackWith(t testing.TB, keys *auth.Keys, addr string, configure func(*Op
 	tq := testenv.UniqueTaskQueue(t)
 	env.NewWorker(t, tq, reg.Register)
 	svc := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
-	opts := Options{Runs: svc, Tools: reg.Specs(), Keys: keys, Logger: env.Logger, PollInterval: 200 * time.Millisecond}
+	// The specs name no task queue: runs start on the service's TaskQueue,
+	// which the worker polls.
+	opts := Options{Runs: svc, Catalog: staticCatalog(t, reg.Specs()...), Logger: env.Logger, PollInterval: 200 * time.Millisecond}
+	if keys != nil {
+		opts.Authenticate = keys.Authenticate
+	}
 	var after func(*Mount)
 	if configure != nil {
 		after = configure(&opts)

@@ -158,7 +158,7 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 		if action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
 			res.Content = er.Content
 		}
-		if _, err := m.runs.Resolve(ctx, caller, runID, res); err != nil {
+		if _, err := m.resolve(ctx, caller, runID, snap, res); err != nil {
 			switch {
 			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
 				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):

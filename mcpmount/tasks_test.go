@@ -38,7 +38,7 @@ func TestTasksGetInputRequired(t *testing.T) {
 	s := newTestServer(t, nil)
 	c := s.client(t, tasksCaps())
 	id, raw := startTask(t, c)
-	s.runs.update(raw, func(snap *signals.Snapshot) {
+	s.runs.Update(raw, func(snap *signals.Snapshot) {
 		snap.Status = signals.StatusWaitingApproval
 		snap.Interrupts = interrupts(raw)
 	})
@@ -68,17 +68,17 @@ func TestTasksUpdate(t *testing.T) {
 	s := newTestServer(t, nil)
 	c := s.client(t, tasksCaps())
 	id, raw := startTask(t, c)
-	s.runs.update(raw, func(snap *signals.Snapshot) {
+	s.runs.Update(raw, func(snap *signals.Snapshot) {
 		snap.Status = signals.StatusWaitingInput
 		snap.Interrupts = interrupts(raw)[1:2]
 		snap.Interrupts = append(snap.Interrupts, signals.Interrupt{ID: raw + "-i4", Kind: signals.KindClarification,
 			Title: "Other?", Approvers: []string{"urn:someone-else"}})
 	})
-	s.runs.onResolve = func(snap *signals.Snapshot) {
+	s.runs.OnResolve(func(snap *signals.Snapshot) {
 		if len(snap.Interrupts) == 0 {
 			snap.Status = signals.StatusRunning
 		}
-	}
+	})
 	r := c.call("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 		raw + "-i2":   map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}},
 		raw + "-i4":   map[string]any{"action": "accept", "content": map[string]any{}}, // caller not eligible
@@ -93,14 +93,14 @@ func TestTasksUpdate(t *testing.T) {
 	if reqs[raw+"-i2"] != nil || reqs[raw+"-i4"] == nil {
 		t.Fatalf("after update inputRequests = %v", reqs)
 	}
-	if rs := s.runs.resolutions(); len(rs) != 1 || string(rs[0].Content) != `{"name":"Ada"}` ||
+	if rs := s.runs.Resolutions(); len(rs) != 1 || string(rs[0].Content) != `{"name":"Ada"}` ||
 		rs[0].ResolvedBy.SubjectID != "urn:openwop:anonymous" {
 		t.Fatalf("resolutions = %+v", rs)
 	}
 	// Answering the same key again resolves nothing and is still acked.
 	wantResult(t, c.call("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 		raw + "-i2": map[string]any{"action": "accept", "content": map[string]any{"name": "Bob"}}}}, nil))
-	if len(s.runs.resolutions()) != 1 {
+	if len(s.runs.Resolutions()) != 1 {
 		t.Fatal("an answered key was resolved twice")
 	}
 	// An empty update is acked.
@@ -116,7 +116,7 @@ func TestTasksCancel(t *testing.T) {
 	if res := wantResult(t, r); len(res) != 2 || res["resultType"] != "complete" {
 		t.Fatalf("ack = %s", r.Raw)
 	}
-	if reason, ok := s.runs.cancelReason(raw); !ok || reason != signals.ReasonCallerRequested {
+	if reason, ok := s.runs.CancelReason(raw); !ok || reason != signals.ReasonCallerRequested {
 		t.Fatalf("cancel reason = %q", reason)
 	}
 	got := wantResult(t, c.call("tasks/get", map[string]any{"taskId": id}, nil))
@@ -147,7 +147,7 @@ func TestTasksGateBeforeLookup(t *testing.T) {
 
 // TestTaskIsolation: every task the caller cannot read gets the same answer.
 func TestTaskIsolation(t *testing.T) {
-	s := newTestServer(t, func(o *Options) { o.Keys = keysFor(t, "ka=acme:alice,kb=globex:bob") })
+	s := newTestServer(t, func(o *Options) { o.Authenticate = keysFor(t, "ka=acme:alice,kb=globex:bob").Authenticate })
 	alice := s.client(t, tasksCaps())
 	alice.key = "ka"
 	bob := s.client(t, tasksCaps())
@@ -187,7 +187,7 @@ func TestTaskIsolation(t *testing.T) {
 		}
 	}
 	// The other tenant's run was not touched, and the owner still reads it.
-	if _, ok := s.runs.cancelReason(bobRaw); ok {
+	if _, ok := s.runs.CancelReason(bobRaw); ok {
 		t.Fatal("alice cancelled bob's run")
 	}
 	if res := wantResult(t, alice.call("tasks/get", map[string]any{"taskId": aliceTask}, nil)); res["taskId"] != aliceTask {

@@ -30,7 +30,7 @@ func TestDiscover(t *testing.T) {
 	if info["name"] != "test-mount" || info["version"] != "1.2.3" {
 		t.Errorf("serverInfo = %v", info)
 	}
-	if res["resultType"] != "complete" || res["ttlMs"] != float64(60000) || res["cacheScope"] != "public" {
+	if res["resultType"] != "complete" || res["ttlMs"] != float64(5000) || res["cacheScope"] != "public" {
 		t.Errorf("discover = %v", res)
 	}
 	if v, _ := res["supportedVersions"].([]any); len(v) == 0 || v[0] != ProtocolVersion {
@@ -41,7 +41,7 @@ func TestDiscover(t *testing.T) {
 func TestToolsList(t *testing.T) {
 	s := newTestServer(t, nil)
 	res := wantResult(t, s.client(t, map[string]any{}).call("tools/list", nil, nil))
-	if res["resultType"] != "complete" || res["ttlMs"] != float64(60000) || res["cacheScope"] != "private" {
+	if res["resultType"] != "complete" || res["ttlMs"] != float64(5000) || res["cacheScope"] != "private" {
 		t.Errorf("tools/list envelope = %v", res)
 	}
 	if _, ok := res["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"]; !ok {
@@ -112,7 +112,7 @@ func TestArgumentsValidatedBeforeStart(t *testing.T) {
 		})
 	}
 	wantError(t, c.call("tools/call", map[string]any{"name": "nope", "arguments": map[string]any{}}, nil), 400, -32602)
-	if n := s.runs.startCount(); n != 0 {
+	if n := s.runs.StartCount(); n != 0 {
 		t.Fatalf("%d runs started for invalid calls", n)
 	}
 }
@@ -125,7 +125,7 @@ func TestRequiredTaskWithoutExtension(t *testing.T) {
 	if got := string(r.Error.Data); got != `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}` {
 		t.Errorf("data = %s", got)
 	}
-	if s.runs.startCount() != 0 {
+	if s.runs.StartCount() != 0 {
 		t.Fatal("a run started")
 	}
 }
@@ -158,8 +158,8 @@ func TestCreateTaskResult(t *testing.T) {
 	if _, ok := res["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"]; !ok {
 		t.Error("no serverInfo")
 	}
-	start := s.runs.lastStart()
-	if start.Tool != "slow" || start.Transport != signals.TransportMCP || string(start.Arguments) != `{"seconds":5}` {
+	start := s.runs.LastStart()
+	if start.Tool.Name != "slow" || start.Tool.TaskSupport != signals.TaskOptional || start.Transport != signals.TransportMCP || string(start.Arguments) != `{"seconds":5}` {
 		t.Errorf("start = %+v", start)
 	}
 	// The run exists when the handle arrives.
@@ -201,11 +201,11 @@ func TestBlockingCall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(t, nil)
-			s.runs.onStart = func(_ runs.StartRequest, snap *signals.Snapshot) {
+			s.runs.OnStart(func(_ runs.StartRequest, snap *signals.Snapshot) {
 				// Finish the run after Start stored it, while the call waits.
 				id := snap.RunID
-				time.AfterFunc(20*time.Millisecond, func() { s.runs.update(id, tt.finish) })
-			}
+				time.AfterFunc(20*time.Millisecond, func() { s.runs.Update(id, tt.finish) })
+			})
 			// No extension: the call waits for the run's end.
 			r := s.client(t, map[string]any{}).call("tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 1}}, nil)
 			if tt.code != 0 {
@@ -238,7 +238,7 @@ func TestPreRunInputs(t *testing.T) {
 	if req["method"] != "elicitation/create" || params["mode"] != "form" || params["message"] != "Your name?" || params["requestedSchema"] == nil {
 		t.Fatalf("input request = %v", req)
 	}
-	if s.runs.startCount() != 0 {
+	if s.runs.StartCount() != 0 {
 		t.Fatal("round 1 started a run")
 	}
 
@@ -250,7 +250,7 @@ func TestPreRunInputs(t *testing.T) {
 	// A declined input answers an error result and starts nothing.
 	r = c.call("tools/call", map[string]any{"name": "ask_first", "arguments": map[string]any{},
 		"inputResponses": map[string]any{"user_name": map[string]any{"action": "decline"}}}, nil)
-	if res := wantResult(t, r); res["isError"] != true || s.runs.startCount() != 0 {
+	if res := wantResult(t, r); res["isError"] != true || s.runs.StartCount() != 0 {
 		t.Fatalf("decline = %s", r.Raw)
 	}
 
@@ -262,7 +262,7 @@ func TestPreRunInputs(t *testing.T) {
 	if res["resultType"] != "task" || res["requestState"] != nil || res["inputRequests"] != nil {
 		t.Fatalf("round 2 = %s", r.Raw)
 	}
-	if got := string(s.runs.lastStart().PreRunInputs["user_name"]); got != `{"name":"Alice"}` {
+	if got := string(s.runs.LastStart().PreRunInputs["user_name"]); got != `{"name":"Alice"}` {
 		t.Fatalf("pre-run input = %s", got)
 	}
 

@@ -280,10 +280,11 @@ func (h *handler) pollEvents(w http.ResponseWriter, r *http.Request, caller sign
 	}
 	var wait time.Duration
 	if s := q.Get("timeout"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || time.Duration(n)*time.Second > MaxPollTimeout {
+		// Compare seconds with seconds: multiplying first could overflow.
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || n > int64(MaxPollTimeout/time.Second) {
 			writeError(w, http.StatusBadRequest, "validation_error",
-				fmt.Sprintf("timeout %q must be an integer number of seconds from 1 to %d", s, int(MaxPollTimeout/time.Second)))
+				fmt.Sprintf("timeout %q must be an integer number of seconds from 0 to %d", s, int(MaxPollTimeout/time.Second)))
 			return
 		}
 		wait = time.Duration(n) * time.Second

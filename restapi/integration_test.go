@@ -68,7 +68,9 @@ func newIntegration(t *testing.T) *itest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(Options{Runs: svc, Authenticate: keys.Authenticate, Tools: reg.Specs(), Logger: logger}))
+	// The specs name no task queue: runs start on the service's TaskQueue,
+	// which the worker polls.
+	srv := httptest.NewServer(New(Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, reg.Specs()...), Logger: logger}))
 	t.Cleanup(srv.Close)
 	it.url = srv.URL
 	return it

@@ -15,6 +15,7 @@ package restapi
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -60,9 +62,17 @@ type Options struct {
 	// set whose names start with "conformance-". Required.
 	Catalog catalog.Source
 	// BaseURL, when set, is the absolute external URL of the server (e.g.
-	// "https://wop.example.com"); it is used to build absolute URLs in
-	// responses. When empty they are built from the request.
+	// "https://wop.example.com"); absolute URLs in responses (Location,
+	// statusUrl, eventsUrl, the discovery document's URLs) start with it,
+	// and its host and origin pass the request gate. When empty they are
+	// built from the address the connection arrived on, never from the
+	// request's Host header. New panics on a BaseURL that is not an
+	// absolute http(s) URL (internal/config checks OPENWOP_PUBLIC_URL).
 	BaseURL string
+	// AllowedHosts and AllowedOrigins are the further Host and Origin
+	// header values the request gate accepts (internal/httpgate, the same
+	// checks as the MCP mount's).
+	AllowedHosts, AllowedOrigins []string
 	// MCPPath is the path of the MCP mount (DefaultMCPPath when empty).
 	MCPPath string
 	// MRTRMaxRounds is the advertised mcp.mrtr.maxRounds (1..16,
@@ -91,7 +101,14 @@ type handler struct {
 // API. It uses Go 1.22 ServeMux patterns, so run ids in paths may use either
 // the projected form (tenant~2Fopaque) or a percent-encoded slash
 // (tenant%2Fopaque).
+//
+// Every request passes the request gate first, whatever its path: a Host or
+// Origin the gate refuses is 403 forbidden, a body that is not
+// application/json 415 unsupported_media_type, before authentication.
 func New(opts Options) http.Handler {
+	gate := httpgate.MustNew(httpgate.Options{
+		PublicURL: opts.BaseURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
+	})
 	h := &handler{
 		runs:     opts.Runs,
 		auth:     opts.Authenticate,
@@ -150,7 +167,13 @@ func New(opts Options) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path)
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rej := gate.Check(r); rej != nil {
+			writeError(w, rej.Status, rej.Code, rej.Message)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // authedHandler is a runs handler that knows its caller.
@@ -169,7 +192,9 @@ func (h *handler) authed(next authedHandler) http.HandlerFunc {
 	}
 }
 
-// externalBase is the absolute base URL (scheme://host) responses use.
+// externalBase is the absolute base URL (scheme://host[:port][/prefix])
+// responses use: the configured BaseURL, else the address the connection
+// arrived on. Nothing the client sends (Host, X-Forwarded-*) goes into it.
 func (h *handler) externalBase(r *http.Request) string {
 	if h.baseURL != "" {
 		return h.baseURL
@@ -178,10 +203,11 @@ func (h *handler) externalBase(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
+	host := "localhost"
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && addr != nil {
+		host = addr.String()
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + host
 }
 
 func containsString(xs []string, s string) bool {

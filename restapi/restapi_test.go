@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/internal/runstest"
+	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -21,28 +24,58 @@ import (
 // testTools is a small catalog: two fixtures, a non-conformance fixture, an
 // ordinary tool limited to tenant acme and a tool with a pre-run input.
 var testTools = []signals.ToolSpec{
-	{Name: "conformance-delay", Fixture: true, InputSchema: json.RawMessage(
+	{Name: "conformance-delay", Description: "waits delayMs", Fixture: true, InputSchema: json.RawMessage(
 		`{"type":"object","properties":{"delayMs":{"type":"integer","minimum":0,"maximum":30000}},"required":["delayMs"],"additionalProperties":false}`)},
-	{Name: "conformance-approval", Fixture: true, CanSuspend: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
-	{Name: "demo-fixture", Fixture: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
-	{Name: "acme-only", Tenants: []string{"acme"}},
-	{Name: "with-prerun", InputSchema: json.RawMessage(`{"type":"object"}`), PreRunInputs: []signals.InputRequest{
+	{Name: "conformance-approval", Description: "asks an approval", Fixture: true, CanSuspend: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	{Name: "demo-fixture", Description: "a fixture outside the conformance suite", Fixture: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	{Name: "acme-only", Description: "for acme", Tenants: []string{"acme"}},
+	{Name: "with-prerun", Description: "asks a confirmation first", InputSchema: json.RawMessage(`{"type":"object"}`), PreRunInputs: []signals.InputRequest{
 		{Key: "confirm", Message: "Confirm?", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
 	}},
 }
 
+// The fake run service of the handler tests is a Runs.
+var _ Runs = (*runstest.Fake)(nil)
+
+// staticCatalog is a catalog.Static of specs.
+func staticCatalog(t testing.TB, specs ...signals.ToolSpec) *catalog.Static {
+	t.Helper()
+	c, err := catalog.NewStatic(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// fakeAuth maps "Bearer key-<tenant>" to a subject of that tenant, and
+// "Bearer approver" to the listed conformance approver of tenant acme.
+func fakeAuth(r *http.Request) (signals.Subject, error) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return signals.Subject{}, errors.New("no bearer credential")
+	}
+	if tok == "approver" {
+		return signals.Subject{Issuer: "test", SubjectID: "urn:conformance:listed-approver", Tenant: "acme"}, nil
+	}
+	tenant, ok := strings.CutPrefix(tok, "key-")
+	if !ok || tenant == "" {
+		return signals.Subject{}, errors.New("unknown key")
+	}
+	return signals.Subject{Issuer: "test", SubjectID: "urn:test:" + tenant, Tenant: tenant}, nil
+}
+
 type testServer struct {
 	*httptest.Server
-	runs *fakeRuns
+	runs *runstest.Fake
 }
 
 func newTestServer(t *testing.T, mutate ...func(*Options)) *testServer {
 	t.Helper()
-	f := newFakeRuns()
+	f := runstest.New()
 	opts := Options{
 		Runs:         f,
 		Authenticate: fakeAuth,
-		Tools:        testTools,
+		Catalog:      staticCatalog(t, testTools...),
 		Now:          func() time.Time { return time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC) },
 	}
 	for _, m := range mutate {
@@ -176,7 +209,7 @@ func TestDiscoveryV2(t *testing.T) {
 		wantURL string
 	}{
 		{"from request", "", nil, "http://HOST/mcp"},
-		{"forwarded https", "", []string{"X-Forwarded-Proto", "https"}, "https://HOST/mcp"},
+		{"forwarded proto ignored", "", []string{"X-Forwarded-Proto", "https"}, "http://HOST/mcp"},
 		{"configured base", "https://wop.example.com/", nil, "https://wop.example.com/mcp"},
 	}
 	for _, tt := range tests {
@@ -234,7 +267,7 @@ func TestDiscoveryV2(t *testing.T) {
 				{"mcp.features", m.Features, []string{"server-discover", "mrtr", "cacheable-lists", "extensions"}},
 				{"mcp.serverMount.transports", m.ServerMount.Transports, []string{"streamable-http"}},
 				{"mcp.serverUrls", m.ServerURLs, []string{strings.ReplaceAll(tt.wantURL, "HOST", host)}},
-				{"mcp.mrtr.maxRounds", m.MRTR.MaxRounds, DefaultMRTRMaxRounds},
+				{"mcp.mrtr.maxRounds", m.MRTR.MaxRounds, mcpmount.DefaultMRTRMaxRounds},
 				{"runList.maxPageSize", doc.RunList.MaxPageSize, 100},
 				{"runList.filters", doc.RunList.Filters, []string{"workflowId", "status"}},
 				{"interrupt.refKinds", doc.Interrupt.RefKinds, []string{"principal"}},
@@ -281,7 +314,7 @@ func TestAuthRequired(t *testing.T) {
 			})
 		}
 	}
-	if len(s.runs.starts)+len(s.runs.cancels)+len(s.runs.lists) != 0 {
+	if len(s.runs.Starts())+len(s.runs.CancelCalls())+len(s.runs.Lists()) != 0 {
 		t.Fatal("an unauthenticated request reached the run service")
 	}
 }
@@ -289,7 +322,7 @@ func TestAuthRequired(t *testing.T) {
 func TestRunIDForms(t *testing.T) {
 	s := newTestServer(t)
 	id := mustID(t, "acme")
-	s.runs.add(signals.Snapshot{RunID: id, WorkflowID: "conformance-delay", Status: signals.StatusRunning,
+	s.runs.Add(signals.Snapshot{RunID: id, WorkflowID: "conformance-delay", Status: signals.StatusRunning,
 		Owner: signals.Owner{Tenant: "acme", Subject: acmeSub}})
 	tenant, opaque, _ := strings.Cut(id, "/")
 	tests := []struct {
@@ -327,13 +360,13 @@ func TestRunIDForms(t *testing.T) {
 func TestGetRun(t *testing.T) {
 	s := newTestServer(t)
 	waiting := mustID(t, "acme")
-	s.runs.add(approvalSnapshot(waiting))
+	s.runs.Add(approvalSnapshot(waiting))
 	failed := mustID(t, "acme")
-	s.runs.add(signals.Snapshot{RunID: failed, WorkflowID: "conformance-failure", Status: signals.StatusFailed,
+	s.runs.Add(signals.Snapshot{RunID: failed, WorkflowID: "conformance-failure", Status: signals.StatusFailed,
 		Owner: signals.Owner{Tenant: "acme", Subject: acmeSub}, CreatedAt: t0, UpdatedAt: t0,
 		Error: &signals.RunError{Code: "conformance_test_failure", Message: "Intentional conformance failure", RPCCode: 7}})
 	done := mustID(t, "acme")
-	s.runs.add(signals.Snapshot{RunID: done, WorkflowID: "conformance-delay", Status: signals.StatusCompleted,
+	s.runs.Add(signals.Snapshot{RunID: done, WorkflowID: "conformance-delay", Status: signals.StatusCompleted,
 		Owner: signals.Owner{Tenant: "acme", Subject: acmeSub}, CreatedAt: t0, UpdatedAt: t0,
 		Outputs: json.RawMessage(`{"slept":1}`)})
 
@@ -382,7 +415,7 @@ func TestGetRun(t *testing.T) {
 func TestCrossTenant(t *testing.T) {
 	s := newTestServer(t)
 	real := mustID(t, "acme")
-	s.runs.add(approvalSnapshot(real))
+	s.runs.Add(approvalSnapshot(real))
 	ghost := mustID(t, "acme")
 	for _, id := range []string{real, ghost} {
 		for _, form := range []string{runid.Project(id), strings.Replace(id, "/", "%2F", 1)} {
@@ -413,14 +446,14 @@ func TestCrossTenant(t *testing.T) {
 func TestListRuns(t *testing.T) {
 	s := newTestServer(t)
 	id := mustID(t, "acme")
-	s.runs.listPage = runs.ListPage{Runs: []signals.Snapshot{approvalSnapshot(id)}, NextCursor: "next-1"}
+	s.runs.SetListPage(runs.ListPage{Runs: []signals.Snapshot{approvalSnapshot(id)}, NextCursor: "next-1"})
 
 	r := call(t, http.MethodGet, s.URL+"/runs?workflowId=conformance-approval&status=waiting-approval&limit=7&cursor=abc", "key-acme", "")
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.raw)
 	}
 	want := runs.ListRequest{WorkflowID: "conformance-approval", Status: signals.StatusWaitingApproval, Limit: 7, Cursor: "abc"}
-	if got := s.runs.lists[len(s.runs.lists)-1]; got != want {
+	if got := s.runs.Lists()[len(s.runs.Lists())-1]; got != want {
 		t.Fatalf("list request %+v, want %+v", got, want)
 	}
 	list := r.body["runs"].([]any)
@@ -429,7 +462,7 @@ func TestListRuns(t *testing.T) {
 	}
 
 	// Last page: an empty array, no nextCursor.
-	s.runs.listPage = runs.ListPage{}
+	s.runs.SetListPage(runs.ListPage{})
 	r = call(t, http.MethodGet, s.URL+"/runs", "key-acme", "")
 	if r.status != http.StatusOK || string(r.raw) != "{\"runs\":[]}\n" {
 		t.Fatalf("empty page: %d %s", r.status, r.raw)
@@ -439,13 +472,13 @@ func TestListRuns(t *testing.T) {
 		"limit=0", "limit=101", "limit=-1", "limit=ten", "limit=1.5",
 		"status=done", "status=COMPLETED", "workflowId=a%20b", "workflowId=" + strings.Repeat("x", 129),
 	}
-	n := len(s.runs.lists)
+	n := len(s.runs.Lists())
 	for _, q := range bad {
 		t.Run(q, func(t *testing.T) {
 			wantError(t, call(t, http.MethodGet, s.URL+"/runs?"+q, "key-acme", ""), http.StatusBadRequest, "validation_error")
 		})
 	}
-	if len(s.runs.lists) != n {
+	if len(s.runs.Lists()) != n {
 		t.Fatal("an invalid listing reached the run service")
 	}
 }
@@ -453,9 +486,9 @@ func TestListRuns(t *testing.T) {
 func TestCancelRun(t *testing.T) {
 	s := newTestServer(t)
 	running := mustID(t, "acme")
-	s.runs.add(signals.Snapshot{RunID: running, WorkflowID: "conformance-cancellable", Status: signals.StatusRunning})
+	s.runs.Add(signals.Snapshot{RunID: running, WorkflowID: "conformance-cancellable", Status: signals.StatusRunning})
 	done := mustID(t, "acme")
-	s.runs.add(signals.Snapshot{RunID: done, WorkflowID: "conformance-delay", Status: signals.StatusCompleted})
+	s.runs.Add(signals.Snapshot{RunID: done, WorkflowID: "conformance-delay", Status: signals.StatusCompleted})
 
 	tests := []struct {
 		name, id, body string
@@ -473,7 +506,7 @@ func TestCancelRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := len(s.runs.cancels)
+			n := len(s.runs.CancelCalls())
 			r := call(t, http.MethodPost, s.URL+"/runs/"+runid.Project(tt.id)+"/cancel", "key-acme", tt.body)
 			if tt.code != "" {
 				wantError(t, r, tt.status, tt.code)
@@ -481,12 +514,12 @@ func TestCancelRun(t *testing.T) {
 				t.Fatalf("got %d %s", r.status, r.raw)
 			}
 			if tt.reason == "" {
-				if len(s.runs.cancels) != n {
+				if len(s.runs.CancelCalls()) != n {
 					t.Fatal("an invalid cancel reached the run service")
 				}
 				return
 			}
-			if got := s.runs.cancels[len(s.runs.cancels)-1]; got != [2]string{tt.id, tt.reason} {
+			if got := s.runs.CancelCalls()[len(s.runs.CancelCalls())-1]; got != (runstest.CancelCall{RunID: tt.id, Reason: tt.reason}) {
 				t.Fatalf("cancel %v, want reason %q", got, tt.reason)
 			}
 		})
@@ -501,7 +534,7 @@ func TestPollEvents(t *testing.T) {
 		events = append(events, signals.Event{EventID: fmt.Sprint("e", i), RunID: id, Type: typ, Sequence: i,
 			SchemaVersion: 1, Payload: json.RawMessage(`{}`), Timestamp: t0})
 	}
-	s.runs.add(signals.Snapshot{RunID: id, WorkflowID: "conformance-delay", Status: signals.StatusCompleted}, events...)
+	s.runs.Add(signals.Snapshot{RunID: id, WorkflowID: "conformance-delay", Status: signals.StatusCompleted}, events...)
 	base := s.URL + "/runs/" + runid.Project(id) + "/events/poll"
 
 	r := call(t, http.MethodGet, base+"?afterSequence=1&timeout=30", "key-acme", "")
@@ -520,26 +553,26 @@ func TestPollEvents(t *testing.T) {
 			t.Fatalf("event lacks %s: %s", k, r.raw)
 		}
 	}
-	if w := s.runs.waits[len(s.runs.waits)-1]; w != 30*time.Second {
+	if w := s.runs.Waits()[len(s.runs.Waits())-1]; w != 30*time.Second {
 		t.Fatalf("wait %v, want 30s", w)
 	}
 
 	r = call(t, http.MethodGet, base, "key-acme", "")
-	if len(r.body["events"].([]any)) != 4 || s.runs.waits[len(s.runs.waits)-1] != 0 {
-		t.Fatalf("defaults: %s (wait %v)", r.raw, s.runs.waits[len(s.runs.waits)-1])
+	if len(r.body["events"].([]any)) != 4 || s.runs.Waits()[len(s.runs.Waits())-1] != 0 {
+		t.Fatalf("defaults: %s (wait %v)", r.raw, s.runs.Waits()[len(s.runs.Waits())-1])
 	}
 	r = call(t, http.MethodGet, base+"?afterSequence=3", "key-acme", "")
 	if string(mustMarshal(t, r.body["events"])) != "[]" {
 		t.Fatalf("no new events must be []: %s", r.raw)
 	}
 
-	n := len(s.runs.waits)
+	n := len(s.runs.Waits())
 	for _, q := range []string{"timeout=61", "timeout=-1", "timeout=abc", "timeout=1.5", "afterSequence=-2", "afterSequence=x"} {
 		t.Run(q, func(t *testing.T) {
 			wantError(t, call(t, http.MethodGet, base+"?"+q, "key-acme", ""), http.StatusBadRequest, "validation_error")
 		})
 	}
-	if len(s.runs.waits) != n {
+	if len(s.runs.Waits()) != n {
 		t.Fatal("an invalid poll reached the run service")
 	}
 }
@@ -582,11 +615,11 @@ func TestResolveInterrupt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(t)
 			id := mustID(t, "acme")
-			s.runs.add(approvalSnapshot(id, tt.approvers...))
+			s.runs.Add(approvalSnapshot(id, tt.approvers...))
 			r := call(t, http.MethodPost, s.URL+"/runs/"+runid.Project(id)+"/interrupts/"+tt.node, tt.token, tt.body)
 			if tt.code != "" {
 				wantError(t, r, tt.status, tt.code)
-				if tt.status == http.StatusBadRequest && len(s.runs.resolutions) != 0 {
+				if tt.status == http.StatusBadRequest && len(s.runs.ResolveCalls()) != 0 {
 					t.Fatal("an invalid resolution reached the run service")
 				}
 				return
@@ -594,10 +627,10 @@ func TestResolveInterrupt(t *testing.T) {
 			if r.status != tt.status || r.body["runId"] != id || r.body["interruptId"] != id+"-i1" || r.body["nodeId"] != "gate" || r.body["status"] != "running" {
 				t.Fatalf("got %d %s", r.status, r.raw)
 			}
-			if len(s.runs.resolutions) != 1 {
-				t.Fatalf("%d resolutions sent", len(s.runs.resolutions))
+			if len(s.runs.ResolveCalls()) != 1 {
+				t.Fatalf("%d resolutions sent", len(s.runs.ResolveCalls()))
 			}
-			res := s.runs.resolutions[0]
+			res := s.runs.ResolveCalls()[0]
 			if res.Action != tt.action || res.InterruptID != id+"-i1" || res.RequestID == "" || res.ResolvedBy.Tenant != "acme" {
 				t.Fatalf("resolution %+v", res)
 			}
@@ -608,7 +641,7 @@ func TestResolveInterrupt(t *testing.T) {
 func TestResolveTwice(t *testing.T) {
 	s := newTestServer(t)
 	id := mustID(t, "acme")
-	s.runs.add(approvalSnapshot(id))
+	s.runs.Add(approvalSnapshot(id))
 	url := s.URL + "/runs/" + runid.Project(id) + "/interrupts/gate"
 	body := `{"resumeValue":{"action":"accept"}}`
 	if r := call(t, http.MethodPost, url, "key-acme", body); r.status != http.StatusOK {
@@ -623,7 +656,7 @@ func TestResolveTwice(t *testing.T) {
 func TestResolveRace(t *testing.T) {
 	s := newTestServer(t)
 	id := mustID(t, "acme")
-	s.runs.add(approvalSnapshot(id))
+	s.runs.Add(approvalSnapshot(id))
 	url := s.URL + "/runs/" + runid.Project(id) + "/interrupts/gate"
 	const n = 8
 	codes := make([]int, n)
@@ -656,7 +689,7 @@ func TestResolveTerminalRun(t *testing.T) {
 	id := mustID(t, "acme")
 	snap := approvalSnapshot(id)
 	snap.Status = signals.StatusCancelled
-	s.runs.add(snap)
+	s.runs.Add(snap)
 	wantError(t, call(t, http.MethodPost, s.URL+"/runs/"+runid.Project(id)+"/interrupts/gate", "key-acme",
 		`{"resumeValue":{"action":"accept"}}`), http.StatusConflict, "run_terminal")
 }
@@ -664,7 +697,7 @@ func TestResolveTerminalRun(t *testing.T) {
 func TestResolveClarification(t *testing.T) {
 	s := newTestServer(t)
 	id := mustID(t, "acme")
-	s.runs.add(signals.Snapshot{RunID: id, Status: signals.StatusWaitingInput, Interrupts: []signals.Interrupt{{
+	s.runs.Add(signals.Snapshot{RunID: id, Status: signals.StatusWaitingInput, Interrupts: []signals.Interrupt{{
 		ID: id + "-i1", NodeID: "ask", Kind: signals.KindClarification,
 		Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 	}}})
@@ -674,7 +707,7 @@ func TestResolveClarification(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("%d %s", r.status, r.raw)
 	}
-	if res := s.runs.resolutions[0]; res.Action != signals.ActionAccept || string(res.Content) != `{"name":"Ada"}` {
+	if res := s.runs.ResolveCalls()[0]; res.Action != signals.ActionAccept || string(res.Content) != `{"name":"Ada"}` {
 		t.Fatalf("resolution %+v", res)
 	}
 }
@@ -710,17 +743,23 @@ func TestCreateRun(t *testing.T) {
 			r := call(t, http.MethodPost, s.URL+"/runs", tt.token, tt.body)
 			if tt.code != "" {
 				wantError(t, r, tt.status, tt.code)
-				if len(s.runs.starts) != 0 {
+				if len(s.runs.Starts()) != 0 {
 					t.Fatal("a refused request started a run")
 				}
 				return
 			}
-			if r.status != tt.status || len(s.runs.starts) != 1 {
+			if r.status != tt.status || len(s.runs.Starts()) != 1 {
 				t.Fatalf("got %d %s", r.status, r.raw)
 			}
-			st := s.runs.starts[0]
+			st := s.runs.Starts()[0]
 			if st.Transport != signals.TransportREST || st.Caller.Tenant != "acme" || string(st.Arguments) != tt.wantArgs {
 				t.Fatalf("start request %+v", st)
+			}
+			var body struct {
+				WorkflowID string `json:"workflowId"`
+			}
+			if err := json.Unmarshal([]byte(tt.body), &body); err != nil || st.Tool.Name != body.WorkflowID {
+				t.Fatalf("started tool %+v, want %q", st.Tool, body.WorkflowID)
 			}
 			id, _ := r.body["runId"].(string)
 			if !runid.Valid(id) || runid.Tenant(id) != "acme" {
@@ -763,7 +802,7 @@ func TestServiceErrors(t *testing.T) {
 		for _, p := range paths {
 			t.Run(tt.code+p.method+p.path, func(t *testing.T) {
 				s := newTestServer(t)
-				s.runs.err = tt.err
+				s.runs.SetErr(tt.err)
 				r := call(t, p.method, s.URL+p.path, "key-acme", p.body)
 				wantError(t, r, tt.status, tt.code)
 				if strings.Contains(string(r.raw), "secret") {
@@ -803,24 +842,24 @@ func TestBodyTooLarge(t *testing.T) {
 func TestPollEventsWaitError(t *testing.T) {
 	s := newTestServer(t)
 	id := mustID(t, "acme")
-	s.runs.add(signals.Snapshot{RunID: id, Status: signals.StatusRunning},
+	s.runs.Add(signals.Snapshot{RunID: id, Status: signals.StatusRunning},
 		signals.Event{RunID: id, Type: signals.EventRunStarted, Sequence: 0})
 	base := s.URL + "/runs/" + runid.Project(id) + "/events/poll?afterSequence=-1&timeout=5"
 
-	s.runs.waitErr = errors.New("follow history: rpc deadline exceeded")
+	s.runs.SetWaitErr(errors.New("follow history: rpc deadline exceeded"))
 	r := call(t, http.MethodGet, base, "key-acme", "")
 	if r.status != http.StatusOK || len(r.body["events"].([]any)) != 1 || r.body["status"] != "running" {
 		t.Fatalf("got %d %s", r.status, r.raw)
 	}
-	if got := s.runs.waits[len(s.runs.waits)-2:]; got[0] != 5*time.Second || got[1] != 0 {
+	if got := s.runs.Waits()[len(s.runs.Waits())-2:]; got[0] != 5*time.Second || got[1] != 0 {
 		t.Fatalf("waits %v, want [5s 0s]", got)
 	}
 
-	s.runs.waitErr = runs.ErrTenantMismatch
-	n := len(s.runs.waits)
+	s.runs.SetWaitErr(runs.ErrTenantMismatch)
+	n := len(s.runs.Waits())
 	wantError(t, call(t, http.MethodGet, base, "key-acme", ""), http.StatusForbidden, "id_tenant_mismatch")
-	if len(s.runs.waits) != n+1 {
-		t.Fatalf("a known outcome was retried: %v", s.runs.waits[n:])
+	if len(s.runs.Waits()) != n+1 {
+		t.Fatalf("a known outcome was retried: %v", s.runs.Waits()[n:])
 	}
 }
 
@@ -840,16 +879,16 @@ func TestResolveLosesToRunEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(t)
 			id := mustID(t, "acme")
-			s.runs.add(approvalSnapshot(id), signals.Event{RunID: id, Type: signals.EventNodeSuspended, NodeID: "gate", Sequence: 0})
-			s.runs.beforeResolve = func(r *fakeRun) {
-				r.snap.Status = signals.StatusCancelled
-				r.snap.Interrupts = nil
+			s.runs.Add(approvalSnapshot(id), signals.Event{RunID: id, Type: signals.EventNodeSuspended, NodeID: "gate", Sequence: 0})
+			s.runs.BeforeResolve(func(r *runstest.Run) {
+				r.Snapshot.Status = signals.StatusCancelled
+				r.Snapshot.Interrupts = nil
 				if tt.resolved {
-					r.snap.Status = signals.StatusCompleted
-					r.events = append(r.events, signals.Event{RunID: id, Type: signals.EventInterruptResolved, Sequence: 1,
+					r.Snapshot.Status = signals.StatusCompleted
+					r.Events = append(r.Events, signals.Event{RunID: id, Type: signals.EventInterruptResolved, Sequence: 1,
 						Payload: json.RawMessage(`{"nodeId":"gate","interruptId":"` + id + `-i1"}`)})
 				}
-			}
+			})
 			wantError(t, call(t, http.MethodPost, s.URL+"/runs/"+runid.Project(id)+"/interrupts/gate", "key-acme",
 				`{"resumeValue":{"action":"accept"}}`), http.StatusConflict, tt.code)
 		})

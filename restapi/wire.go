@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -133,7 +134,7 @@ func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op stri
 	case errors.Is(err, runs.ErrAlreadyResolved):
 		writeError(w, http.StatusConflict, "interrupt_already_resolved", "the interrupt was already resolved")
 	case errors.Is(err, runs.ErrBadCursor):
-		writeError(w, http.StatusBadRequest, "validation_error", "cursor is not one this server issued")
+		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("cursor is not one this server issued (%v)", err))
 	case errors.Is(err, runs.ErrNotOpen):
 		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no such open interrupt")
 	case errors.Is(err, runs.ErrSearchAttributesMissing):
@@ -186,7 +187,11 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) bo
 				fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes))
 			return false
 		}
-		writeError(w, http.StatusBadRequest, "validation_error", "cannot read the request body")
+		if httpgate.IsTimeout(err) {
+			writeError(w, http.StatusRequestTimeout, "request_timeout", "the request body did not arrive in time")
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "validation_error", "cannot read the request body: "+err.Error())
 		return false
 	}
 	if len(body) == 0 || isBlank(body) {

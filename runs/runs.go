@@ -86,6 +86,21 @@ type Options struct {
 	// Namespace is the Temporal namespace (for visibility queries).
 	Namespace string
 	// StartQueryTimeout bounds how long Start waits for the first answer of
-	// the new run's getRun query before it reports the run as pending.
+	// the new run's getRun query (with WaitFirstTask) before it reports the
+	// run as pending.
 	StartQueryTimeout time.Duration
+	// WaitFirstTask makes Start wait for the new run's first getRun answer
+	// (its first workflow task) before it returns. By default Start returns
+	// once the run exists: a Get right after it still resolves, because
+	// Temporal holds the query until that task completed.
+	WaitFirstTask bool
+	// DisableEagerStart turns off Temporal's eager workflow start, which
+	// Start requests by default (it takes effect only where this process
+	// runs a worker of the tool's task queue on the same client).
+	DisableEagerStart bool
+	// CursorKey is the HMAC key that seals List cursors, so that only
+	// cursors this service issued reach Temporal. Nil: a random key per
+	// process (cursors then do not survive a restart or work across
+	// replicas; give replicas one key).
+	CursorKey []byte
 }

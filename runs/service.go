@@ -43,6 +43,10 @@ type Service struct {
 	opts   Options
 	dc     converter.DataConverter
 	rand   io.Reader
+	// known remembers the runs this process started or read lately (see
+	// runMemo): reading a plain one skips the getRun query it cannot
+	// answer, and cancelling one skips the describe call.
+	known *runMemo
 }
 
 // Defaults of Options, also the defaults of the stock server and worker.
@@ -68,7 +72,8 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Service{client: c, log: logger, opts: opts, dc: converter.GetDefaultDataConverter(), rand: rand.Reader}
+	return &Service{client: c, log: logger, opts: opts, dc: converter.GetDefaultDataConverter(), rand: rand.Reader,
+		known: newRunMemo(runsRemembered)}
 }
 
 // startTimeout bounds the Temporal calls of Start, which run detached from
@@ -76,9 +81,16 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 const startTimeout = 30 * time.Second
 
 // Start mints a runId in the caller's tenant and starts the tool's workflow
-// with it as the workflow ID. It returns once the workflow exists and has
-// answered its first getRun query (or StartQueryTimeout passed, in which
-// case the snapshot reads pending), so an immediate Get resolves.
+// with it as the workflow ID. It returns once the workflow exists, with a
+// snapshot that reads pending (running for a plain workflow): an immediate
+// Get resolves, because Temporal holds a getRun query until the run's first
+// workflow task completed. With Options.WaitFirstTask it returns the answer
+// of that first query instead (pending when StartQueryTimeout passed).
+//
+// The start asks for Temporal's eager workflow start (unless
+// Options.DisableEagerStart): when a worker of the tool's task queue runs
+// on the same client object, as the stock server's in-process worker does,
+// the first workflow task is handed to it in the start response.
 //
 // Start does not stop when ctx is cancelled: once the start request is sent
 // the caller must learn the run's id to own it, so the calls to Temporal use
@@ -119,8 +131,13 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 		input, status = obj, signals.StatusRunning
 	}
 	opts := client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                tool.TaskQueue,
+		ID:        id,
+		TaskQueue: tool.TaskQueue,
+		// The first workflow task comes back in the start response when
+		// this process runs a worker on the task queue on the same client
+		// (the stock server's in-process worker); otherwise the SDK starts
+		// the run as usual.
+		EnableEagerStart:                         !s.opts.DisableEagerStart,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
@@ -148,25 +165,27 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	s.log.Info("run started", zap.String("runId", id), zap.String("tool", tool.Name),
 		zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))
 
+	now := time.Now().UTC()
+	created := signals.Snapshot{
+		RunID: id, WorkflowID: tool.Name, Status: status, Owner: owner,
+		Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
+		StatusMessage: status.Message(), LastSequence: -1,
+	}
+	s.known.add(id, tool.Plain())
 	if tool.Plain() {
-		now := time.Now().UTC()
-		return signals.Snapshot{
-			RunID: id, WorkflowID: tool.Name, Status: signals.StatusRunning, Owner: owner,
-			Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
-			StatusMessage: signals.StatusRunning.Message(), LastSequence: -1,
-		}, nil
+		return created, nil
+	}
+	if !s.opts.WaitFirstTask {
+		// The run exists: a getRun query sent now waits for its first
+		// workflow task, so an immediate Get resolves.
+		return created, nil
 	}
 	qctx, qcancel := context.WithTimeout(sctx, s.opts.StartQueryTimeout)
 	defer qcancel()
 	snap, err := s.query(qctx, id)
 	if err != nil {
 		s.log.Warn("first getRun query of a new run failed; reporting it pending", zap.String("runId", id), zap.Error(err))
-		now := time.Now().UTC()
-		return signals.Snapshot{
-			RunID: id, WorkflowID: tool.Name, Status: signals.StatusPending, Owner: owner,
-			Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
-			StatusMessage: signals.StatusPending.Message(), LastSequence: -1,
-		}, nil
+		return created, nil
 	}
 	return snap, nil
 }
@@ -182,46 +201,41 @@ func authorize(caller signals.Subject, id string) error {
 	return nil
 }
 
-// Get answers getRun: the run's current snapshot. A running run is asked by
+// Get answers getRun: the run's current snapshot. A running run answers
 // the getRun query; a closed run is read from its close event without a
-// worker replaying the history.
+// worker replaying the history (see read).
 func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	snap, _, _, err := s.load(ctx, runID, caller.Tenant)
-	return snap, err
+	r, err := s.read(ctx, runID, caller.Tenant)
+	return r.snap, err
 }
 
-// load returns the snapshot, the event log when the run is closed (nil
-// otherwise), and the history length seen by the describe call.
-func (s *Service) load(ctx context.Context, id, tenant string) (signals.Snapshot, []signals.Event, int64, error) {
-	snap, events, hlen, _, err := s.loadInfo(ctx, id, tenant)
-	return snap, events, hlen, err
-}
-
-// loadInfo is load that also reports whether the run's tool follows
-// signals.ContractPlain.
-func (s *Service) loadInfo(ctx context.Context, id, tenant string) (snap signals.Snapshot, events []signals.Event, hlen int64, plain bool, err error) {
+// loadDescribed reads the run by describing it first. It returns the
+// snapshot, the event log when the run is closed (nil otherwise), and the
+// history length the describe call saw, which Await follows the history
+// from. Get, Resolve and Cancel use read, which costs one round trip less.
+func (s *Service) loadDescribed(ctx context.Context, id, tenant string) (signals.Snapshot, []signals.Event, int64, error) {
 	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return signals.Snapshot{}, nil, 0, false, s.lookupErr(id, err)
+		return signals.Snapshot{}, nil, 0, s.lookupErr(id, err)
 	}
-	info := desc.GetWorkflowExecutionInfo()
-	plain = s.plain(info)
-	snap, events, hlen, err = s.fromDescribe(ctx, id, tenant, info)
-	return snap, events, hlen, plain, err
+	return s.fromDescribe(ctx, id, tenant, desc.GetWorkflowExecutionInfo(), true)
 }
 
-// fromDescribe reads the run a describe call found.
-func (s *Service) fromDescribe(ctx context.Context, id, tenant string, info *workflowpb.WorkflowExecutionInfo) (signals.Snapshot, []signals.Event, int64, error) {
+// fromDescribe reads the run a describe call found. A running run that
+// follows the run contract is asked by the getRun query when ask is set,
+// and summarised from the describe data otherwise (or when the query
+// fails).
+func (s *Service) fromDescribe(ctx context.Context, id, tenant string, info *workflowpb.WorkflowExecutionInfo, ask bool) (signals.Snapshot, []signals.Event, int64, error) {
 	if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != tenant {
 		// Not a run of this tenant (or not a run started by this service).
 		return signals.Snapshot{}, nil, 0, ErrNotFound
 	}
 	hlen := info.GetHistoryLength()
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		if s.plain(info) {
+		if s.plain(info) || !ask {
 			return s.fromInfo(info), nil, hlen, nil
 		}
 		snap, err := s.query(ctx, id)
@@ -333,47 +347,60 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 
 // closeRecord reads the RunRecord a closed run left in its close event.
 func (s *Service) closeRecord(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) (signals.RunRecord, error) {
-	id := info.GetExecution().GetWorkflowId()
-	it := s.client.GetWorkflowHistory(ctx, id, info.GetExecution().GetRunId(), false,
-		enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	last, err := s.closeEvent(ctx, info.GetExecution().GetWorkflowId(), info.GetExecution().GetRunId())
+	if err != nil {
+		return signals.RunRecord{}, err
+	}
+	if rec, ok := s.decodeClose(last); ok {
+		return rec, nil
+	}
+	return s.closedOutside(info, last), nil
+}
+
+// closeEvent reads the close event of a closed run (runID "" is the
+// current run of the workflow ID). The server long-polls this request
+// while the run is open, so call it only for a closed run.
+func (s *Service) closeEvent(ctx context.Context, id, runID string) (*historypb.HistoryEvent, error) {
+	it := s.client.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
 	var last *historypb.HistoryEvent
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			return signals.RunRecord{}, fmt.Errorf("read close event of run %s: %w", id, s.lookupErr(id, err))
+			return nil, fmt.Errorf("read close event of run %s: %w", id, s.lookupErr(id, err))
 		}
 		last = ev
 	}
-	rec, ok := s.decodeClose(last)
-	if !ok {
-		// Closed outside the harness (terminated, timed out, a panic):
-		// describe what Temporal knows.
-		snap := s.fromInfo(info)
-		switch info.GetStatus() {
-		case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-			snap.CancelReason = "terminated"
-			if r := last.GetWorkflowExecutionTerminatedEventAttributes().GetReason(); r != "" {
-				snap.CancelReason = "terminated: " + r
-			}
-		case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-			snap.CancelReason = signals.ReasonCallerRequested
-		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-			snap.Result, snap.Outputs = s.plainResult(last.GetWorkflowExecutionCompletedEventAttributes().GetResult())
-		case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-			snap.Error = &signals.RunError{Code: "workflow_timed_out", Message: "the run timed out"}
-		default:
-			msg := "the run ended without a result"
-			if f := last.GetWorkflowExecutionFailedEventAttributes().GetFailure(); f != nil {
-				msg = f.GetMessage()
-			}
-			snap.Error = &signals.RunError{Code: "workflow_failed", Message: msg}
+	return last, nil
+}
+
+// closedOutside describes a run that closed without a RunRecord in its
+// close event (last): a plain workflow, or a run terminated, timed out or
+// failed outside the harness.
+func (s *Service) closedOutside(info *workflowpb.WorkflowExecutionInfo, last *historypb.HistoryEvent) signals.RunRecord {
+	snap := s.fromInfo(info)
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		snap.CancelReason = "terminated"
+		if r := last.GetWorkflowExecutionTerminatedEventAttributes().GetReason(); r != "" {
+			snap.CancelReason = "terminated: " + r
 		}
-		if snap.Status == signals.StatusFailed {
-			snap.Result = &signals.ToolResult{IsError: true, Content: []signals.Content{{Type: "text", Text: snap.Error.Message}}}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		snap.CancelReason = signals.ReasonCallerRequested
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		snap.Result, snap.Outputs = s.plainResult(last.GetWorkflowExecutionCompletedEventAttributes().GetResult())
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		snap.Error = &signals.RunError{Code: "workflow_timed_out", Message: "the run timed out"}
+	default:
+		msg := "the run ended without a result"
+		if f := last.GetWorkflowExecutionFailedEventAttributes().GetFailure(); f != nil {
+			msg = f.GetMessage()
 		}
-		return signals.RunRecord{Snapshot: snap}, nil
+		snap.Error = &signals.RunError{Code: "workflow_failed", Message: msg}
 	}
-	return rec, nil
+	if snap.Status == signals.StatusFailed {
+		snap.Result = &signals.ToolResult{IsError: true, Content: []signals.Content{{Type: "text", Text: snap.Error.Message}}}
+	}
+	return signals.RunRecord{Snapshot: snap}
 }
 
 // plainResult turns the result of a workflow that closed without a
@@ -431,10 +458,11 @@ func (s *Service) Events(ctx context.Context, caller signals.Subject, runID stri
 	if err := authorize(caller, runID); err != nil {
 		return signals.EventPage{}, signals.Snapshot{}, err
 	}
-	snap, events, _, err := s.load(ctx, runID, caller.Tenant)
+	cur, err := s.read(ctx, runID, caller.Tenant)
 	if err != nil {
 		return signals.EventPage{}, signals.Snapshot{}, err
 	}
+	snap, events := cur.snap, cur.events
 	if snap.LastSequence <= afterSequence && !snap.Status.Terminal() && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		next, err := s.await(wctx, runID, caller.Tenant, func(x signals.Snapshot) bool { return x.LastSequence > afterSequence })
@@ -448,9 +476,10 @@ func (s *Service) Events(ctx context.Context, caller signals.Subject, runID stri
 			return signals.EventPage{}, signals.Snapshot{}, err
 		}
 		if snap.Status.Terminal() {
-			if snap, events, _, err = s.load(ctx, runID, caller.Tenant); err != nil {
+			if cur, err = s.read(ctx, runID, caller.Tenant); err != nil {
 				return signals.EventPage{}, signals.Snapshot{}, err
 			}
+			snap, events = cur.snap, cur.events
 		}
 	}
 	if snap.Status.Terminal() {
@@ -483,15 +512,41 @@ func (s *Service) Events(ctx context.Context, caller signals.Subject, runID stri
 // open and that the caller is an eligible approver, signals the resolution
 // (with ResolvedBy set to the caller) and returns the snapshot after the run
 // applied it. Of two concurrent resolutions one returns nil and the other
-// ErrAlreadyResolved.
+// ErrAlreadyResolved. It reads the run once before the signal and once
+// after; ResolveHeld saves the first read when the caller holds a snapshot.
 func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error) {
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	snap, _, _, err := s.load(ctx, runID, caller.Tenant)
+	cur, err := s.read(ctx, runID, caller.Tenant)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
+	return s.resolve(ctx, caller, runID, cur.snap, r)
+}
+
+// ResolveHeld is Resolve for a caller that read the run (Get) in the same
+// request: the interrupt's openness and the caller's eligibility are
+// checked against held instead of a new read, so the resolution costs the
+// signal and the query that confirms it. The run applies a resolution only
+// when it is still the first eligible one of an open interrupt, so a held
+// snapshot that went stale in between yields ErrAlreadyResolved or
+// ErrTerminal, as with Resolve. A held snapshot of another run or tenant
+// is ignored (the run is read again).
+func (s *Service) ResolveHeld(ctx context.Context, caller signals.Subject, runID string, held signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	if held.RunID != runID || held.Owner.Tenant != caller.Tenant {
+		return s.Resolve(ctx, caller, runID, r)
+	}
+	return s.resolve(ctx, caller, runID, held, r)
+}
+
+// resolve checks r against snap, signals it and reads the run after the
+// run applied it (queries are strongly consistent: the query waits for the
+// workflow task the signal caused).
+func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
 	it, open := snap.Interrupt(r.InterruptID)
 	if !open {
 		if _, done := snap.ResolvedBy(r.InterruptID); done {
@@ -522,20 +577,20 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 		}
 		// The run closed in between, perhaps because a concurrent
 		// resolution of this very interrupt finished it.
-		final, _, _, lerr := s.load(ctx, runID, caller.Tenant)
+		final, lerr := s.read(ctx, runID, caller.Tenant)
 		if lerr != nil {
 			return snap, ErrTerminal
 		}
-		if _, done := final.ResolvedBy(r.InterruptID); done {
-			return final, ErrAlreadyResolved
+		if _, done := final.snap.ResolvedBy(r.InterruptID); done {
+			return final.snap, ErrAlreadyResolved
 		}
-		return final, ErrTerminal
+		return final.snap, ErrTerminal
 	}
-	// Queries are strongly consistent: this one sees the signal applied.
-	after, _, _, err := s.load(ctx, runID, caller.Tenant)
+	cur, err := s.read(ctx, runID, caller.Tenant)
 	if err != nil {
 		return snap, err
 	}
+	after := cur.snap
 	got, done := after.ResolvedBy(r.InterruptID)
 	switch {
 	case done && got.RequestID == r.RequestID:
@@ -549,9 +604,19 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 	}
 }
 
-// Cancel answers cancelRun: it records the reason with the run and requests
-// workflow cancellation. It returns ErrTerminal (and the snapshot) when the
-// run has already ended.
+// Cancel answers cancelRun: it records the reason with the run (the
+// cancelReason signal; a plain workflow has no handler for it and gets
+// none) and requests workflow cancellation. It returns ErrTerminal (and the
+// run's snapshot) when the run has already ended.
+//
+// It returns once Temporal accepted the request, without reading the run
+// afterwards: the snapshot reads cancelling, with the reason; the run reads
+// cancelling, then cancelled, once it handled the request. A run of the run
+// contract that this process started or read lately (Service.known) is
+// cancelled with the same two calls as the raw SDK's: the signal fails if
+// the run has closed. Any other run is described first, to check its
+// tenant, whether it is open and whether it is plain (Temporal accepts a
+// cancellation request for a closed run, so a plain run needs the check).
 func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error) {
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
@@ -559,32 +624,36 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	if reason == "" {
 		reason = signals.ReasonCallerRequested
 	}
-	snap, _, _, plain, err := s.loadInfo(ctx, runID, caller.Tenant)
-	if err != nil {
-		return signals.Snapshot{}, err
+	snap := signals.Snapshot{RunID: runID, Owner: signals.Owner{Tenant: caller.Tenant}, LastSequence: -1}
+	known, plain := s.known.get(runID)
+	if !known || plain {
+		desc, err := s.client.DescribeWorkflowExecution(ctx, runID, "")
+		if err != nil {
+			return signals.Snapshot{}, s.lookupErr(runID, err)
+		}
+		info := desc.GetWorkflowExecutionInfo()
+		if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != caller.Tenant {
+			return signals.Snapshot{}, ErrNotFound
+		}
+		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			rec, err := s.closeRecord(ctx, info)
+			if err != nil {
+				return signals.Snapshot{}, err
+			}
+			return rec.Snapshot, ErrTerminal
+		}
+		plain = s.plain(info)
+		s.known.add(runID, plain)
+		snap = s.fromInfo(info)
 	}
-	if snap.Status.Terminal() {
-		return snap, ErrTerminal
-	}
-	if plain {
-		// A plain workflow has no cancelReason handler: cancel it only.
-		if err := s.client.CancelWorkflow(ctx, runID, ""); err != nil {
+	if !plain {
+		if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason,
+			signals.CancelRequest{Reason: reason, CancelledBy: caller}); err != nil {
 			if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
 				return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
 			}
-			return snap, fmt.Errorf("cancel run %s: %w", runID, err)
+			return snap, fmt.Errorf("signal cancel reason to run %s: %w", runID, err)
 		}
-		s.log.Info("run cancel requested", zap.String("runId", runID), zap.String("reason", reason))
-		snap.Status, snap.StatusMessage = signals.StatusCancelling, signals.StatusCancelling.Message()
-		snap.CancelReason = reason
-		return snap, nil
-	}
-	if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason,
-		signals.CancelRequest{Reason: reason, CancelledBy: caller}); err != nil {
-		if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
-			return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
-		}
-		return snap, fmt.Errorf("signal cancel reason to run %s: %w", runID, err)
 	}
 	if err := s.client.CancelWorkflow(ctx, runID, ""); err != nil {
 		if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
@@ -593,20 +662,22 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		return snap, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
 	s.log.Info("run cancel requested", zap.String("runId", runID), zap.String("reason", reason))
-	after, _, _, err := s.load(ctx, runID, caller.Tenant)
-	if err != nil {
-		return snap, err
-	}
-	return after, nil
+	snap.Status, snap.StatusMessage = signals.StatusCancelling, signals.StatusCancelling.Message()
+	snap.CancelReason = reason
+	return snap, nil
 }
 
-// terminalSnapshot reloads a run that closed while being cancelled.
+// terminalSnapshot reads a run that closed (or disappeared) while being
+// cancelled: ErrTerminal with its snapshot, or ErrNotFound.
 func (s *Service) terminalSnapshot(ctx context.Context, id, tenant string, fallback signals.Snapshot) (signals.Snapshot, error) {
-	snap, _, _, err := s.load(ctx, id, tenant)
-	if err != nil {
+	r, err := s.read(ctx, id, tenant)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return signals.Snapshot{}, ErrNotFound
+	case err != nil:
 		return fallback, ErrTerminal
 	}
-	return snap, ErrTerminal
+	return r.snap, ErrTerminal
 }
 
 // Await blocks until done(snapshot) holds or the run is terminal, and
@@ -621,7 +692,7 @@ func (s *Service) Await(ctx context.Context, caller signals.Subject, runID strin
 }
 
 func (s *Service) await(ctx context.Context, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	snap, _, seen, err := s.load(ctx, id, tenant)
+	snap, _, seen, err := s.loadDescribed(ctx, id, tenant)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
@@ -644,7 +715,7 @@ func (s *Service) await(ctx context.Context, id, tenant string, done func(signal
 			return snap, followErr
 		case errors.Is(followErr, errHistory) && restarts < maxRestarts:
 			s.log.Debug("history long poll failed; following the run again", zap.String("runId", id), zap.Error(followErr))
-			if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
+			if snap, _, seen, err = s.loadDescribed(ctx, id, tenant); err != nil {
 				return snap, err
 			}
 		default:
@@ -683,11 +754,11 @@ func (s *Service) follow(ctx context.Context, id, tenant string, snap signals.Sn
 			// the getRun query alone tells the new state.
 			if next, err := s.query(ctx, id); err == nil {
 				snap, seen = next, ev.GetEventId()
-			} else if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
+			} else if snap, _, seen, err = s.loadDescribed(ctx, id, tenant); err != nil {
 				return snap, seen, err
 			}
 		case isCloseEvent(ev.GetEventType()):
-			if snap, _, seen, err = s.load(ctx, id, tenant); err != nil {
+			if snap, _, seen, err = s.loadDescribed(ctx, id, tenant); err != nil {
 				return snap, seen, err
 			}
 		default:
@@ -701,7 +772,7 @@ func (s *Service) follow(ctx context.Context, id, tenant string, snap signals.Sn
 		return snap, seen, ctx.Err()
 	}
 	// The history ended (the run closed): read the final state.
-	snap, _, seen, err := s.load(ctx, id, tenant)
+	snap, _, seen, err := s.loadDescribed(ctx, id, tenant)
 	return snap, seen, err
 }
 
@@ -748,8 +819,8 @@ func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequ
 	var token []byte
 	if req.Cursor != "" {
 		var err error
-		if token, err = base64.RawURLEncoding.DecodeString(req.Cursor); err != nil {
-			return ListPage{}, fmt.Errorf("list runs: %w: malformed cursor", ErrBadCursor)
+		if token, err = s.openCursor(caller.Tenant, req, req.Cursor); err != nil {
+			return ListPage{}, fmt.Errorf("list runs: %w", err)
 		}
 	}
 	q := []string{fmt.Sprintf("%s = '%s'", signals.SearchAttrTenant, caller.Tenant)}
@@ -786,7 +857,7 @@ func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequ
 		page.Runs = append(page.Runs, s.fromInfo(info))
 	}
 	if len(resp.GetNextPageToken()) > 0 {
-		page.NextCursor = base64.RawURLEncoding.EncodeToString(resp.GetNextPageToken())
+		page.NextCursor = s.sealCursor(caller.Tenant, req, resp.GetNextPageToken())
 	}
 	return page, nil
 }

@@ -29,6 +29,12 @@ var (
 // Service on it.
 func setup(t testing.TB) (*runs.Service, client.Client) {
 	t.Helper()
+	return setupWith(t, nil)
+}
+
+// setupWith is setup with a hook that adjusts the Service's Options.
+func setupWith(t testing.TB, adjust func(*runs.Options)) (*runs.Service, client.Client) {
+	t.Helper()
 	env := testenv.Temporal(t)
 	tq := testenv.UniqueTaskQueue(t)
 	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
@@ -36,7 +42,11 @@ func setup(t testing.TB) (*runs.Service, client.Client) {
 		t.Fatal(err)
 	}
 	env.NewWorker(t, tq, reg.Register)
-	return runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace}), env.Client
+	opts := runs.Options{TaskQueue: tq, Namespace: env.Namespace}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	return runs.New(env.Client, env.Logger, opts), env.Client
 }
 
 func ctxT(t testing.TB) context.Context {
@@ -47,7 +57,8 @@ func ctxT(t testing.TB) context.Context {
 
 func start(t testing.TB, s *runs.Service, tool string, args string, caller signals.Subject) signals.Snapshot {
 	t.Helper()
-	snap, err := s.Start(ctxT(t), runs.StartRequest{Tool: tool, Arguments: json.RawMessage(args), Caller: caller, Transport: signals.TransportMCP})
+	// The spec names no task queue: the run starts on the service's.
+	snap, err := s.Start(ctxT(t), runs.StartRequest{Tool: signals.ToolSpec{Name: tool}, Arguments: json.RawMessage(args), Caller: caller, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatalf("start %s: %v", tool, err)
 	}
@@ -60,12 +71,14 @@ func TestStartGetAwait(t *testing.T) {
 	s, _ := setup(t)
 	ctx := ctxT(t)
 	snap := start(t, s, "conformance-delay", `{"delayMs":1500}`, alice)
-	if snap.Status != signals.StatusRunning {
-		t.Fatalf("status after start = %s, want running", snap.Status)
+	// Start returns once the run exists, before its first workflow task.
+	if snap.Status != signals.StatusPending {
+		t.Fatalf("status after start = %s, want pending", snap.Status)
 	}
 	if snap.Owner.Tenant != "acme" || snap.Owner.Subject.SubjectID != alice.SubjectID || snap.WorkflowID != "conformance-delay" {
 		t.Fatalf("snapshot owner/workflow = %+v / %s", snap.Owner, snap.WorkflowID)
 	}
+	// An immediate Get waits for that task and reads the run running.
 	got, err := s.Get(ctx, alice, snap.RunID)
 	if err != nil || got.Status != signals.StatusRunning {
 		t.Fatalf("Get = %s, %v", got.Status, err)
@@ -78,6 +91,19 @@ func TestStartGetAwait(t *testing.T) {
 	again, err := s.Get(ctx, bob, snap.RunID)
 	if err != nil || again.Status != signals.StatusCompleted || string(again.Outputs) != string(done.Outputs) {
 		t.Fatalf("Get after close = %+v, %v", again, err)
+	}
+}
+
+// TestStartWaitFirstTask: with WaitFirstTask, Start returns the answer of
+// the run's first getRun query.
+func TestStartWaitFirstTask(t *testing.T) {
+	s, _ := setupWith(t, func(o *runs.Options) { o.WaitFirstTask = true })
+	snap := start(t, s, "conformance-delay", `{"delayMs":1500}`, alice)
+	if snap.Status != signals.StatusRunning {
+		t.Fatalf("status after start = %s, want running", snap.Status)
+	}
+	if snap.Owner.Tenant != "acme" || snap.Owner.Subject.SubjectID != alice.SubjectID || snap.WorkflowID != "conformance-delay" {
+		t.Fatalf("snapshot owner/workflow = %+v / %s", snap.Owner, snap.WorkflowID)
 	}
 }
 

@@ -15,6 +15,20 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
+// DefaultWorkflowCacheSize is the size of the workflow cache the stock
+// commands give their worker (worker.SetStickyWorkflowCacheSize; the SDK's
+// default is 10,000). A cached run keeps its workflow goroutines and state
+// in memory, tens of KB each, for as long as it stays open, so the SDK
+// default lets 10,000 tasks waiting for approval cost about 1 GB. A run
+// that fell out of the cache is replayed from its history when it next
+// gets a workflow task, and on every getRun query until then (a few
+// milliseconds for a run of a few dozen events).
+//
+// The setting is process-wide and must be made before any worker starts:
+//
+//	worker.SetStickyWorkflowCacheSize(workflows.DefaultWorkflowCacheSize)
+const DefaultWorkflowCacheSize = 1000
+
 // WorkerOptions configure Registry.Run.
 type WorkerOptions struct {
 	// Worker are the options of the Temporal worker. Worker.Identity, when

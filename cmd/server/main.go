@@ -15,6 +15,8 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,11 +67,17 @@ func serverEnv() []config.EnvVar {
 		{Name: config.EnvWorker, Default: "on", Meaning: "off: run no in-process worker"},
 		{Name: config.EnvToolsFile, Default: "unset", Meaning: "JSON file of declared tools (docs/catalog.md)"},
 		{Name: config.EnvTemporalPort, Default: fmt.Sprint(config.DefaultTemporalPort), Meaning: "embedded Temporal frontend port (0: any free port)"},
-		{Name: config.EnvUIPort, Default: fmt.Sprint(config.DefaultUIPort), Meaning: "embedded Web UI port (0 or off: no UI)"},
+		{Name: config.EnvUIPort, Default: fmt.Sprint(config.DefaultUIPort), Meaning: "embedded Web UI port (0: any free port; off: no UI)"},
 		{Name: config.EnvTemporalLogLevel, Default: "warn", Meaning: "level of the embedded Temporal server's logs"},
 		{Name: auth.EnvKeys, Default: "unset (every caller is anon:local)", Meaning: "API keys: key=tenant:subject,..."},
 		{Name: auth.EnvKeysFile, Default: "unset", Meaning: "JSON file of API keys [{key,tenant,subject}]"},
-		{Name: envMRTRKey, Default: "random per process", Meaning: "HMAC key (32+ bytes) of MRTR requestStates"},
+		{Name: envMRTRKey, Default: "random per process", Meaning: "HMAC key (32+ bytes) of MRTR requestStates and listRuns cursors"},
+		{Name: config.EnvPublicURL, Default: "unset (links name the address a connection arrived on)", Meaning: "external base URL: links in responses; its host and origin are allowed"},
+		{Name: config.EnvAllowedHosts, Default: "unset (loopback hosts only on 127.0.0.1)", Meaning: "further Host header values accepted (host or host:port, comma-separated)"},
+		{Name: config.EnvAllowedOrigins, Default: "unset (loopback origins only on 127.0.0.1)", Meaning: "further Origin header values accepted (scheme://host[:port], comma-separated)"},
+		{Name: config.EnvHTTPBodyTimeout, Default: config.DefaultHTTPBodyTimeout.String(), Meaning: "a request body must arrive within it (responses are not bounded)"},
+		{Name: config.EnvHTTPIdleTimeout, Default: config.DefaultHTTPIdleTimeout.String(), Meaning: "idle keep-alive connections close after it"},
+		{Name: config.EnvHTTPMaxConns, Default: fmt.Sprint(config.DefaultHTTPMaxConns), Meaning: "most HTTP connections open at once"},
 		{Name: envStdioTenant + ", " + envStdioSubject, Default: "anon:local", Meaning: "the caller of -stdio"},
 	}, config.WorkerEnv()...)
 }
@@ -83,15 +91,18 @@ func run() error {
 			flag.CommandLine, serverEnv())
 	}
 	flag.Parse()
+	// Every setting is checked before anything starts; an invalid one is
+	// one line on stderr naming the variable, and exit status 1.
 	var logger *zap.Logger
-	cfg, err := config.LoadConfig(envconfig.EnvLookupOS)
+	st, err := loadSettings()
 	if err == nil {
-		logger, err = config.NewLogger(cfg.LogFormat, cfg.LogLevel)
+		logger, err = config.NewLogger(st.cfg.LogFormat, st.cfg.LogLevel)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "server:", err)
+		fmt.Fprintln(os.Stderr, "server: invalid configuration:", err)
 		return err
 	}
+	cfg := st.cfg
 	defer func() { _ = logger.Sync() }()
 	fail := func(msg string, err error) error {
 		logger.Error(msg, zap.Error(err))
@@ -105,32 +116,20 @@ func run() error {
 	if err != nil {
 		return fail("tool registry", err)
 	}
-	var declared []signals.ToolSpec
-	if path := os.Getenv(config.EnvToolsFile); path != "" {
-		if declared, err = catalog.LoadDeclarations(path); err != nil {
-			return fail(config.EnvToolsFile, err)
-		}
-		logger.Info("declared tools loaded", zap.String("file", path), zap.Int("tools", len(declared)))
+	if st.toolsFile != "" {
+		logger.Info("declared tools loaded", zap.String("file", st.toolsFile), zap.Int("tools", len(st.declared)))
 	}
-
-	keys, err := auth.FromEnv(os.Getenv)
-	if err != nil {
-		return fail("API keys", err)
-	}
-	authenticate := auth.Authenticator(keys.Authenticate)
-	if keys.Dev() {
+	authenticate := auth.Authenticator(st.keys.Authenticate)
+	if st.keys.Dev() {
 		authenticate = auth.AnonymousAuthenticator
 		logger.Warn("no API keys configured (OPENWOP_API_KEYS): every caller is the anonymous local tenant",
 			zap.String("tenant", auth.Anonymous().Tenant))
 	}
-	var mrtrKey []byte
-	if k := os.Getenv(envMRTRKey); k != "" {
-		mrtrKey = []byte(k)
-	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ad := &adapter{registry: reg, declared: declared, authenticate: authenticate, mrtrKey: mrtrKey}
+	ad := &adapter{registry: reg, declared: st.declared, authenticate: authenticate, mrtrKey: st.mrtrKey,
+		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins}
 	parts := ad.parts()
 	if *stdio {
 		if os.Getenv(config.EnvHTTPAddr) == "" {
@@ -146,6 +145,55 @@ func run() error {
 		return fail("server stopped", err)
 	}
 	return nil
+}
+
+// settings is the checked configuration of the process.
+type settings struct {
+	cfg       config.Config
+	keys      *auth.Keys
+	toolsFile string
+	declared  []signals.ToolSpec
+	mrtrKey   []byte
+}
+
+// loadSettings reads and checks every setting: internal/config's, the API
+// keys, the declared tools and the MRTR key. Its error names the variable.
+func loadSettings() (settings, error) {
+	var st settings
+	var err error
+	if st.cfg, err = config.LoadConfig(envconfig.EnvLookupOS); err != nil {
+		return st, err
+	}
+	if st.keys, err = auth.FromEnv(os.Getenv); err != nil {
+		return st, err // names OPENWOP_API_KEYS or OPENWOP_API_KEYS_FILE
+	}
+	if st.toolsFile = os.Getenv(config.EnvToolsFile); st.toolsFile != "" {
+		if st.declared, err = catalog.LoadDeclarations(st.toolsFile); err != nil {
+			return st, fmt.Errorf("%s: %w", config.EnvToolsFile, err)
+		}
+	}
+	if k := os.Getenv(envMRTRKey); k != "" {
+		if len(k) < minMRTRKey {
+			return st, fmt.Errorf("%s: the key is %d bytes; want at least %d", envMRTRKey, len(k), minMRTRKey)
+		}
+		st.mrtrKey = []byte(k)
+	}
+	return st, nil
+}
+
+// minMRTRKey is the shortest OPENWOP_MRTR_KEY accepted.
+const minMRTRKey = 32
+
+// cursorKey derives the key of listRuns cursors from the MRTR key, so that
+// replicas sharing OPENWOP_MRTR_KEY accept each other's cursors; nil (a
+// random key per process) without one.
+func cursorKey(mrtrKey []byte) []byte {
+	if len(mrtrKey) == 0 {
+		return nil
+	}
+	mac := hmac.New(sha256.New, mrtrKey)
+	mac.Write([]byte("openwop listRuns cursor key"))
+	return mac.Sum(nil)
 }
 
 // serveStdio runs the process with one MCP client on stdin/stdout. The end
@@ -196,6 +244,10 @@ type adapter struct {
 	declared     []signals.ToolSpec
 	authenticate auth.Authenticator
 	mrtrKey      []byte
+	// The request gate's settings (internal/httpgate), the same for /mcp
+	// and the REST API.
+	publicURL                    string
+	allowedHosts, allowedOrigins []string
 
 	// Set by the handler.
 	live  *catalog.Live
@@ -254,6 +306,7 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 	svc := runs.New(d.Client, d.Logger.Named("runs"), runs.Options{
 		TaskQueue: d.TaskQueue,
 		Namespace: d.Namespace,
+		CursorKey: cursorKey(ad.mrtrKey),
 	})
 	mount, err := mcpmount.New(mcpmount.Options{
 		Runs:         svc,
@@ -261,6 +314,8 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		Authenticate: ad.authenticate,
 		Logger:       d.Logger.Named("mcp"),
 		MRTRKey:      ad.mrtrKey,
+		PublicURL:    ad.publicURL,
+		AllowedHosts: ad.allowedHosts, AllowedOrigins: ad.allowedOrigins,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("MCP mount: %w", err)
@@ -270,6 +325,8 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		Authenticate: ad.authenticate,
 		Catalog:      live,
 		Logger:       d.Logger.Named("rest"),
+		BaseURL:      ad.publicURL,
+		AllowedHosts: ad.allowedHosts, AllowedOrigins: ad.allowedOrigins,
 	})
 	ad.live, ad.mount = live, mount
 	mux := http.NewServeMux()

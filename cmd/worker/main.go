@@ -4,8 +4,10 @@
 //
 // It connects by the standard Temporal environment (TEMPORAL_ADDRESS,
 // TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE,
-// TEMPORAL_CONFIG_FILE); with none set it dials localhost:7233, where
-// `go run ./cmd/server` embeds its Temporal server. It does not link the
+// TEMPORAL_CONFIG_FILE), loaded exactly as cmd/server loads it
+// (internal/config): a Temporal CLI TOML file is read only when
+// TEMPORAL_PROFILE or TEMPORAL_CONFIG_FILE is set. With none set it dials
+// localhost:7233, where `go run ./cmd/server` embeds its Temporal server. It does not link the
 // Temporal server (scripts/test.sh checks it). Run with -h for the
 // variables.
 package main
@@ -50,7 +52,7 @@ func run() error {
 		logger, err = config.NewLogger(cfg.LogFormat, cfg.LogLevel)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
+		fmt.Fprintln(os.Stderr, "worker: invalid configuration:", err)
 		return err
 	}
 	defer func() { _ = logger.Sync() }()

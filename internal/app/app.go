@@ -158,10 +158,12 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 	}
 	// Bind now (a busy address fails at once), serve once the worker is
 	// ready: a client that reaches the server then finds its tools.
-	l, err := (&net.ListenConfig{}).Listen(sctx, "tcp", cfg.HTTPAddr)
+	tl, err := (&net.ListenConfig{}).Listen(sctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
-		return a, fmt.Errorf("HTTP listener: %w", err)
+		return a, fmt.Errorf("HTTP listener (%s): %w", config.EnvHTTPAddr, err)
 	}
+	limits := limitsOf(cfg)
+	l := newLimitListener(tl, limits.MaxConns)
 	a.HTTPAddr = l.Addr().String()
 	if worker && parts.WorkerReady != nil {
 		if err := a.waitWorker(sctx, parts.WorkerReady); err != nil {
@@ -169,11 +171,7 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 			return a, err
 		}
 	}
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          zap.NewStdLog(logger.Named("http")),
-	}
+	srv := newHTTPServer(mux, limits, logger)
 	a.http = srv
 	go func() {
 		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
@@ -181,6 +179,11 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 		}
 	}()
 
+	if cfg.PublicURL == "" && !loopbackAddr(a.HTTPAddr) {
+		logger.Warn("the HTTP listener is not on a loopback address and "+config.EnvPublicURL+" is not set: "+
+			"links in responses name the address each connection arrived on; set "+config.EnvPublicURL+
+			" to the URL clients use", zap.String("http", a.HTTPAddr))
+	}
 	fields := []zap.Field{
 		zap.String("http", "http://"+a.HTTPAddr),
 		zap.String("temporal", a.TemporalAddress),
@@ -210,13 +213,20 @@ func (a *App) connect(ctx context.Context, cfg config.Config) error {
 			return fmt.Errorf("data directory: %w", err)
 		}
 		level := cfg.TemporalLogLevel
+		uiPort := 0 // no UI
+		if cfg.UI {
+			var err error
+			if uiPort, err = pickUIPort(cfg.UIPort); err != nil {
+				return err
+			}
+		}
 		srv, err := devtemporal.Start(ctx, devtemporal.Options{
 			DBFile:    cfg.DBFile(),
 			Port:      cfg.TemporalPort,
 			Namespace: cfg.Namespace(),
 			Logger:    a.Logger.Named("temporal-server"),
 			LogLevel:  &level,
-			UIPort:    cfg.UIPort,
+			UIPort:    uiPort,
 		})
 		if err != nil {
 			return fmt.Errorf("embedded Temporal server (ports: %s, %s; 0 = any free port): %w",
@@ -232,6 +242,31 @@ func (a *App) connect(ctx context.Context, cfg config.Config) error {
 	}
 	a.Client, a.TemporalAddress = c, cfg.HostPort()
 	return nil
+}
+
+// pickUIPort returns port, or for 0 a free port on 127.0.0.1 (where the
+// embedded Web UI listens).
+func pickUIPort(port int) (int, error) {
+	if port != 0 {
+		return port, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("embedded Web UI: pick a free port (%s=0): %w", config.EnvUIPort, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// loopbackAddr reports whether the host of the host:port addr is a
+// loopback address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // checkSearchAttributes ensures the run search attributes and records the

@@ -54,12 +54,32 @@ const (
 	// EnvTemporalPort is the embedded server's frontend port (default
 	// 7233; 0 picks a free port).
 	EnvTemporalPort = "OPENWOP_TEMPORAL_PORT"
-	// EnvUIPort is the embedded Web UI port (default 8233; 0 or off
-	// disables the UI).
+	// EnvUIPort is the embedded Web UI port (default 8233; 0 picks a free
+	// port; off disables the UI).
 	EnvUIPort = "OPENWOP_UI_PORT"
 	// EnvTemporalLogLevel is the level of the embedded server's own logs
 	// (default warn).
 	EnvTemporalLogLevel = "OPENWOP_TEMPORAL_LOG_LEVEL"
+	// EnvPublicURL is the external base URL of the server (e.g.
+	// https://wop.example.com). Links the server writes start with it, and
+	// its host and origin pass the request gate. Default: links name the
+	// address each connection arrived on.
+	EnvPublicURL = "OPENWOP_PUBLIC_URL"
+	// EnvAllowedHosts lists further Host header values the request gate
+	// accepts (host or host:port, comma-separated).
+	EnvAllowedHosts = "OPENWOP_ALLOWED_HOSTS"
+	// EnvAllowedOrigins lists further Origin header values the request
+	// gate accepts (scheme://host[:port], comma-separated).
+	EnvAllowedOrigins = "OPENWOP_ALLOWED_ORIGINS"
+	// EnvHTTPBodyTimeout bounds the arrival of a request body (a Go
+	// duration; default DefaultHTTPBodyTimeout).
+	EnvHTTPBodyTimeout = "OPENWOP_HTTP_BODY_TIMEOUT"
+	// EnvHTTPIdleTimeout closes idle keep-alive connections (a Go duration;
+	// default DefaultHTTPIdleTimeout).
+	EnvHTTPIdleTimeout = "OPENWOP_HTTP_IDLE_TIMEOUT"
+	// EnvHTTPMaxConns bounds the open HTTP connections (default
+	// DefaultHTTPMaxConns).
+	EnvHTTPMaxConns = "OPENWOP_HTTP_MAX_CONNS"
 )
 
 // Environment variables of the Temporal SDK that select a remote server.
@@ -72,6 +92,12 @@ const (
 	EnvTemporalProfile = "TEMPORAL_PROFILE"
 	// EnvTemporalConfigFile is the TOML configuration file.
 	EnvTemporalConfigFile = "TEMPORAL_CONFIG_FILE"
+	// EnvTemporalTLS forces TLS on or off (on/off, true/false, yes/no,
+	// 1/0).
+	EnvTemporalTLS = "TEMPORAL_TLS"
+	// EnvTemporalTLSNoVerify turns host verification off (a switch like
+	// EnvTemporalTLS).
+	EnvTemporalTLSNoVerify = "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION"
 )
 
 // Log formats.
@@ -97,6 +123,12 @@ const (
 	DBFileName = "temporal.db"
 	// DialTimeout bounds the first connection to Temporal.
 	DialTimeout = 2 * time.Minute
+	// DefaultHTTPBodyTimeout bounds the arrival of a request body.
+	DefaultHTTPBodyTimeout = 20 * time.Second
+	// DefaultHTTPIdleTimeout closes idle keep-alive connections.
+	DefaultHTTPIdleTimeout = 30 * time.Second
+	// DefaultHTTPMaxConns bounds the open HTTP connections.
+	DefaultHTTPMaxConns = 1000
 )
 
 // Config is the process configuration. LoadConfig reads it from the
@@ -125,11 +157,24 @@ type Config struct {
 	// cmd/worker finds the server embedded by cmd/server.
 	Client client.Options
 
+	// PublicURL is the configured external base URL ("" when unset), no
+	// trailing slash.
+	PublicURL string
+	// AllowedHosts and AllowedOrigins are the further Host and Origin
+	// header values the request gate accepts.
+	AllowedHosts, AllowedOrigins []string
+	// HTTPBodyTimeout, HTTPIdleTimeout and HTTPMaxConns are the connection
+	// limits of the HTTP listener (zero: the defaults).
+	HTTPBodyTimeout, HTTPIdleTimeout time.Duration
+	HTTPMaxConns                     int
+
 	// DataDir holds the embedded server's database (DBFile).
 	DataDir string
 	// TemporalPort is the embedded frontend port (0: a free port).
 	TemporalPort int
-	// UIPort is the embedded Web UI port (0: no UI).
+	// UI serves the embedded Web UI on UIPort.
+	UI bool
+	// UIPort is the embedded Web UI port (0: a free port).
 	UIPort int
 	// TemporalLogLevel is the level of the embedded server's logs.
 	TemporalLogLevel zapcore.Level
@@ -172,6 +217,15 @@ func (c Config) DBFile() string { return filepath.Join(c.DataDir, DBFileName) }
 // LoadConfig reads the configuration from env (envconfig.EnvLookupOS for
 // the process environment). A malformed value is an error naming the
 // variable.
+//
+// The Temporal client options are the SDK's envconfig ones, loaded the
+// same way for cmd/server and cmd/worker: the TEMPORAL_* variables and, only
+// when TEMPORAL_CONFIG_FILE or TEMPORAL_PROFILE is set, a profile of the
+// Temporal CLI's TOML file (TEMPORAL_CONFIG_FILE, default
+// ~/.config/temporalio/temporal.toml). A file in its default place is
+// otherwise ignored, so that with no TEMPORAL_* variable cmd/worker dials
+// the server cmd/server embeds. Switches (TEMPORAL_TLS, ...) take on/off,
+// true/false, yes/no or 1/0.
 func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 	get := func(name string) string {
 		v, _ := env.LookupEnv(name)
@@ -184,6 +238,7 @@ func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 		LogLevel:         zapcore.InfoLevel,
 		DataDir:          DefaultDataDir,
 		TemporalPort:     DefaultTemporalPort,
+		UI:               true,
 		UIPort:           DefaultUIPort,
 		TemporalLogLevel: zapcore.WarnLevel,
 	}
@@ -239,15 +294,23 @@ func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 	}
 	if v := get(EnvUIPort); v != "" {
 		if strings.EqualFold(v, "off") {
-			cfg.UIPort = 0
+			cfg.UI, cfg.UIPort = false, 0
 		} else if cfg.UIPort, err = parsePort(v); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", EnvUIPort, err)
+			return Config{}, fmt.Errorf("%s: %w; or off for no UI", EnvUIPort, err)
 		}
 	}
+	if err := cfg.loadHTTP(get); err != nil {
+		return Config{}, err
+	}
 
-	cfg.Client, err = envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: env})
+	tenv, err := newTemporalEnv(env)
 	if err != nil {
-		return Config{}, fmt.Errorf("temporal client configuration: %w", err)
+		return Config{}, err
+	}
+	explicitFile := get(EnvTemporalConfigFile) != "" || get(EnvTemporalProfile) != ""
+	cfg.Client, err = envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: tenv, DisableFile: !explicitFile})
+	if err != nil {
+		return Config{}, fmt.Errorf("temporal client configuration (TEMPORAL_* variables, %s): %w", EnvTemporalConfigFile, err)
 	}
 	return cfg, nil
 }

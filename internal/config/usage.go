@@ -31,8 +31,9 @@ func WorkerEnv() []EnvVar {
 		{EnvLogLevel, "info", "debug, info, warn or error"},
 		{EnvTemporalAddress, "localhost:" + strconv.Itoa(DefaultTemporalPort), "Temporal frontend (cmd/server: set it to embed no Temporal)"},
 		{EnvTemporalNamespace, runs.DefaultNamespace, "Temporal namespace"},
+		{EnvTemporalTLS, "unset (on with an API key)", "on or off: force TLS to Temporal"},
 		{"TEMPORAL_API_KEY, TEMPORAL_TLS_*", "unset", "credentials (see the Temporal SDK's envconfig)"},
-		{EnvTemporalProfile + ", " + EnvTemporalConfigFile, "unset", "a TOML profile of the Temporal CLI"},
+		{EnvTemporalProfile + ", " + EnvTemporalConfigFile, "unset (a file in the default place is not read)", "a TOML profile of the Temporal CLI (file default ~/.config/temporalio/temporal.toml)"},
 	}
 }
 

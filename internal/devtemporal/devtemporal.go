@@ -105,6 +105,9 @@ type Server struct {
 	dbFile    string
 	logger    *zap.Logger
 	level     zap.AtomicLevel
+	// dc is the server's dynamic config, changed once the search
+	// attributes are registered.
+	dc *dynamicconfig.MemoryClient
 }
 
 // Start starts the server and returns once its frontend answers for the
@@ -148,6 +151,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	for svc, port := range ports {
 		hosts[svc] = static.SingleLocalHost(net.JoinHostPort(opts.IP, strconv.Itoa(port)))
 	}
+	dc := dynamicConfig()
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
@@ -158,18 +162,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper {
 			return authorization.NewNoopClaimMapper()
 		}),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			// One process, one shard: a bigger history cache is cheap.
-			dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
-			// The UI and the run lists poll visibility often.
-			dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
-			// Search attributes added at runtime are usable at once.
-			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
-			// That refresh reads the database on every visibility call; do
-			// not let bursts of run listings hit the frontend's persistence
-			// rate limit (ResourceExhausted) on a local server.
-			dynamicconfig.FrontendPersistenceMaxQPS.Key(): 20000,
-		}),
+		temporal.WithDynamicConfigClient(dc),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("devtemporal: create server: %w", err)
@@ -177,7 +170,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("devtemporal: start server: %w", err)
 	}
-	s := &Server{server: srv, address: address, namespace: opts.Namespace, dbFile: opts.DBFile, logger: logger, level: level}
+	s := &Server{server: srv, address: address, namespace: opts.Namespace, dbFile: opts.DBFile, logger: logger, level: level, dc: dc}
 
 	if err := s.waitReady(ctx, !opts.NoSearchAttributes); err != nil {
 		_ = s.Stop()
@@ -414,7 +407,8 @@ func serverConfig(sqlCfg *config.SQL, ip string, ports map[primitives.ServiceNam
 
 // waitReady dials the frontend, waits until the namespace answers, and,
 // with searchAttributes, adds any OpenWOP search attribute the namespace
-// lacks (a database created before the attribute existed).
+// lacks (a database created before the attribute existed) and then turns
+// the forced search attribute refresh off (stopForcedRefresh).
 func (s *Server) waitReady(ctx context.Context, searchAttributes bool) error {
 	c, err := client.DialContext(ctx, client.Options{
 		HostPort:  s.address,
@@ -443,7 +437,7 @@ func (s *Server) waitReady(ctx context.Context, searchAttributes bool) error {
 	if err := runs.EnsureSearchAttributes(ctx, c, s.namespace); err != nil {
 		return fmt.Errorf("devtemporal: %w", err)
 	}
-	return nil
+	return s.stopForcedRefresh(ctx, c)
 }
 
 // SDKLogger is the shared internal/config.SDKLogger: a zap logger adapted to the Temporal

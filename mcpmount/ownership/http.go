@@ -22,13 +22,17 @@ func (t *Tracker) HTTP(next http.Handler) http.Handler {
 		delivered := false
 		defer func() { claim.Settle(delivered) }()
 		next.ServeHTTP(rw, r)
+		// The client must still be connected when the last byte is handed
+		// over, by the flush below. It is not checked again after the
+		// flush: the client may read the whole response and hang up at
+		// once, which must not undo the delivery.
 		if r.Context().Err() != nil || rw.err != nil {
 			return
 		}
 		if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return
 		}
-		delivered = r.Context().Err() == nil
+		delivered = true
 	})
 }
 

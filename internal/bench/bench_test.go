@@ -1,0 +1,537 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// Targets of issue 11.
+const (
+	targetGet       = 1.10 // tasks/get, working or terminal
+	targetUpdate    = 1.15 // tasks/update until applied vs Signal + Query
+	targetCancel    = 1.20 // tasks/cancel vs Signal + RequestCancel
+	targetCall      = 1.50 // tools/call → CreateTaskResult vs ExecuteWorkflow
+	targetCalls     = 8    // Temporal calls per full lifecycle
+	targetRate      = 0.95 // throughput, mount / raw
+	targetRSSKiB    = 40   // RSS growth per open task
+	targetEvicted   = 3.0  // tasks/get evicted / cached
+	targetFlatGet   = 1.25 // tasks/get at 1000 events / at 10 ("flat")
+	warmups         = 3    // untimed calls of each side before a row
+	historySignals  = 250  // ignored signals that grow a history to ~1000 events
+	defaultN        = 40
+	defaultSeconds  = 4
+	defaultOpenRuns = 10000
+)
+
+// BenchmarkIssue11 measures every row of issue 11 once (b.N is ignored)
+// and prints the table. See the package documentation for the command.
+func BenchmarkIssue11(b *testing.B) {
+	n := envInt("OPENWOP_BENCH_N", defaultN)
+	seconds := envInt("OPENWOP_BENCH_SECONDS", defaultSeconds)
+	open := envInt("OPENWOP_BENCH_OPEN", defaultOpenRuns)
+	out := os.Stdout
+	fmt.Fprintf(out, "\nissue 11 benchmark: %s, %d CPUs (GOMAXPROCS %d), load average %s; n=%d samples per row, %ds throughput blocks\n",
+		runtime.Version(), runtime.NumCPU(), runtime.GOMAXPROCS(0), loadavg(), n, seconds)
+	fmt.Fprintf(out, "worker workflow cache %d, embedded history cache %d\n\n", workflows.DefaultWorkflowCacheSize, devtemporal.HistoryCacheSize)
+
+	s := newStack(b, b.TempDir(), true)
+	ctx := context.Background()
+	t := &table{}
+	for _, row := range []func(context.Context, *stack, *table, int) error{
+		rowGetWorking, rowMCPLayer, rowGetTerminal, rowToolsCall, rowUpdate, rowCancelKnown, rowCancelUnknown,
+		rowHistoryLength, rowLifecycleCalls,
+	} {
+		if err := row(ctx, s, t, n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []int{1, 8, 32} {
+		if err := rowThroughput(ctx, s, t, c, time.Duration(seconds)*time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if open > 0 {
+		if err := rowMemory(t, open, n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fmt.Fprintln(out)
+	t.print(out)
+	fmt.Fprintf(out, "\nload average at the end: %s\n", loadavg())
+}
+
+// loadavg is the first three fields of /proc/loadavg.
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// waiting starts a task over the mount and waits until it asks for the
+// approval; it returns the taskId and the input key.
+func (s *stack) waiting(ctx context.Context, m *mcpClient) (task, key string, err error) {
+	if task, err = m.callTool(approvalTool, map[string]any{}); err != nil {
+		return "", "", err
+	}
+	key, err = waitInput(ctx, m, task)
+	return task, key, err
+}
+
+// callsOf runs f and returns the Temporal calls it made about id.
+func (s *stack) callsOf(id string, f func() error) (string, int, error) {
+	before := len(s.calls.of(id))
+	err := f()
+	calls := s.calls.of(id)[before:]
+	return count(calls), len(calls), err
+}
+
+func warm(f func(int) error) error {
+	for i := 0; i < warmups; i++ {
+		if err := f(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rowGetWorking(ctx context.Context, s *stack, t *table, n int) error {
+	m := s.mcp()
+	task, _, err := s.waiting(ctx, m)
+	if err != nil {
+		return err
+	}
+	id := runOf(task)
+	mount := func(int) error {
+		res, err := m.get(task)
+		if err == nil && res["status"] != "input_required" {
+			err = fmt.Errorf("tasks/get = %v", res["status"])
+		}
+		return err
+	}
+	raw := func(int) error {
+		snap, err := s.rawQuery(ctx, id)
+		if err == nil && len(snap.Interrupts) == 0 {
+			err = errors.New("no interrupt")
+		}
+		return err
+	}
+	if err := errors.Join(warm(mount), warm(raw)); err != nil {
+		return err
+	}
+	mc, _, _ := s.callsOf(id, func() error { return mount(0) })
+	rc, _, _ := s.callsOf(id, func() error { return raw(0) })
+	ms, rs, err := interleave(n, nil, mount, raw, nil)
+	if err != nil {
+		return err
+	}
+	t.latency("tasks/get, working run", "QueryWorkflow", ms, rs, targetGet, mc+" | "+rc)
+	return nil
+}
+
+// rowMCPLayer measures what the HTTP and MCP layer costs alone: tasks/get
+// of another tenant's task is answered "not found" before any Temporal
+// call. Compared with the working-run row's query.
+func rowMCPLayer(ctx context.Context, s *stack, t *table, n int) error {
+	m := s.mcp()
+	foreign := runid.Project("other-tenant/AAAAAAAAAAAAAAAAAAAAAAAA")
+	task, _, err := s.waiting(ctx, m)
+	if err != nil {
+		return err
+	}
+	id := runOf(task)
+	mount := func(int) error {
+		_, err := m.call("tasks/get", map[string]any{"taskId": foreign})
+		if err == nil || !strings.Contains(err.Error(), "not found") {
+			return fmt.Errorf("tasks/get of a foreign task: %v", err)
+		}
+		return nil
+	}
+	raw := func(int) error {
+		_, err := s.rawQuery(ctx, id)
+		return err
+	}
+	if err := errors.Join(warm(mount), warm(raw)); err != nil {
+		return err
+	}
+	ms, rs, err := interleave(n, nil, mount, raw, nil)
+	if err != nil {
+		return err
+	}
+	t.add("  (HTTP + MCP layer alone: tasks/get refused before Temporal)", "QueryWorkflow", msf(ms.median()), msf(rs.median()),
+		fmt.Sprintf("%.2f×", ratio(ms.median(), rs.median())), msf(ms.p90()), msf(rs.p90()), "", "", "", "none | Query")
+	return nil
+}
+
+func rowGetTerminal(ctx context.Context, s *stack, t *table, n int) error {
+	m := s.mcp()
+	id, err := s.mountLifecycle(ctx, m)
+	if err != nil {
+		return err
+	}
+	task := runid.Project(id)
+	mount := func(int) error {
+		res, err := m.get(task)
+		if err == nil && res["status"] != "completed" {
+			err = fmt.Errorf("tasks/get = %v", res["status"])
+		}
+		return err
+	}
+	raw := func(int) error {
+		_, err := s.rawTerminal(ctx, id)
+		return err
+	}
+	if err := errors.Join(warm(mount), warm(raw)); err != nil {
+		return err
+	}
+	mc, _, _ := s.callsOf(id, func() error { return mount(0) })
+	rc, _, _ := s.callsOf(id, func() error { return raw(0) })
+	ms, rs, err := interleave(n, nil, mount, raw, nil)
+	if err != nil {
+		return err
+	}
+	t.latency("tasks/get, terminal run", "Describe + close event", ms, rs, targetGet, mc+" | "+rc)
+	return nil
+}
+
+func rowToolsCall(ctx context.Context, s *stack, t *table, n int) error {
+	for vi, v := range startVariants {
+		m := s.mounts[vi]
+		var task, rawID string
+		mount := func(int) (err error) {
+			task, err = m.callTool(approvalTool, map[string]any{})
+			return err
+		}
+		raw := func(int) (err error) {
+			rawID, err = s.rawStart(ctx, false)
+			return err
+		}
+		// Each side's run gets its first workflow task done before the
+		// next sample (untimed), so neither side's background work lands
+		// in the other's timing: the mount's by an immediate tasks/get,
+		// which must resolve, the raw side's by a query.
+		var immediate samples
+		statuses := map[string]int{}
+		settle := func(int) error {
+			start := time.Now()
+			res, err := m.get(task)
+			immediate = append(immediate, time.Since(start))
+			if err != nil {
+				return fmt.Errorf("immediate tasks/get: %w", err)
+			}
+			statuses[fmt.Sprint(res["status"])]++
+			_, err = s.rawQuery(ctx, rawID)
+			return err
+		}
+		for i := 0; i < warmups; i++ {
+			if err := errors.Join(mount(i), raw(i), settle(i)); err != nil {
+				return err
+			}
+		}
+		calls := count(s.calls.of(runOf(task))[:1]) + " | " + count(s.calls.of(rawID)[:1])
+		immediate, statuses = nil, map[string]int{}
+		ms, rs, err := interleave(n, nil, mount, raw, settle)
+		if err != nil {
+			return err
+		}
+		name := "tools/call → CreateTaskResult: " + v.name
+		if vi == 0 {
+			t.latency(name, "ExecuteWorkflow", ms, rs, targetCall, calls)
+		} else {
+			t.add(name, "ExecuteWorkflow", msf(ms.median()), msf(rs.median()), fmt.Sprintf("%.2f×", ratio(ms.median(), rs.median())),
+				msf(ms.p90()), msf(rs.p90()), fmt.Sprintf("%.2f×", ratio(ms.p90(), rs.p90())), "(option)", "", calls)
+		}
+		var st []string
+		for k, c := range statuses {
+			st = append(st, fmt.Sprintf("%s %d/%d", k, c, n))
+		}
+		t.add("  then an immediate tasks/get", "", msf(immediate.median()), "", "", msf(immediate.p90()), "", "",
+			"resolves", verdict(len(immediate) == n), strings.Join(st, ", "))
+	}
+	// The raw SDK's other options, for reference.
+	var es, eq samples
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		id, err := s.rawStart(ctx, true)
+		if err != nil {
+			return err
+		}
+		es = append(es, time.Since(start))
+		if _, err := s.rawQuery(ctx, id); err != nil {
+			return err
+		}
+		start = time.Now()
+		if id, err = s.rawStart(ctx, false); err == nil {
+			_, err = s.rawQuery(ctx, id)
+		}
+		if err != nil {
+			return err
+		}
+		eq = append(eq, time.Since(start))
+	}
+	t.add("  (raw ExecuteWorkflow, eager)", "", "", msf(es.median()), "", "", msf(es.p90()), "", "", "", "")
+	t.add("  (raw ExecuteWorkflow + QueryWorkflow)", "", "", msf(eq.median()), "", "", msf(eq.p90()), "", "", "", "")
+	return nil
+}
+
+func rowUpdate(ctx context.Context, s *stack, t *table, n int) error {
+	m := s.mcp()
+	type pair struct{ task, key, rawID, rawKey string }
+	var cur pair
+	var tasks []pair
+	prepare := func(int) error {
+		task, key, err := s.waiting(ctx, m)
+		if err != nil {
+			return err
+		}
+		rid, rkey, err := s.rawWaiting(ctx)
+		cur = pair{task, key, rid, rkey}
+		tasks = append(tasks, cur)
+		return err
+	}
+	mount := func(int) error { return m.approve(cur.task, cur.key) }
+	raw := func(int) error {
+		_, err := s.rawResolve(ctx, cur.rawID, cur.rawKey)
+		return err
+	}
+	for i := 0; i < warmups; i++ {
+		if err := errors.Join(prepare(i), mount(i), raw(i)); err != nil {
+			return err
+		}
+	}
+	if err := prepare(0); err != nil {
+		return err
+	}
+	mc, _, _ := s.callsOf(runOf(cur.task), func() error { return mount(0) })
+	rc, _, _ := s.callsOf(cur.rawID, func() error { return raw(0) })
+	tasks = nil
+	ms, rs, err := interleave(n, prepare, mount, raw, nil)
+	if err != nil {
+		return err
+	}
+	// The ack came after the run applied the resolution: the next
+	// tasks/get no longer lists the interrupt.
+	for _, p := range tasks {
+		res, err := m.get(p.task)
+		if err != nil {
+			return err
+		}
+		if reqs, _ := res["inputRequests"].(map[string]any); reqs[p.key] != nil {
+			return fmt.Errorf("task %s still lists %s after tasks/update", p.task, p.key)
+		}
+	}
+	t.latency("tasks/update until applied", "Signal + Query", ms, rs, targetUpdate, mc+" | "+rc)
+	return nil
+}
+
+// rowCancelKnown cancels runs the cancelling service started itself.
+func rowCancelKnown(ctx context.Context, s *stack, t *table, n int) error {
+	return rowCancel(ctx, s, t, n, s.mcp(), "tasks/cancel")
+}
+
+// rowCancelUnknown cancels runs another service instance started (as on
+// another replica, or after a restart).
+func rowCancelUnknown(ctx context.Context, s *stack, t *table, n int) error {
+	return rowCancel(ctx, s, t, n, s.mounts[1], "tasks/cancel, run started by another process")
+}
+
+func rowCancel(ctx context.Context, s *stack, t *table, n int, canceller *mcpClient, name string) error {
+	m := s.mcp()
+	var task, rid string
+	var tasks []string
+	prepare := func(int) error {
+		var err error
+		if task, _, err = s.waiting(ctx, m); err != nil {
+			return err
+		}
+		tasks = append(tasks, task)
+		rid, _, err = s.rawWaiting(ctx)
+		return err
+	}
+	mount := func(int) error { return canceller.cancel(task) }
+	raw := func(int) error { return s.rawCancel(ctx, rid) }
+	for i := 0; i < warmups; i++ {
+		if err := errors.Join(prepare(i), mount(i), raw(i)); err != nil {
+			return err
+		}
+	}
+	if err := prepare(0); err != nil {
+		return err
+	}
+	mc, _, _ := s.callsOf(runOf(task), func() error { return mount(0) })
+	rc, _, _ := s.callsOf(rid, func() error { return raw(0) })
+	tasks = nil
+	ms, rs, err := interleave(n, prepare, mount, raw, nil)
+	if err != nil {
+		return err
+	}
+	// Every cancelled task ends cancelled.
+	for _, tk := range tasks {
+		for {
+			res, err := m.get(tk)
+			if err != nil {
+				return err
+			}
+			if res["status"] == "cancelled" {
+				break
+			}
+			if res["status"] != "working" && res["status"] != "input_required" {
+				return fmt.Errorf("cancelled task %s: %v", tk, res["status"])
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	t.latency(name, "Signal(reason) + RequestCancel", ms, rs, targetCancel, mc+" | "+rc)
+	return nil
+}
+
+func rowHistoryLength(ctx context.Context, s *stack, t *table, n int) error {
+	m := s.mcp()
+	short, _, err := s.waiting(ctx, m)
+	if err != nil {
+		return err
+	}
+	long, _, err := s.waiting(ctx, m)
+	if err != nil {
+		return err
+	}
+	longID := runOf(long)
+	for i := 0; i < historySignals; i++ {
+		// Resolutions of an interrupt that does not exist: the run
+		// ignores them, and each adds a signal and a workflow task.
+		if err := s.c.SignalWorkflow(ctx, longID, "", signals.SignalResolveInterrupt,
+			signals.Resolution{InterruptID: "none", Action: signals.ActionAccept, ResolvedBy: s.caller}); err != nil {
+			return err
+		}
+	}
+	if _, err := s.rawQuery(ctx, longID); err != nil {
+		return err
+	}
+	lengths := make([]int64, 2)
+	for i, task := range []string{short, long} {
+		d, err := s.c.DescribeWorkflowExecution(ctx, runOf(task), "")
+		if err != nil {
+			return err
+		}
+		lengths[i] = d.GetWorkflowExecutionInfo().GetHistoryLength()
+	}
+	get := func(task string) func(int) error {
+		return func(int) error {
+			res, err := m.get(task)
+			if err == nil && res["status"] != "input_required" {
+				err = fmt.Errorf("tasks/get = %v", res["status"])
+			}
+			return err
+		}
+	}
+	if err := errors.Join(warm(get(long)), warm(get(short))); err != nil {
+		return err
+	}
+	lm, sm, err := interleave(n, nil, get(long), get(short), nil)
+	if err != nil {
+		return err
+	}
+	r := ratio(lm.median(), sm.median())
+	t.add(fmt.Sprintf("tasks/get at %d events", lengths[1]), fmt.Sprintf("tasks/get at %d events", lengths[0]),
+		msf(lm.median()), msf(sm.median()), fmt.Sprintf("%.2f×", r), msf(lm.p90()), msf(sm.p90()),
+		fmt.Sprintf("%.2f×", ratio(lm.p90(), sm.p90())), fmt.Sprintf("≤ %.2f× (flat)", targetFlatGet), verdict(r <= targetFlatGet), "")
+	return nil
+}
+
+func rowLifecycleCalls(ctx context.Context, s *stack, t *table, _ int) error {
+	mid, err := s.mountLifecycle(ctx, s.mcp())
+	if err != nil {
+		return err
+	}
+	rid, err := s.rawLifecycle(ctx)
+	if err != nil {
+		return err
+	}
+	mc, rc := s.calls.of(mid), s.calls.of(rid)
+	t.add("Temporal calls per lifecycle", "raw lifecycle", fmt.Sprint(len(mc)), fmt.Sprint(len(rc)), "", "", "", "",
+		fmt.Sprintf("≤ %d", targetCalls), verdict(len(mc) <= targetCalls), count(mc)+" | "+count(rc))
+	return nil
+}
+
+// rowThroughput runs full lifecycles from c concurrent clients for four
+// blocks of d, raw and mount alternating (ABBA), and compares the rates.
+func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Duration) error {
+	var done [2]int
+	for _, side := range []int{0, 1, 1, 0} {
+		life := func(ctx context.Context) error {
+			var err error
+			if side == 0 {
+				_, err = s.rawLifecycle(ctx)
+			} else {
+				_, err = s.mountLifecycle(ctx, s.mcp())
+			}
+			return err
+		}
+		k, err := lifecycles(ctx, c, d, life)
+		if err != nil {
+			return err
+		}
+		done[side] += k
+	}
+	secs := 2 * d.Seconds()
+	raw, mount := float64(done[0])/secs, float64(done[1])/secs
+	r := mount / raw
+	t.add(fmt.Sprintf("throughput, C=%d (lifecycles/s)", c), "raw lifecycles/s",
+		fmt.Sprintf("%.1f", mount), fmt.Sprintf("%.1f", raw), fmt.Sprintf("%.2f×", r), "", "", "",
+		fmt.Sprintf("≥ %.2f×", targetRate), verdict(r >= targetRate), "")
+	return nil
+}
+
+// lifecycles runs life from c goroutines until d passed and returns how
+// many finished within d.
+func lifecycles(ctx context.Context, c int, d time.Duration, life func(context.Context) error) (int, error) {
+	deadline := time.Now().Add(d)
+	var done atomic.Int64
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for g := 0; g < c; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if err := life(ctx); err != nil {
+					mu.Lock()
+					first = errors.Join(first, err)
+					mu.Unlock()
+					return
+				}
+				if !time.Now().After(deadline) {
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return int(done.Load()), first
+}
+
+// jsonLine prints v as one JSON line with a prefix.
+func jsonLine(prefix string, v any) string {
+	raw, _ := json.Marshal(v)
+	return prefix + " " + string(raw)
+}

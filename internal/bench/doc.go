@@ -1,0 +1,25 @@
+// Package bench measures the MCP mount against the raw Temporal Go SDK on
+// the embedded stack (issue 11): every operation of the mount, served over
+// real HTTP from httptest, side by side with the SDK calls a program would
+// make for the same thing, on the same embedded server, the same client and
+// the same workflow type, interleaved sample by sample.
+//
+// It is a benchmark, not a test: nothing here asserts a timing. Run it with
+//
+//	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./internal/bench
+//
+// It prints one table with the median and p90 of each side, their ratios,
+// the Temporal calls each side made, and PASS or MISS against the issue's
+// target on every row. Environment variables scale it:
+//
+//	OPENWOP_BENCH_N        samples per latency row (default 40)
+//	OPENWOP_BENCH_SECONDS  seconds per throughput block (default 4; four
+//	                       blocks per concurrency level, raw and mount
+//	                       alternating ABBA)
+//	OPENWOP_BENCH_OPEN     open tasks of the memory row (default 10000;
+//	                       0 skips it)
+//
+// The memory row runs in a child process (the test binary again), so that
+// its RSS is that of a fresh embedded-default process: file-backed SQLite,
+// the in-process worker with the workflow cache the stock server sets.
+package bench

@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/mcpmount"
+)
+
+// mcpClient sends MCP 2026-07-28 requests declaring the Tasks extension,
+// as a real client does: the _meta triple in params and the
+// MCP-Protocol-Version, Mcp-Method and Mcp-Name headers.
+type mcpClient struct {
+	url  string
+	http *http.Client
+	id   atomic.Int64
+}
+
+var tasksMeta = map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    mcpmount.ProtocolVersion,
+	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench", "version": "0"},
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcpmount.ExtensionTasks: map[string]any{}}},
+}
+
+// call sends one request and returns its result.
+func (c *mcpClient) call(method string, params map[string]any) (map[string]any, error) {
+	p := map[string]any{"_meta": tasksMeta}
+	for k, v := range params {
+		p[k] = v
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id.Add(1), "method": method, "params": p})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", mcpmount.ProtocolVersion)
+	req.Header.Set("Mcp-Method", method)
+	switch method {
+	case "tools/call":
+		req.Header.Set("Mcp-Name", params["name"].(string))
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		req.Header.Set("Mcp-Name", params["taskId"].(string))
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(string(raw), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				raw = []byte(d)
+			}
+		}
+	}
+	var out struct {
+		Result map[string]any `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("%s: HTTP %d %q: %w", method, resp.StatusCode, raw, err)
+	}
+	if out.Error != nil || out.Result == nil {
+		return nil, fmt.Errorf("%s: HTTP %d %s", method, resp.StatusCode, raw)
+	}
+	return out.Result, nil
+}
+
+// callTool calls tool as a task and returns the taskId.
+func (c *mcpClient) callTool(tool string, args map[string]any) (string, error) {
+	res, err := c.call("tools/call", map[string]any{"name": tool, "arguments": args})
+	if err != nil {
+		return "", err
+	}
+	id, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || id == "" {
+		return "", fmt.Errorf("tools/call %s = %v, want a CreateTaskResult", tool, res)
+	}
+	return id, nil
+}
+
+func (c *mcpClient) get(taskID string) (map[string]any, error) {
+	return c.call("tasks/get", map[string]any{"taskId": taskID})
+}
+
+// inputKey is the first inputRequests key of a tasks/get result.
+func inputKey(res map[string]any) string {
+	reqs, _ := res["inputRequests"].(map[string]any)
+	for k := range reqs {
+		return k
+	}
+	return ""
+}
+
+// approve answers the approval key of task with accept.
+func (c *mcpClient) approve(taskID, key string) error {
+	_, err := c.call("tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
+		key: map[string]any{"action": "accept", "content": map[string]any{"action": "accept"}}}})
+	return err
+}
+
+func (c *mcpClient) cancel(taskID string) error {
+	_, err := c.call("tasks/cancel", map[string]any{"taskId": taskID})
+	return err
+}
+
+// runOf is the run id (workflow ID) of a taskId.
+func runOf(taskID string) string {
+	id, err := runid.Parse(taskID)
+	if err != nil {
+		return taskID
+	}
+	return id
+}

@@ -1,0 +1,244 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/mcpmount"
+	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// approvalTool waits for one approval, then completes in the workflow task
+// that applied it: the tool of every row.
+const approvalTool = "conformance-approval"
+
+// startVariant is one way runs.Service.Start can answer tools/call.
+type startVariant struct {
+	name string
+	opts runs.Options
+}
+
+// startVariants are the options measured for tools/call; the first is the
+// default.
+var startVariants = []startVariant{
+	{"exists, eager (default)", runs.Options{}},
+	{"exists, not eager", runs.Options{DisableEagerStart: true}},
+	{"first getRun, eager", runs.Options{WaitFirstTask: true}},
+	{"first getRun, not eager (before)", runs.Options{WaitFirstTask: true, DisableEagerStart: true}},
+}
+
+// stack is the embedded stack the benchmark runs on: the embedded server
+// on a SQLite file, one client (with a call-counting interceptor) shared
+// by the in-process worker, the run services, the mounts and the raw SDK
+// calls, as in cmd/server.
+type stack struct {
+	srv    *devtemporal.Server
+	c      client.Client
+	calls  *callLog
+	tq     string
+	spec   signals.ToolSpec
+	caller signals.Subject
+	// mounts are the MCP endpoints, one per startVariants entry.
+	mounts []*mcpClient
+	svc    *runs.Service
+
+	stopWorker context.CancelFunc
+	workerDone chan error
+	https      []*httptest.Server
+}
+
+// setCacheOnce applies the stock server's worker cache size to this
+// process before its first worker starts.
+var setCacheOnce sync.Once
+
+func newStack(tb testing.TB, dir string, record bool) *stack {
+	tb.Helper()
+	setCacheOnce.Do(func() { worker.SetStickyWorkflowCacheSize(workflows.DefaultWorkflowCacheSize) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	nop := zap.NewNop()
+	srv, err := devtemporal.Start(ctx, devtemporal.Options{DBFile: filepath.Join(dir, "temporal.db")})
+	if err != nil {
+		tb.Fatalf("embedded server: %v", err)
+	}
+	s := &stack{srv: srv, tq: "bench", caller: auth.Anonymous()}
+	tb.Cleanup(s.close)
+	if record {
+		s.calls = &callLog{byID: map[string][]string{}}
+	}
+	opts := client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: devtemporal.SDKLogger(nop)}
+	if s.calls != nil {
+		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(s.calls.intercept)}
+	}
+	if s.c, err = client.DialContext(ctx, opts); err != nil {
+		tb.Fatalf("dial: %v", err)
+	}
+	reg, err := exampletools.DefaultRegistry(activities.New(nop, activities.Options{OutputDir: filepath.Join(dir, "reports")}), true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(context.Background())
+	s.stopWorker, s.workerDone = stopWorker, make(chan error, 1)
+	go func() { s.workerDone <- reg.Run(wctx, s.c, s.tq, workflows.WorkerOptions{}) }()
+
+	live, err := catalog.NewLive(s.c, catalog.LiveOptions{Logger: nop})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if err := live.Refresh(ctx); err == nil {
+			if t, err := live.Lookup(ctx, approvalTool); err == nil {
+				s.spec = t.Spec()
+				break
+			}
+		}
+		select {
+		case err := <-s.workerDone:
+			tb.Fatalf("worker: %v", err)
+		case <-ctx.Done():
+			tb.Fatal("the worker's tools never reached the catalog")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	transport := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+	for i, v := range startVariants {
+		o := v.opts
+		o.TaskQueue, o.Namespace = s.tq, srv.Namespace()
+		svc := runs.New(s.c, nop, o)
+		if i == 0 {
+			s.svc = svc
+		}
+		m, err := mcpmount.New(mcpmount.Options{Runs: svc, Catalog: live, Logger: nop})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", m)
+		hs := httptest.NewServer(mux)
+		s.https = append(s.https, hs)
+		s.mounts = append(s.mounts, &mcpClient{url: hs.URL + "/mcp", http: &http.Client{Transport: transport, Timeout: time.Minute}})
+	}
+	return s
+}
+
+// mcp is the default mount.
+func (s *stack) mcp() *mcpClient { return s.mounts[0] }
+
+func (s *stack) close() {
+	for _, hs := range s.https {
+		hs.Close()
+	}
+	if s.stopWorker != nil {
+		s.stopWorker()
+		select {
+		case <-s.workerDone:
+		case <-time.After(20 * time.Second):
+		}
+	}
+	if s.c != nil {
+		s.c.Close()
+	}
+	_ = s.srv.Stop()
+}
+
+// callLog records the Temporal calls made about each workflow ID (calls
+// that name no workflow, such as the worker's polls, are not recorded).
+type callLog struct {
+	mu   sync.Mutex
+	byID map[string][]string
+}
+
+func (l *callLog) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if id := workflowIDOf(req); id != "" {
+		l.mu.Lock()
+		l.byID[id] = append(l.byID[id], path.Base(method))
+		l.mu.Unlock()
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// of returns the calls recorded for id.
+func (l *callLog) of(id string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.byID[id]...)
+}
+
+// workflowIDOf is the workflow ID a WorkflowService request names.
+func workflowIDOf(req any) string {
+	switch r := req.(type) {
+	case interface{ GetWorkflowId() string }:
+		return r.GetWorkflowId()
+	case interface {
+		GetExecution() *commonpb.WorkflowExecution
+	}:
+		return r.GetExecution().GetWorkflowId()
+	case interface {
+		GetWorkflowExecution() *commonpb.WorkflowExecution
+	}:
+		return r.GetWorkflowExecution().GetWorkflowId()
+	}
+	return ""
+}
+
+// count counts calls by method, e.g. "QueryWorkflow×2 SignalWorkflowExecution".
+func count(calls []string) string {
+	n := map[string]int{}
+	var order []string
+	for _, c := range calls {
+		if n[c] == 0 {
+			order = append(order, c)
+		}
+		n[c]++
+	}
+	out := ""
+	for i, c := range order {
+		if i > 0 {
+			out += " "
+		}
+		out += short(c)
+		if n[c] > 1 {
+			out += fmt.Sprintf("×%d", n[c])
+		}
+	}
+	return out
+}
+
+// short abbreviates a WorkflowService method name.
+func short(method string) string {
+	switch method {
+	case "StartWorkflowExecution":
+		return "Start"
+	case "QueryWorkflow":
+		return "Query"
+	case "DescribeWorkflowExecution":
+		return "Describe"
+	case "GetWorkflowExecutionHistory":
+		return "History"
+	case "SignalWorkflowExecution":
+		return "Signal"
+	case "RequestCancelWorkflowExecution":
+		return "Cancel"
+	}
+	return method
+}

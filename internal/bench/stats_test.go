@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// samples are the latencies of one side of a row.
+type samples []time.Duration
+
+func (s samples) quantile(q float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	c := slices.Clone(s)
+	slices.Sort(c)
+	// Nearest rank.
+	i := int(q*float64(len(c))+0.999999) - 1
+	i = max(0, min(i, len(c)-1))
+	return c[i]
+}
+
+func (s samples) median() time.Duration { return s.quantile(0.5) }
+func (s samples) p90() time.Duration    { return s.quantile(0.9) }
+
+// interleave runs mount and raw n times each, alternating which goes
+// first, and returns their latencies. prepare and settle, when set, run
+// untimed before and after each pair.
+func interleave(n int, prepare, mount, raw, settle func(i int) error) (m, r samples, err error) {
+	for i := 0; i < n; i++ {
+		if prepare != nil {
+			if err := prepare(i); err != nil {
+				return m, r, err
+			}
+		}
+		sides := []struct {
+			f   func(int) error
+			out *samples
+		}{{mount, &m}, {raw, &r}}
+		if i%2 == 1 {
+			sides[0], sides[1] = sides[1], sides[0]
+		}
+		for _, side := range sides {
+			start := time.Now()
+			if err := side.f(i); err != nil {
+				return m, r, err
+			}
+			*side.out = append(*side.out, time.Since(start))
+		}
+		if settle != nil {
+			if err := settle(i); err != nil {
+				return m, r, err
+			}
+		}
+	}
+	return m, r, nil
+}
+
+func msf(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// verdict is PASS when ok.
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "MISS"
+}
+
+// table collects the rows printed at the end.
+type table struct {
+	rows [][]string
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+// latency adds a latency row: medians, p90s and their ratios, checked
+// against target (median ratio ≤ target).
+func (t *table) latency(name, rawName string, m, r samples, target float64, calls string) {
+	rm := ratio(m.median(), r.median())
+	t.add(name, rawName,
+		msf(m.median()), msf(r.median()), fmt.Sprintf("%.2f×", rm),
+		msf(m.p90()), msf(r.p90()), fmt.Sprintf("%.2f×", ratio(m.p90(), r.p90())),
+		fmt.Sprintf("≤ %.2f×", target), verdict(rm <= target), calls)
+}
+
+func (t *table) print(w io.Writer) {
+	header := []string{"operation (mount)", "raw SDK", "mount ms", "raw ms", "ratio", "mount p90", "raw p90", "p90 ratio", "target", "", "Temporal calls (mount | raw)"}
+	fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+	seps := make([]string, len(header))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	fmt.Fprintln(w, "|"+strings.Join(seps, "|")+"|")
+	for _, r := range t.rows {
+		for len(r) < len(header) {
+			r = append(r, "")
+		}
+		fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+	}
+}
+
+// envInt reads a positive integer from the environment, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,156 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/contrib/envconfig"
+)
+
+// loadHTTP reads the public URL, the request gate's lists and the
+// connection limits.
+func (c *Config) loadHTTP(get func(string) string) error {
+	if v := get(EnvPublicURL); v != "" {
+		u, err := parsePublicURL(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q: %w", EnvPublicURL, v, err)
+		}
+		c.PublicURL = u
+	}
+	for _, h := range splitList(get(EnvAllowedHosts)) {
+		if err := checkHost(h); err != nil {
+			return fmt.Errorf("%s: %q: %w", EnvAllowedHosts, h, err)
+		}
+		c.AllowedHosts = append(c.AllowedHosts, strings.ToLower(h))
+	}
+	for _, o := range splitList(get(EnvAllowedOrigins)) {
+		norm, err := parseOrigin(o)
+		if err != nil {
+			return fmt.Errorf("%s: %q: %w", EnvAllowedOrigins, o, err)
+		}
+		c.AllowedOrigins = append(c.AllowedOrigins, norm)
+	}
+	var err error
+	if c.HTTPBodyTimeout, err = parseTimeout(get(EnvHTTPBodyTimeout), DefaultHTTPBodyTimeout); err != nil {
+		return fmt.Errorf("%s: %w", EnvHTTPBodyTimeout, err)
+	}
+	if c.HTTPIdleTimeout, err = parseTimeout(get(EnvHTTPIdleTimeout), DefaultHTTPIdleTimeout); err != nil {
+		return fmt.Errorf("%s: %w", EnvHTTPIdleTimeout, err)
+	}
+	c.HTTPMaxConns = DefaultHTTPMaxConns
+	if v := get(EnvHTTPMaxConns); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return fmt.Errorf("%s: %q: want a number of connections from 1 to 1000000", EnvHTTPMaxConns, v)
+		}
+		c.HTTPMaxConns = n
+	}
+	return nil
+}
+
+// parsePublicURL checks an absolute http(s) URL without query or fragment
+// and returns it without a trailing slash.
+func parsePublicURL(v string) (string, error) {
+	u, err := url.Parse(v)
+	if err != nil {
+		return "", fmt.Errorf("want an absolute http or https URL: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("want an absolute http or https URL (e.g. https://wop.example.com)")
+	case u.Host == "":
+		return "", fmt.Errorf("the URL names no host")
+	case u.User != nil, u.RawQuery != "", u.Fragment != "":
+		return "", fmt.Errorf("want scheme://host[:port][/path] only: no user, query or fragment")
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// checkHost checks a host or host:port (no scheme, no path).
+func checkHost(h string) error {
+	if strings.ContainsAny(h, "/@?# ") {
+		return fmt.Errorf("want a host or host:port, without scheme or path")
+	}
+	host := h
+	if hh, port, err := net.SplitHostPort(h); err == nil {
+		if _, err := parsePort(port); err != nil {
+			return err
+		}
+		host = hh
+	}
+	if host == "" {
+		return fmt.Errorf("empty host")
+	}
+	return nil
+}
+
+// parseOrigin checks scheme://host[:port] and returns it lower case.
+func parseOrigin(o string) (string, error) {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		strings.TrimSuffix(u.Path, "/") != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("want an origin scheme://host[:port] (http or https, no path)")
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// parseTimeout parses a positive Go duration; "" is def.
+func parseTimeout(v string, def time.Duration) (time.Duration, error) {
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q: want a positive duration such as 20s or 1m", v)
+	}
+	return d, nil
+}
+
+// splitList splits a comma-separated list, dropping empty entries.
+func splitList(v string) []string {
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// temporalEnv is the environment handed to the SDK's envconfig, with the
+// switches it reads (TEMPORAL_TLS, TEMPORAL_TLS_DISABLE_HOST_VERIFICATION)
+// normalised to true/false: envconfig itself knows only true/false/1/0 and
+// silently ignores anything else, such as the documented "on".
+type temporalEnv struct {
+	envconfig.EnvLookup
+	switches map[string]string
+}
+
+// newTemporalEnv checks and normalises the switches of env.
+func newTemporalEnv(env envconfig.EnvLookup) (temporalEnv, error) {
+	t := temporalEnv{EnvLookup: env, switches: map[string]string{}}
+	for _, name := range []string{EnvTemporalTLS, EnvTemporalTLSNoVerify} {
+		v, ok := env.LookupEnv(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		on, err := parseSwitch(strings.TrimSpace(v))
+		if err != nil {
+			return temporalEnv{}, fmt.Errorf("%s: %w", name, err)
+		}
+		t.switches[name] = strconv.FormatBool(on)
+	}
+	return t, nil
+}
+
+// LookupEnv answers the normalised value of a switch.
+func (t temporalEnv) LookupEnv(name string) (string, bool) {
+	if v, ok := t.switches[name]; ok {
+		return v, true
+	}
+	return t.EnvLookup.LookupEnv(name)
+}
