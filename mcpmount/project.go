@@ -69,7 +69,9 @@ func (p projector) detailedTask(snap signals.Snapshot) *detailedTaskResult {
 	case taskInputRequired:
 		res.InputRequests = reqs
 	case taskCompleted:
-		res.Result = runResult(snap)
+		// The inlined CallToolResult is labelled like a direct answer: the
+		// Tasks extension's clients validate it as a complete result.
+		res.Result = completeResult(runResult(snap), true)
 	case taskFailed:
 		res.Error = &taskError{Code: snap.Error.RPCCode, Message: snap.Error.Message}
 	}
@@ -77,7 +79,7 @@ func (p projector) detailedTask(snap signals.Snapshot) *detailedTaskResult {
 }
 
 // runResult is the CallToolResult of a terminal run: what a blocking
-// tools/call answers and what a completed task inlines (without resultType).
+// tools/call answers and what a completed task inlines.
 func runResult(snap signals.Snapshot) *toolResult {
 	res := &toolResult{}
 	if snap.Result != nil {

@@ -229,7 +229,7 @@ func TestProjection(t *testing.T) {
 				}
 			}},
 		{"completed", with(func(s *signals.Snapshot) { completeWith(s, "ok") }), "completed", func(t *testing.T, d *detailedTaskResult) {
-			if d.Result == nil || d.Result.IsError || d.Result.Content[0].Text != "ok" || d.Result.ResultType != "" || d.Error != nil {
+			if d.Result == nil || d.Result.IsError || d.Result.Content[0].Text != "ok" || d.Result.ResultType != resultComplete || d.Error != nil {
 				t.Errorf("result = %+v", d.Result)
 			}
 		}},

@@ -111,7 +111,7 @@ func TestCreateRunCarriesSpec(t *testing.T) {
 		t.Fatalf("got %d %s", r.status, r.raw)
 	}
 	got := s.runs.Starts()[0].Tool
-	if got.Name != "conformance-delay" || got.TaskQueue != "delay-queue" || got.WorkflowType != "DelayWorkflow" || !got.Fixture {
+	if got.Name != "conformance-delay" || got.TaskQueue != "delay-queue" || got.WorkflowType != "DelayWorkflow" {
 		t.Fatalf("start tool = %+v", got)
 	}
 }

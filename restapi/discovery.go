@@ -143,7 +143,7 @@ func (h *handler) fixtures(ctx context.Context) []string {
 		return out
 	}
 	for _, t := range tools {
-		if spec := t.Spec(); spec.Fixture && strings.HasPrefix(spec.Name, "conformance-") {
+		if spec := t.Spec(); strings.HasPrefix(spec.Name, "conformance-") {
 			out = append(out, spec.Name)
 		}
 	}

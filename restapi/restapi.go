@@ -58,8 +58,8 @@ type Options struct {
 	// Authenticate resolves the caller of every runs request. Required.
 	Authenticate auth.Authenticator
 	// Catalog is where tools come from. POST /runs starts only its tools,
-	// and the fixtures of the discovery document are the ones with Fixture
-	// set whose names start with "conformance-". Required.
+	// and the fixtures of the discovery document are its tools whose names
+	// start with "conformance-" (the OpenWOP fixture ids). Required.
 	Catalog catalog.Source
 	// BaseURL, when set, is the absolute external URL of the server (e.g.
 	// "https://wop.example.com"); absolute URLs in responses (Location,

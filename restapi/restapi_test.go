@@ -24,10 +24,10 @@ import (
 // testTools is a small catalog: two fixtures, a non-conformance fixture, an
 // ordinary tool limited to tenant acme and a tool with a pre-run input.
 var testTools = []signals.ToolSpec{
-	{Name: "conformance-delay", Description: "waits delayMs", Fixture: true, InputSchema: json.RawMessage(
+	{Name: "conformance-delay", Description: "waits delayMs", InputSchema: json.RawMessage(
 		`{"type":"object","properties":{"delayMs":{"type":"integer","minimum":0,"maximum":30000}},"required":["delayMs"],"additionalProperties":false}`)},
-	{Name: "conformance-approval", Description: "asks an approval", Fixture: true, CanSuspend: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
-	{Name: "demo-fixture", Description: "a fixture outside the conformance suite", Fixture: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	{Name: "conformance-approval", Description: "asks an approval", CanSuspend: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	{Name: "demo-fixture", Description: "a fixture outside the conformance suite", InputSchema: json.RawMessage(`{"type":"object"}`)},
 	{Name: "acme-only", Description: "for acme", Tenants: []string{"acme"}},
 	{Name: "with-prerun", Description: "asks a confirmation first", InputSchema: json.RawMessage(`{"type":"object"}`), PreRunInputs: []signals.InputRequest{
 		{Key: "confirm", Message: "Confirm?", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},

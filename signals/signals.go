@@ -448,8 +448,6 @@ type ToolSpec struct {
 	PreRunInputs []InputRequest `json:"preRunInputs,omitempty"`
 	// Tenants, when non-empty, limits the tool to these tenants.
 	Tenants []string `json:"tenants,omitempty"`
-	// Fixture marks conformance fixtures.
-	Fixture bool `json:"fixture,omitempty"`
 	// TaskQueue is the task queue the tool's runs start on.
 	TaskQueue string `json:"taskQueue,omitempty"`
 	// WorkflowType is the Temporal workflow type of the tool's runs; empty

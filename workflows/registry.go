@@ -69,10 +69,6 @@ func ForTenants(tenants ...string) ToolOption {
 	return func(c *toolConfig) { c.spec.Tenants = append(c.spec.Tenants, tenants...) }
 }
 
-// Fixture marks a conformance fixture: it is listed only when the registry
-// is built with fixtures enabled.
-func Fixture() ToolOption { return func(c *toolConfig) { c.spec.Fixture = true } }
-
 // WithSchema edits the input schema derived from the input type.
 func WithSchema(edit func(*jsonschema.Schema) error) ToolOption {
 	return func(c *toolConfig) { c.edits = append(c.edits, edit) }
@@ -227,17 +223,6 @@ func (r *Registry) Lookup(name string) (signals.ToolSpec, bool) {
 		return signals.ToolSpec{}, false
 	}
 	return r.tools[i].Spec(), true
-}
-
-// Fixtures returns the names of the fixture tools, sorted.
-func (r *Registry) Fixtures() []string {
-	var out []string
-	for _, t := range r.tools {
-		if t.spec.Fixture {
-			out = append(out, t.spec.Name)
-		}
-	}
-	return out
 }
 
 // Register registers every tool workflow (workflow type = tool name) and the

@@ -18,34 +18,34 @@ const ListedApprover = "urn:conformance:listed-approver"
 
 // FixtureTools returns the conformance fixtures: the tools the MCP
 // conformance suite's tasks scenarios call and the OpenWOP conformance
-// fixture workflows. Each is marked Fixture.
+// fixture workflows.
 func FixtureTools() []workflows.Tool {
 	return []workflows.Tool{
 		workflows.NewTool("greet", "Say hello to someone (synchronous only).",
-			Greet, workflows.WithTaskSupport(signals.TaskForbidden), workflows.Fixture()),
+			Greet, workflows.WithTaskSupport(signals.TaskForbidden)),
 		workflows.NewTool("slow_compute", "Compute for the given number of seconds; may run as a task.",
-			SlowCompute, workflows.WithRange("seconds", 0, 3600), workflows.Fixture()),
+			SlowCompute, workflows.WithRange("seconds", 0, 3600)),
 		workflows.NewTool("failing_job", "A task that fails with a tool error after about one second.",
-			FailingJob, workflows.WithTaskSupport(signals.TaskRequired), workflows.Fixture()),
+			FailingJob, workflows.WithTaskSupport(signals.TaskRequired)),
 		workflows.NewTool("protocol_error_job", "A task that ends with a JSON-RPC error after about one second.",
-			ProtocolErrorJob, workflows.WithTaskSupport(signals.TaskRequired), workflows.Fixture()),
+			ProtocolErrorJob, workflows.WithTaskSupport(signals.TaskRequired)),
 		workflows.NewTool("confirm_delete", "Ask for confirmation before deleting a file (nothing is really deleted).",
-			ConfirmDelete, workflows.Suspends(), workflows.Fixture()),
+			ConfirmDelete, workflows.Suspends()),
 		workflows.NewTool("multi_input", "Ask two questions at once and answer when both are answered.",
-			MultiInput, workflows.Suspends(), workflows.Fixture()),
+			MultiInput, workflows.Suspends()),
 		workflows.NewTool("test_tool_with_task", "Greet the user whose name is asked before the task starts.",
-			GreetPreRun, workflows.Fixture(), workflows.WithPreRunInput(PreRunUserName, "What is your name?",
+			GreetPreRun, workflows.WithPreRunInput(PreRunUserName, "What is your name?",
 				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`))),
 		workflows.NewTool("conformance-approval", "OpenWOP conformance fixture: an approval gate (accept completes, reject takes the decline path).",
-			ConformanceApproval, workflows.Suspends(), workflows.Fixture()),
+			ConformanceApproval, workflows.Suspends()),
 		workflows.NewTool("conformance-approval-approvers", "OpenWOP conformance fixture: an approval gate only "+ListedApprover+" may resolve.",
-			ConformanceApprovalApprovers, workflows.Suspends(), workflows.Fixture()),
+			ConformanceApprovalApprovers, workflows.Suspends()),
 		workflows.NewTool("conformance-failure", "OpenWOP conformance fixture: fails with code conformance_test_failure.",
-			ConformanceFailure, workflows.Fixture()),
+			ConformanceFailure),
 		workflows.NewTool("conformance-delay", "OpenWOP conformance fixture: waits delayMs milliseconds, then completes.",
-			ConformanceDelay, workflows.WithRange("delayMs", 0, 30000), workflows.Fixture()),
+			ConformanceDelay, workflows.WithRange("delayMs", 0, 30000)),
 		workflows.NewTool("conformance-cancellable", "OpenWOP conformance fixture: waits delayMs milliseconds (default 30000) and can be cancelled.",
-			ConformanceCancellable, workflows.WithRange("delayMs", 1, 60000), workflows.WithDefault("delayMs", 30000), workflows.Fixture()),
+			ConformanceCancellable, workflows.WithRange("delayMs", 1, 60000), workflows.WithDefault("delayMs", 30000)),
 	}
 }
 
