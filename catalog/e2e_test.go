@@ -249,7 +249,9 @@ func workerIdentities(t *testing.T, c client.Client, runID string) map[string]bo
 		if err != nil {
 			t.Fatalf("history of %s: %v", runID, err)
 		}
-		if a := ev.GetWorkflowTaskStartedEventAttributes(); a != nil {
+		// The completion names the worker that ran the task (an eagerly
+		// started first task records the starting client on its start).
+		if a := ev.GetWorkflowTaskCompletedEventAttributes(); a != nil {
 			out[a.GetIdentity()] = true
 		}
 	}

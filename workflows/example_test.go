@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -83,7 +84,7 @@ func ExampleRegistry_Run() {
 	if err != nil {
 		log.Fatalln(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := tools.Run(ctx, c, "refunds", workflows.WorkerOptions{}); err != nil {
 		log.Fatalln(err)
