@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/internal/runstest"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/signals"
@@ -263,5 +265,31 @@ func TestToolInputErrors(t *testing.T) {
 	}
 	if f.StartCount() != 0 {
 		t.Fatalf("%d runs started", f.StartCount())
+	}
+}
+
+// TestOversizedInputResponse: a tasks/update answer larger than a run
+// accepts is the -32602 naming the input, and nothing is resolved.
+func TestOversizedInputResponse(t *testing.T) {
+	srv, f := gateMount(t, nil)
+	id, err := runid.New(auth.Anonymous().Tenant, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	f.Add(signals.Snapshot{RunID: id, WorkflowID: "delay", Status: signals.StatusWaitingInput,
+		Owner: signals.Owner{Tenant: auth.Anonymous().Tenant, Subject: auth.Anonymous()}, CreatedAt: now, UpdatedAt: now,
+		Interrupts: []signals.Interrupt{{ID: "i-name", NodeID: "ask", Kind: signals.KindClarification, Title: "Name?", RequestedAt: now}}})
+	taskID := runid.Project(id)
+	content, _ := json.Marshal(map[string]string{"name": strings.Repeat("n", 2<<20)})
+	body := `{"jsonrpc":"2.0","id":3,"method":"tasks/update","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}},` +
+		`"taskId":"` + taskID + `","inputResponses":{"i-name":{"action":"accept","content":` + string(content) + `}}}}`
+	r := gatePost(t, srv, "POST", "tasks/update", "", body, map[string]string{"Mcp-Name": taskID})
+	if r.code != -32602 || !strings.Contains(r.msg, "i-name") || !strings.Contains(r.msg, "too large") {
+		t.Fatalf("tasks/update = %d %.300s, want -32602 naming the input", r.status, r.raw)
+	}
+	if n := len(f.ResolveCalls()); n != 0 {
+		t.Fatalf("%d resolutions reached the run service", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -157,6 +158,12 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 		res := signals.Resolution{InterruptID: key, Action: action}
 		if action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
 			res.Content = er.Content
+		}
+		if len(res.Content) > catalog.MaxArgumentsBytes {
+			// Past Temporal's payload limit the signal would fail as an
+			// internal error.
+			return errInvalidParams(fmt.Sprintf("inputResponses[%q].content too large: %d bytes, more than the %d bytes accepted",
+				key, len(res.Content), catalog.MaxArgumentsBytes))
 		}
 		if _, err := m.resolve(ctx, caller, runID, snap, res); err != nil {
 			switch {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -134,7 +135,7 @@ func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op stri
 	case errors.Is(err, runs.ErrAlreadyResolved):
 		writeError(w, http.StatusConflict, "interrupt_already_resolved", "the interrupt was already resolved")
 	case errors.Is(err, runs.ErrBadCursor):
-		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("cursor is not one this server issued (%v)", err))
+		writeError(w, http.StatusBadRequest, "validation_error", cursorProblem(err))
 	case errors.Is(err, runs.ErrNotOpen):
 		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no such open interrupt")
 	case errors.Is(err, runs.ErrSearchAttributesMissing):
@@ -147,6 +148,16 @@ func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op stri
 		h.log.Error("runs operation failed", zap.String("op", op), zap.String("path", r.URL.Path), zap.Error(err))
 		writeError(w, http.StatusInternalServerError, "internal_error", "the operation failed; see the server log")
 	}
+}
+
+// cursorProblem says what is wrong with a cursor the service refused.
+func cursorProblem(err error) string {
+	msg := err.Error()
+	prefix := runs.ErrBadCursor.Error() + ": "
+	if i := strings.Index(msg, prefix); i >= 0 {
+		return "invalid cursor: " + msg[i+len(prefix):]
+	}
+	return "invalid cursor: it is not one this server issued"
 }
 
 // knownRunsError reports whether err is one of the runs.Err* outcomes.

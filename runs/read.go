@@ -39,11 +39,20 @@ type reading struct {
 //     getRun handler, a run whose first workflow task failed), the run is
 //     described and summarised from what Temporal knows, as before.
 //
-// Runs known to be plain (Service.known) skip the query. The tenant segment of id has been
-// checked by the caller; a run whose recorded owner is another tenant (or
-// that no service started) reads ErrNotFound, like a missing run.
+// What Service.known remembers saves the round trips that would carry no
+// information: a run known to be closed skips the query (its close event
+// is read at once), a run known to be plain skips it too (it is described
+// at once).
+//
+// The tenant segment of id has been checked by the caller; a run whose
+// recorded owner is another tenant (or that no service started) reads
+// ErrNotFound, like a missing run.
 func (s *Service) read(ctx context.Context, id, tenant string) (reading, error) {
-	if known, plain := s.known.get(id); !known || !plain {
+	facts, _ := s.known.get(id)
+	if facts&factClosed != 0 {
+		return s.readClosed(ctx, id, tenant)
+	}
+	if facts&factPlain == 0 {
 		resp, err := s.client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
 			WorkflowID:           id,
 			QueryType:            signals.QueryGetRun,
@@ -51,7 +60,11 @@ func (s *Service) read(ctx context.Context, id, tenant string) (reading, error) 
 		})
 		switch {
 		case err == nil && resp.QueryRejected != nil:
-			return s.readClosed(ctx, id, tenant)
+			r, err := s.readClosed(ctx, id, tenant)
+			if err == nil {
+				s.known.add(id, r.facts()|factClosed)
+			}
+			return r, err
 		case err == nil:
 			var snap signals.Snapshot
 			if err := resp.QueryResult.Get(&snap); err != nil {
@@ -60,7 +73,7 @@ func (s *Service) read(ctx context.Context, id, tenant string) (reading, error) 
 			if snap.Owner.Tenant != tenant {
 				return reading{}, ErrNotFound
 			}
-			s.known.add(id, false)
+			s.known.add(id, 0)
 			return reading{snap: snap}, nil
 		case missing(err):
 			return reading{}, ErrNotFound
@@ -76,13 +89,27 @@ func (s *Service) read(ctx context.Context, id, tenant string) (reading, error) 
 	info := desc.GetWorkflowExecutionInfo()
 	r := reading{plain: s.plain(info)}
 	r.snap, r.events, _, err = s.fromDescribe(ctx, id, tenant, info, false)
-	if err == nil && r.plain {
-		s.known.add(id, true)
+	if err == nil {
+		f := r.facts()
+		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			f |= factClosed
+		}
+		s.known.add(id, f)
 	}
 	return r, err
 }
 
-// readClosed reads a run the getRun query found closed.
+// facts is what r tells about the run for Service.known.
+func (r reading) facts() runFacts {
+	if r.plain {
+		return factPlain
+	}
+	return 0
+}
+
+// readClosed reads a closed run (found closed by the getRun query, or
+// known to be): its close event, and a describe call when that holds no
+// RunRecord.
 func (s *Service) readClosed(ctx context.Context, id, tenant string) (reading, error) {
 	last, err := s.closeEvent(ctx, id, "")
 	if err != nil {
@@ -124,44 +151,55 @@ func missing(err error) bool {
 // runsRemembered bounds Service.known.
 const runsRemembered = 16384
 
-// runMemo remembers, for the runs this process started or read lately,
-// that they are runs of this service and whether their tool follows
-// signals.ContractPlain. These facts never change for a run id, so the
-// memo needs no invalidation; it forgets the oldest entries first, and a
-// forgotten run costs one more round trip (a describe call) where it is
-// consulted. An entry is a few dozen bytes: the bound keeps it under 2 MB.
+// runFacts are facts about a run that never change once true.
+type runFacts uint8
+
+const (
+	// factPlain: the run's tool follows signals.ContractPlain.
+	factPlain runFacts = 1 << iota
+	// factClosed: the run has closed (its workflow ID is never reused,
+	// so it stays closed).
+	factClosed
+)
+
+// runMemo remembers the runs this process started or read lately: that
+// they are runs of this service (of the tenant their id names), and the
+// facts about them that never change once true (runFacts), so it needs no
+// invalidation. It forgets the oldest entries first; a forgotten run costs
+// one more round trip where the memo is consulted. An entry is a few dozen
+// bytes: the bound keeps the memo under 2 MB.
 type runMemo struct {
 	mu    sync.Mutex
-	plain map[string]bool
+	facts map[string]runFacts
 	ring  []string
 	next  int
 }
 
 func newRunMemo(size int) *runMemo {
-	return &runMemo{plain: make(map[string]bool, size), ring: make([]string, size)}
+	return &runMemo{facts: make(map[string]runFacts, size), ring: make([]string, size)}
 }
 
-// add records that id is a run of this service (of the tenant its id
-// names), plain or not.
-func (m *runMemo) add(id string, plain bool) {
+// add records that id is a run of this service with facts f (added to
+// what is known already).
+func (m *runMemo) add(id string, f runFacts) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.plain[id]; ok {
-		m.plain[id] = plain
+	if old, ok := m.facts[id]; ok {
+		m.facts[id] = old | f
 		return
 	}
 	if old := m.ring[m.next]; old != "" {
-		delete(m.plain, old)
+		delete(m.facts, old)
 	}
 	m.ring[m.next] = id
-	m.plain[id] = plain
+	m.facts[id] = f
 	m.next = (m.next + 1) % len(m.ring)
 }
 
-// get reports whether id is remembered, and whether it is plain.
-func (m *runMemo) get(id string) (known, plain bool) {
+// get returns what is known about id, and whether it is remembered.
+func (m *runMemo) get(id string) (runFacts, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	plain, known = m.plain[id]
-	return known, plain
+	f, ok := m.facts[id]
+	return f, ok
 }

@@ -94,10 +94,14 @@ type Options struct {
 	// once the run exists: a Get right after it still resolves, because
 	// Temporal holds the query until that task completed.
 	WaitFirstTask bool
-	// DisableEagerStart turns off Temporal's eager workflow start, which
-	// Start requests by default (it takes effect only where this process
-	// runs a worker of the tool's task queue on the same client).
-	DisableEagerStart bool
+	// EagerStart makes Start ask for Temporal's eager workflow start: where
+	// this process runs a worker of the tool's task queue on the same
+	// client object (the stock server's in-process worker), the run's first
+	// workflow task comes back in the start response and that worker runs
+	// it at once, instead of after a trip through the server's task queues.
+	// History then records the client's identity, not the worker's, as
+	// the one that started that first task.
+	EagerStart bool
 	// CursorKey is the HMAC key that seals List cursors, so that only
 	// cursors this service issued reach Temporal. Nil: a random key per
 	// process (cursors then do not survive a restart or work across

@@ -87,10 +87,8 @@ const startTimeout = 30 * time.Second
 // workflow task completed. With Options.WaitFirstTask it returns the answer
 // of that first query instead (pending when StartQueryTimeout passed).
 //
-// The start asks for Temporal's eager workflow start (unless
-// Options.DisableEagerStart): when a worker of the tool's task queue runs
-// on the same client object, as the stock server's in-process worker does,
-// the first workflow task is handed to it in the start response.
+// With Options.EagerStart the start asks for Temporal's eager workflow
+// start.
 //
 // Start does not stop when ctx is cancelled: once the start request is sent
 // the caller must learn the run's id to own it, so the calls to Temporal use
@@ -133,11 +131,9 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	opts := client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: tool.TaskQueue,
-		// The first workflow task comes back in the start response when
-		// this process runs a worker on the task queue on the same client
-		// (the stock server's in-process worker); otherwise the SDK starts
-		// the run as usual.
-		EnableEagerStart:                         !s.opts.DisableEagerStart,
+		// With no worker of the task queue on this client, the SDK
+		// starts the run as usual.
+		EnableEagerStart:                         s.opts.EagerStart,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
@@ -171,7 +167,11 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 		Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
 		StatusMessage: status.Message(), LastSequence: -1,
 	}
-	s.known.add(id, tool.Plain())
+	var facts runFacts
+	if tool.Plain() {
+		facts = factPlain
+	}
+	s.known.add(id, facts)
 	if tool.Plain() {
 		return created, nil
 	}
@@ -625,7 +625,15 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		reason = signals.ReasonCallerRequested
 	}
 	snap := signals.Snapshot{RunID: runID, Owner: signals.Owner{Tenant: caller.Tenant}, LastSequence: -1}
-	known, plain := s.known.get(runID)
+	facts, known := s.known.get(runID)
+	if facts&factClosed != 0 {
+		r, err := s.read(ctx, runID, caller.Tenant)
+		if err != nil {
+			return signals.Snapshot{}, err
+		}
+		return r.snap, ErrTerminal
+	}
+	plain := facts&factPlain != 0
 	if !known || plain {
 		desc, err := s.client.DescribeWorkflowExecution(ctx, runID, "")
 		if err != nil {
@@ -635,15 +643,19 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != caller.Tenant {
 			return signals.Snapshot{}, ErrNotFound
 		}
+		plain = s.plain(info)
+		if plain {
+			facts = factPlain
+		}
 		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			s.known.add(runID, facts|factClosed)
 			rec, err := s.closeRecord(ctx, info)
 			if err != nil {
 				return signals.Snapshot{}, err
 			}
 			return rec.Snapshot, ErrTerminal
 		}
-		plain = s.plain(info)
-		s.known.add(runID, plain)
+		s.known.add(runID, facts)
 		snap = s.fromInfo(info)
 	}
 	if !plain {

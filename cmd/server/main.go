@@ -9,7 +9,9 @@
 //
 // The tools it serves are the catalog in Temporal: what live workers
 // published (its own in-process worker included) plus the tools declared in
-// OPENWOP_TOOLS_FILE. Run with -h for the flags and variables; the README
+// OPENWOP_TOOLS_FILE. Every setting is checked before anything starts: an
+// invalid one is one line on stderr naming the variable, and exit status 1.
+// Run with -h for the flags and variables; the README
 // describes them all.
 package main
 
@@ -75,7 +77,7 @@ func serverEnv() []config.EnvVar {
 		{Name: config.EnvPublicURL, Default: "unset (links name the address a connection arrived on)", Meaning: "external base URL: links in responses; its host and origin are allowed"},
 		{Name: config.EnvAllowedHosts, Default: "unset (loopback hosts only on 127.0.0.1)", Meaning: "further Host header values accepted (host or host:port, comma-separated)"},
 		{Name: config.EnvAllowedOrigins, Default: "unset (loopback origins only on 127.0.0.1)", Meaning: "further Origin header values accepted (scheme://host[:port], comma-separated)"},
-		{Name: config.EnvHTTPBodyTimeout, Default: config.DefaultHTTPBodyTimeout.String(), Meaning: "a request body must arrive within it (responses are not bounded)"},
+		{Name: config.EnvHTTPReadTimeout, Default: config.DefaultHTTPReadTimeout.String(), Meaning: "a request, headers and body, must arrive within it (responses are not bounded)"},
 		{Name: config.EnvHTTPIdleTimeout, Default: config.DefaultHTTPIdleTimeout.String(), Meaning: "idle keep-alive connections close after it"},
 		{Name: config.EnvHTTPMaxConns, Default: fmt.Sprint(config.DefaultHTTPMaxConns), Meaning: "most HTTP connections open at once"},
 		{Name: envStdioTenant + ", " + envStdioSubject, Default: "anon:local", Meaning: "the caller of -stdio"},

@@ -7,9 +7,10 @@
 // TEMPORAL_CONFIG_FILE), loaded exactly as cmd/server loads it
 // (internal/config): a Temporal CLI TOML file is read only when
 // TEMPORAL_PROFILE or TEMPORAL_CONFIG_FILE is set. With none set it dials
-// localhost:7233, where `go run ./cmd/server` embeds its Temporal server. It does not link the
-// Temporal server (scripts/test.sh checks it). Run with -h for the
-// variables.
+// localhost:7233, where `go run ./cmd/server` embeds its Temporal server.
+// An invalid setting is one line on stderr naming the variable, and exit
+// status 1. It does not link the Temporal server (scripts/test.sh checks
+// it). Run with -h for the variables.
 package main
 
 import (

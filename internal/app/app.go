@@ -1,7 +1,9 @@
 // Package app assembles the process cmd/server runs: the Temporal
 // connection (a remote server, or the embedded devtemporal server), the
 // run search attributes, the in-process worker and the HTTP listener with
-// GET /healthz. The configuration, the logger and the Temporal dial are
+// GET /healthz. The listener has connection limits (Limits: a read timeout
+// for requests, an idle timeout, a bound on open connections) that never
+// cut a long response. The configuration, the logger and the Temporal dial are
 // internal/config's, which cmd/worker shares; this package is the part that
 // embeds the Temporal server and so stays out of the worker binary.
 //
@@ -26,6 +28,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/internal/config"
 	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/runs"
 )
 
@@ -143,8 +146,12 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 	}
 	a.checkSearchAttributes(sctx)
 
+	gate, err := httpgate.New(httpgate.Options{PublicURL: cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins})
+	if err != nil {
+		return a, fmt.Errorf("%s: %w", config.EnvPublicURL, err)
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.Handle("GET /healthz", localGate(gate, http.HandlerFunc(a.healthz)))
 	if parts.Handler != nil {
 		h, err := parts.Handler(a.Deps)
 		if err != nil {
@@ -242,6 +249,25 @@ func (a *App) connect(ctx context.Context, cfg config.Config) error {
 	}
 	a.Client, a.TemporalAddress = c, cfg.HostPort()
 	return nil
+}
+
+// localGate applies the request gate (Host, Origin) to requests that
+// arrived on a loopback address, where DNS rebinding reaches a local
+// server; a probe on another address (a container orchestrator's, naming
+// the pod's IP) passes whatever the configured hosts.
+func localGate(g *httpgate.Gate, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if httpgate.LocalRequest(r) {
+			if rej := g.CheckHostOrigin(r); rej != nil {
+				b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": rej.Code, "message": rej.Message}})
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(rej.Status)
+				_, _ = w.Write(b)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // pickUIPort returns port, or for 0 a free port on 127.0.0.1 (where the

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -13,16 +12,18 @@ import (
 )
 
 // HeaderTimeout bounds the arrival of a request's headers (from the
-// connection's first byte, or the end of the previous request).
+// connection's first byte, or the end of the previous request); a shorter
+// read timeout bounds them too.
 const HeaderTimeout = 10 * time.Second
 
 // Limits are the connection limits of the HTTP listener. Zero fields take
 // the config defaults.
 type Limits struct {
-	// BodyTimeout bounds the arrival of a request body, counted from the
-	// end of its headers. Only the reading of the request is bounded: a
-	// long response (a blocking call, an SSE stream, a long poll) is not.
-	BodyTimeout time.Duration
+	// ReadTimeout bounds the arrival of a whole request, headers and body.
+	// Only the reading of the request is bounded: a long response (a
+	// blocking call, an SSE stream, a long poll) is not, as net/http clears
+	// the read deadline once the body is read.
+	ReadTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection that carries no request
 	// for that long.
 	IdleTimeout time.Duration
@@ -33,9 +34,9 @@ type Limits struct {
 
 // limitsOf returns cfg's limits with the defaults filled in.
 func limitsOf(cfg config.Config) Limits {
-	l := Limits{BodyTimeout: cfg.HTTPBodyTimeout, IdleTimeout: cfg.HTTPIdleTimeout, MaxConns: cfg.HTTPMaxConns}
-	if l.BodyTimeout <= 0 {
-		l.BodyTimeout = config.DefaultHTTPBodyTimeout
+	l := Limits{ReadTimeout: cfg.HTTPReadTimeout, IdleTimeout: cfg.HTTPIdleTimeout, MaxConns: cfg.HTTPMaxConns}
+	if l.ReadTimeout <= 0 {
+		l.ReadTimeout = config.DefaultHTTPReadTimeout
 	}
 	if l.IdleTimeout <= 0 {
 		l.IdleTimeout = config.DefaultHTTPIdleTimeout
@@ -46,60 +47,20 @@ func limitsOf(cfg config.Config) Limits {
 	return l
 }
 
-// newHTTPServer is the listener's server: header and idle timeouts, the
-// body deadline on every request, and no write timeout (it would cut long
-// responses).
+// newHTTPServer is the listener's server: read, header and idle timeouts,
+// and no write timeout (it would cut long responses).
 func newHTTPServer(h http.Handler, l Limits, logger *zap.Logger) *http.Server {
 	return &http.Server{
-		Handler: h,
-		ReadHeaderTimeout: HeaderTimeout,
-		ReadTimeout:       l.BodyTimeout,
+		Handler:           h,
+		ReadHeaderTimeout: min(HeaderTimeout, l.ReadTimeout),
+		ReadTimeout:       l.ReadTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		ErrorLog:          zap.NewStdLog(logger.Named("http")),
 	}
 }
 
-// bodyDeadline sets a read deadline of d on the connection while a
-// request's body is read, and clears it once the body is read to its end,
-// so that a client that sends its body slowly (or not at all) is cut off,
-// while the response, however long, and the server's watch for the client
-// going away afterwards are not. (http.Server.ReadTimeout would leave the
-// deadline on the connection, and its expiry would cancel the request of a
-// long response.) A handler that does not read the body to its end leaves
-// the deadline in place: the server then drains the rest under it.
-func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rc := http.NewResponseController(w)
-		if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// deadlineBody clears the connection's read deadline when the body ends.
-type deadlineBody struct {
-	io.ReadCloser
-	rc   *http.ResponseController
-	once sync.Once
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
-	}
-	return n, err
-}
-
-// limitListener accepts at most max connections at a time: Accept waits
-// until an accepted connection is closed.
+// limitListener accepts at most a given number of connections at a time:
+// Accept waits until an accepted connection is closed.
 type limitListener struct {
 	net.Listener
 	sem       chan struct{}
@@ -107,8 +68,9 @@ type limitListener struct {
 	closeOnce sync.Once
 }
 
-func newLimitListener(l net.Listener, max int) *limitListener {
-	return &limitListener{Listener: l, sem: make(chan struct{}, max), done: make(chan struct{})}
+// newLimitListener limits l to n open connections.
+func newLimitListener(l net.Listener, n int) *limitListener {
+	return &limitListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
 }
 
 // Accept waits for a free slot, then for a connection.

@@ -124,8 +124,8 @@ func mcpRequest(addr, accept string) *http.Request {
 // headers.
 func TestSlowDripConnectionsAreClosed(t *testing.T) {
 	s := startLimitsStack(t, nil) // the defaults
-	if config.DefaultHTTPBodyTimeout+time.Second > 30*time.Second {
-		t.Fatalf("DefaultHTTPBodyTimeout %v cannot close a drip within 30 s", config.DefaultHTTPBodyTimeout)
+	if config.DefaultHTTPReadTimeout+time.Second > 30*time.Second {
+		t.Fatalf("DefaultHTTPReadTimeout %v cannot close a drip within 30 s", config.DefaultHTTPReadTimeout)
 	}
 	const drips, silent, headerDrips = 300, 20, 20
 	type result struct {
@@ -305,14 +305,14 @@ func TestConnectionLimit(t *testing.T) {
 	}
 }
 
-// TestLongResponsesAreNotCut: with a 1 s body timeout and a 1 s idle
+// TestLongResponsesAreNotCut: with a 1 s read timeout and a 1 s idle
 // timeout, a handler that answers after 3 s, an SSE stream of 3 s and a
 // blocking tools/call whose run ends after 3 s (JSON and SSE) are all
 // delivered whole, their requests never cancelled and the run never
 // cancelled.
 func TestLongResponsesAreNotCut(t *testing.T) {
 	s := startLimitsStack(t, func(c *config.Config) {
-		c.HTTPBodyTimeout, c.HTTPIdleTimeout = time.Second, time.Second
+		c.HTTPReadTimeout, c.HTTPIdleTimeout = time.Second, time.Second
 	})
 	var started atomic.Int32
 	s.runs.OnStart(func(_ runs.StartRequest, snap *signals.Snapshot) {

@@ -38,13 +38,13 @@ type startVariant struct {
 	opts runs.Options
 }
 
-// startVariants are the options measured for tools/call; the first is the
-// default.
+// startVariants are the options measured for tools/call. The first is the
+// stock server's (cmd/server sets EagerStart) and serves every other row.
 var startVariants = []startVariant{
-	{"exists, eager (default)", runs.Options{}},
-	{"exists, not eager", runs.Options{DisableEagerStart: true}},
-	{"first getRun, eager", runs.Options{WaitFirstTask: true}},
-	{"first getRun, not eager (before)", runs.Options{WaitFirstTask: true, DisableEagerStart: true}},
+	{"answer once the run exists, eager start (stock server)", runs.Options{EagerStart: true}},
+	{"answer once the run exists, not eager", runs.Options{}},
+	{"answer after the first getRun, eager start", runs.Options{WaitFirstTask: true, EagerStart: true}},
+	{"answer after the first getRun, not eager (before)", runs.Options{WaitFirstTask: true}},
 }
 
 // stack is the embedded stack the benchmark runs on: the embedded server

@@ -71,9 +71,10 @@ const (
 	// EnvAllowedOrigins lists further Origin header values the request
 	// gate accepts (scheme://host[:port], comma-separated).
 	EnvAllowedOrigins = "OPENWOP_ALLOWED_ORIGINS"
-	// EnvHTTPBodyTimeout bounds the arrival of a request body (a Go
-	// duration; default DefaultHTTPBodyTimeout).
-	EnvHTTPBodyTimeout = "OPENWOP_HTTP_BODY_TIMEOUT"
+	// EnvHTTPReadTimeout bounds the arrival of a whole request, headers and
+	// body (a Go duration; default DefaultHTTPReadTimeout). Responses are
+	// not bounded.
+	EnvHTTPReadTimeout = "OPENWOP_HTTP_READ_TIMEOUT"
 	// EnvHTTPIdleTimeout closes idle keep-alive connections (a Go duration;
 	// default DefaultHTTPIdleTimeout).
 	EnvHTTPIdleTimeout = "OPENWOP_HTTP_IDLE_TIMEOUT"
@@ -123,8 +124,9 @@ const (
 	DBFileName = "temporal.db"
 	// DialTimeout bounds the first connection to Temporal.
 	DialTimeout = 2 * time.Minute
-	// DefaultHTTPBodyTimeout bounds the arrival of a request body.
-	DefaultHTTPBodyTimeout = 20 * time.Second
+	// DefaultHTTPReadTimeout bounds the arrival of a request (headers and
+	// body).
+	DefaultHTTPReadTimeout = 20 * time.Second
 	// DefaultHTTPIdleTimeout closes idle keep-alive connections.
 	DefaultHTTPIdleTimeout = 30 * time.Second
 	// DefaultHTTPMaxConns bounds the open HTTP connections.
@@ -152,7 +154,8 @@ type Config struct {
 	// server with Client and embeds nothing.
 	Remote bool
 	// Client are the connection options loaded by envconfig (the TOML
-	// profile, then the TEMPORAL_* variables). With no variable set they
+	// profile when TEMPORAL_PROFILE or TEMPORAL_CONFIG_FILE asks for one,
+	// then the TEMPORAL_* variables). With no variable set they
 	// dial localhost:7233, namespace runs.DefaultNamespace, which is where
 	// cmd/worker finds the server embedded by cmd/server.
 	Client client.Options
@@ -163,9 +166,9 @@ type Config struct {
 	// AllowedHosts and AllowedOrigins are the further Host and Origin
 	// header values the request gate accepts.
 	AllowedHosts, AllowedOrigins []string
-	// HTTPBodyTimeout, HTTPIdleTimeout and HTTPMaxConns are the connection
+	// HTTPReadTimeout, HTTPIdleTimeout and HTTPMaxConns are the connection
 	// limits of the HTTP listener (zero: the defaults).
-	HTTPBodyTimeout, HTTPIdleTimeout time.Duration
+	HTTPReadTimeout, HTTPIdleTimeout time.Duration
 	HTTPMaxConns                     int
 
 	// DataDir holds the embedded server's database (DBFile).
@@ -305,12 +308,13 @@ func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 
 	tenv, err := newTemporalEnv(env)
 	if err != nil {
-		return Config{}, err
+		return Config{}, fmt.Errorf("temporal client configuration: %w", err)
 	}
 	explicitFile := get(EnvTemporalConfigFile) != "" || get(EnvTemporalProfile) != ""
 	cfg.Client, err = envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: tenv, DisableFile: !explicitFile})
 	if err != nil {
-		return Config{}, fmt.Errorf("temporal client configuration (TEMPORAL_* variables, %s): %w", EnvTemporalConfigFile, err)
+		return Config{}, fmt.Errorf("temporal client configuration (%s=%q, %s=%q and the other TEMPORAL_* variables): %w",
+			EnvTemporalConfigFile, get(EnvTemporalConfigFile), EnvTemporalProfile, get(EnvTemporalProfile), err)
 	}
 	return cfg, nil
 }

@@ -64,7 +64,7 @@ func TestConfigLoad(t *testing.T) {
 		},
 		{
 			name: "a profile alone selects a remote server",
-			env:  mapEnv{"TEMPORAL_CONFIG_FILE": "/nonexistent/temporal.toml"},
+			env:  mapEnv{"TEMPORAL_CONFIG_FILE": "/dev/null"},
 			check: func(t *testing.T, c Config) {
 				if !c.Remote {
 					t.Error("Remote = false")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -35,8 +36,8 @@ func (c *Config) loadHTTP(get func(string) string) error {
 		c.AllowedOrigins = append(c.AllowedOrigins, norm)
 	}
 	var err error
-	if c.HTTPBodyTimeout, err = parseTimeout(get(EnvHTTPBodyTimeout), DefaultHTTPBodyTimeout); err != nil {
-		return fmt.Errorf("%s: %w", EnvHTTPBodyTimeout, err)
+	if c.HTTPReadTimeout, err = parseTimeout(get(EnvHTTPReadTimeout), DefaultHTTPReadTimeout); err != nil {
+		return fmt.Errorf("%s: %w", EnvHTTPReadTimeout, err)
 	}
 	if c.HTTPIdleTimeout, err = parseTimeout(get(EnvHTTPIdleTimeout), DefaultHTTPIdleTimeout); err != nil {
 		return fmt.Errorf("%s: %w", EnvHTTPIdleTimeout, err)
@@ -67,6 +68,7 @@ func parsePublicURL(v string) (string, error) {
 	case u.User != nil, u.RawQuery != "", u.Fragment != "":
 		return "", fmt.Errorf("want scheme://host[:port][/path] only: no user, query or fragment")
 	}
+	u.Host = strings.ToLower(u.Host)
 	return strings.TrimRight(u.String(), "/"), nil
 }
 
@@ -130,8 +132,22 @@ type temporalEnv struct {
 	switches map[string]string
 }
 
-// newTemporalEnv checks and normalises the switches of env.
+// temporalFiles are the variables of the Temporal environment that name
+// files; envconfig reports a missing one without the variable's name, or
+// (the configuration file) not at all.
+var temporalFiles = []string{EnvTemporalConfigFile, "TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_KEY_PATH",
+	"TEMPORAL_TLS_SERVER_CA_CERT_PATH"}
+
+// newTemporalEnv checks the files and the switches of env and normalises
+// the switches.
 func newTemporalEnv(env envconfig.EnvLookup) (temporalEnv, error) {
+	for _, name := range temporalFiles {
+		if v, ok := env.LookupEnv(name); ok && strings.TrimSpace(v) != "" {
+			if _, err := os.Stat(v); err != nil {
+				return temporalEnv{}, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
 	t := temporalEnv{EnvLookup: env, switches: map[string]string{}}
 	for _, name := range []string{EnvTemporalTLS, EnvTemporalTLSNoVerify} {
 		v, ok := env.LookupEnv(name)

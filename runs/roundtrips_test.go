@@ -1,0 +1,304 @@
+package runs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
+
+	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// callLog records the Temporal calls that name a workflow, by workflow ID.
+type callLog struct {
+	mu   sync.Mutex
+	byID map[string][]string
+}
+
+func (l *callLog) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	var id string
+	switch r := req.(type) {
+	case interface{ GetWorkflowId() string }:
+		id = r.GetWorkflowId()
+	case interface {
+		GetExecution() *commonpb.WorkflowExecution
+	}:
+		id = r.GetExecution().GetWorkflowId()
+	case interface {
+		GetWorkflowExecution() *commonpb.WorkflowExecution
+	}:
+		id = r.GetWorkflowExecution().GetWorkflowId()
+	}
+	if id != "" {
+		l.mu.Lock()
+		l.byID[id] = append(l.byID[id], path.Base(method))
+		l.mu.Unlock()
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// of returns the calls about id so far.
+func (l *callLog) of(id string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string{}, l.byID[id]...)
+}
+
+// during returns the calls about id that f made.
+func (l *callLog) during(id string, f func()) []string {
+	l.mu.Lock()
+	before := len(l.byID[id])
+	l.mu.Unlock()
+	f()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string{}, l.byID[id][before:]...)
+}
+
+// countedSetup is setup on a client of its own that records its calls, with
+// the worker on that same client (as in cmd/server, so eager start applies)
+// and EagerStart on.
+func countedSetup(t *testing.T) (*runs.Service, *callLog, string, client.Client) {
+	t.Helper()
+	env := testenv.Temporal(t)
+	log := &callLog{byID: map[string][]string{}}
+	c, err := client.Dial(client.Options{
+		HostPort: env.Address, Namespace: env.Namespace, Logger: devtemporal.SDKLogger(env.Logger),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(log.intercept)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	tq := testenv.UniqueTaskQueue(t)
+	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := worker.New(c, tq, worker.Options{})
+	reg.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return runs.New(c, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace, EagerStart: true}), log, tq, c
+}
+
+func wantCalls(t *testing.T, what string, got []string, want ...string) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s made the Temporal calls %v, want %v", what, got, want)
+	}
+}
+
+const (
+	callStart    = "StartWorkflowExecution"
+	callQuery    = "QueryWorkflow"
+	callHistory  = "GetWorkflowExecutionHistory"
+	callDescribe = "DescribeWorkflowExecution"
+	callSignal   = "SignalWorkflowExecution"
+	callCancel   = "RequestCancelWorkflowExecution"
+)
+
+// TestRoundTrips pins the Temporal calls of each operation: no call that
+// carries no information.
+func TestRoundTrips(t *testing.T) {
+	s, log, tq, c := countedSetup(t)
+	ctx := ctxT(t)
+	accept := func(id string) signals.Resolution {
+		return signals.Resolution{InterruptID: id, Action: signals.ActionAccept, Content: json.RawMessage(`{"action":"accept"}`)}
+	}
+
+	// Start answers once the run exists; an immediate Get resolves (the
+	// query waits for the first workflow task) with the getRun query alone.
+	snap, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := snap.RunID
+	if snap.Status != signals.StatusPending || snap.Owner.Tenant != alice.Tenant {
+		t.Fatalf("Start = %+v, want pending, owned by %s", snap, alice.Tenant)
+	}
+	wantCalls(t, "Start", log.of(id), callStart)
+	var held signals.Snapshot
+	wantCalls(t, "Get of a new run", log.during(id, func() {
+		held, err = s.Get(ctx, bob, id)
+	}), callQuery)
+	if err != nil || held.Status != signals.StatusWaitingApproval || len(held.Interrupts) != 1 {
+		t.Fatalf("Get right after Start = %+v, %v", held, err)
+	}
+
+	// A resolution from a held snapshot: the signal and the query that
+	// confirms it.
+	var after signals.Snapshot
+	wantCalls(t, "ResolveHeld", log.during(id, func() {
+		after, err = s.ResolveHeld(ctx, bob, id, held, accept(held.Interrupts[0].ID))
+	}), callSignal, callQuery)
+	if err != nil {
+		t.Fatalf("ResolveHeld: %v", err)
+	}
+	if r, ok := after.ResolvedBy(held.Interrupts[0].ID); !ok || r.ResolvedBy.SubjectID != bob.SubjectID {
+		t.Fatalf("after ResolveHeld: %+v", after)
+	}
+	// The held snapshot is stale now: the run ignores a second resolution
+	// and the confirming query tells.
+	if _, err := s.ResolveHeld(ctx, alice, id, held, accept(held.Interrupts[0].ID)); !errors.Is(err, runs.ErrAlreadyResolved) {
+		t.Fatalf("ResolveHeld from a stale snapshot: %v, want ErrAlreadyResolved", err)
+	}
+
+	// A closed run is rejected by the server (no replay) and read from its
+	// close event; once known closed, from its close event alone.
+	var done signals.Snapshot
+	if done, err = s.Await(ctx, alice, id, terminal); err != nil || done.Status != signals.StatusCompleted {
+		t.Fatalf("Await = %+v, %v", done.Status, err)
+	}
+	other := runs.New(c, nil, runs.Options{TaskQueue: tq})
+	wantCalls(t, "Get of a closed run", log.during(id, func() {
+		done, err = other.Get(ctx, alice, id)
+	}), callQuery, callHistory)
+	if err != nil || done.Status != signals.StatusCompleted || done.Result == nil {
+		t.Fatalf("Get of a closed run = %+v, %v", done, err)
+	}
+	wantCalls(t, "Get of a run known closed", log.during(id, func() {
+		done, err = other.Get(ctx, alice, id)
+	}), callHistory)
+	if err != nil || done.Status != signals.StatusCompleted {
+		t.Fatalf("Get again = %+v, %v", done.Status, err)
+	}
+	if _, err := other.Get(ctx, mallory, id); !errors.Is(err, runs.ErrTenantMismatch) {
+		t.Fatalf("Get by another tenant: %v", err)
+	}
+	if _, err := s.Cancel(ctx, alice, id, ""); !errors.Is(err, runs.ErrTerminal) {
+		t.Fatalf("Cancel of a closed run: %v, want ErrTerminal", err)
+	}
+
+	// Cancel: a run this service started is cancelled with the raw SDK's
+	// two calls and never read again; another service describes it first.
+	for _, tt := range []struct {
+		name string
+		svc  *runs.Service
+		want []string
+	}{
+		{"Cancel of a run this service started", s, []string{callSignal, callCancel}},
+		{"Cancel of a run another service started", runs.New(c, nil, runs.Options{TaskQueue: tq}), []string{callDescribe, callSignal, callCancel}},
+	} {
+		run, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Await(ctx, alice, run.RunID, waitingApproval); err != nil {
+			t.Fatal(err)
+		}
+		var got signals.Snapshot
+		wantCalls(t, tt.name, log.during(run.RunID, func() {
+			got, err = tt.svc.Cancel(ctx, alice, run.RunID, signals.ReasonCallerRequested)
+		}), tt.want...)
+		if err != nil || got.Status != signals.StatusCancelling || got.CancelReason != signals.ReasonCallerRequested {
+			t.Fatalf("%s = %+v, %v", tt.name, got, err)
+		}
+		if final, err := s.Await(ctx, alice, run.RunID, terminal); err != nil || final.Status != signals.StatusCancelled ||
+			final.CancelReason != signals.ReasonCallerRequested {
+			t.Fatalf("%s: the run ended %s (%q), %v", tt.name, final.Status, final.CancelReason, err)
+		}
+	}
+}
+
+// TestResolveHeldChecks: a held snapshot is checked like a read one, and
+// one of another run or tenant is not trusted.
+func TestResolveHeldChecks(t *testing.T) {
+	s, _ := setup(t)
+	ctx := ctxT(t)
+	snap := start(t, s, "conformance-approval-approvers", `{}`, alice)
+	snap, err := s.Await(ctx, alice, snap.RunID, waitingApproval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := signals.Resolution{InterruptID: snap.Interrupts[0].ID, Action: signals.ActionAccept, Content: json.RawMessage(`{"action":"accept"}`)}
+	if _, err := s.ResolveHeld(ctx, alice, snap.RunID, snap, res); !errors.Is(err, runs.ErrNotEligible) {
+		t.Fatalf("ineligible resolver: %v, want ErrNotEligible", err)
+	}
+	if _, err := s.ResolveHeld(ctx, mallory, snap.RunID, snap, res); !errors.Is(err, runs.ErrTenantMismatch) {
+		t.Fatalf("another tenant: %v, want ErrTenantMismatch", err)
+	}
+	// A held snapshot of another run (here: one with no interrupt) is
+	// ignored: the run is read again and the listed approver resolves it.
+	if _, err := s.ResolveHeld(ctx, listed, snap.RunID, signals.Snapshot{RunID: "acme/other", Owner: snap.Owner}, res); err != nil {
+		t.Fatalf("listed approver with a foreign held snapshot: %v", err)
+	}
+}
+
+// plainHold is a plain-contract workflow that waits until cancelled.
+func plainHold(ctx workflow.Context, _ map[string]any) (string, error) {
+	return "", workflow.Sleep(ctx, time.Hour)
+}
+
+// TestPlainRoundTrips: a plain run has no getRun handler. A service that
+// started it never asks; one that did not learns it once (the failed query)
+// and then describes it at once; cancelling it sends no cancelReason signal.
+func TestPlainRoundTrips(t *testing.T) {
+	_, log, _, c := countedSetup(t)
+	env := testenv.Temporal(t)
+	tq := testenv.UniqueTaskQueue(t)
+	w := worker.New(c, tq, worker.Options{})
+	w.RegisterWorkflowWithOptions(plainHold, workflow.RegisterOptions{Name: "PlainHold"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	ctx := ctxT(t)
+	spec := signals.ToolSpec{Name: "hold", TaskQueue: tq, WorkflowType: "PlainHold", Contract: signals.ContractPlain}
+	starter := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace})
+	snap, err := starter.Start(ctx, runs.StartRequest{Tool: spec, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := snap.RunID
+	wantCalls(t, "Get of a plain run by its starter", log.during(id, func() {
+		snap, err = starter.Get(ctx, alice, id)
+	}), callDescribe)
+	if err != nil || snap.Status != signals.StatusRunning {
+		t.Fatalf("Get = %+v, %v", snap, err)
+	}
+	other := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace})
+	wantCalls(t, "first Get of a plain run by another service", log.during(id, func() {
+		snap, err = other.Get(ctx, alice, id)
+	}), callQuery, callDescribe)
+	if err != nil || snap.Status != signals.StatusRunning {
+		t.Fatalf("Get = %+v, %v", snap, err)
+	}
+	wantCalls(t, "second Get", log.during(id, func() { _, err = other.Get(ctx, alice, id) }), callDescribe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace})
+	wantCalls(t, "Cancel of a plain run", log.during(id, func() {
+		snap, err = third.Cancel(ctx, alice, id, "")
+	}), callDescribe, callCancel)
+	if err != nil || snap.Status != signals.StatusCancelling {
+		t.Fatalf("Cancel = %+v, %v", snap, err)
+	}
+	done, err := third.Await(ctx, alice, id, terminal)
+	if err != nil || done.Status != signals.StatusCancelled {
+		t.Fatalf("Await = %+v, %v", done.Status, err)
+	}
+	// Temporal accepts a cancellation of a closed run; the service still
+	// answers ErrTerminal, also for a run it knows to be plain.
+	if _, err := starter.Cancel(ctx, alice, id, ""); !errors.Is(err, runs.ErrTerminal) {
+		t.Fatalf("Cancel of a cancelled plain run: %v, want ErrTerminal", err)
+	}
+}
