@@ -144,11 +144,18 @@ func TestRoundTrips(t *testing.T) {
 	}
 
 	// A resolution from a held snapshot: the signal and the query that
-	// confirms it.
+	// confirms it (here the resolution completes the run: when the run
+	// closed before the query reached the server, the query is rejected
+	// and the close event read instead).
 	var after signals.Snapshot
-	wantCalls(t, "ResolveHeld", log.during(id, func() {
+	calls := log.during(id, func() {
 		after, err = s.ResolveHeld(ctx, bob, id, held, accept(held.Interrupts[0].ID))
-	}), callSignal, callQuery)
+	})
+	if len(calls) == 3 {
+		wantCalls(t, "ResolveHeld", calls, callSignal, callQuery, callHistory)
+	} else {
+		wantCalls(t, "ResolveHeld", calls, callSignal, callQuery)
+	}
 	if err != nil {
 		t.Fatalf("ResolveHeld: %v", err)
 	}

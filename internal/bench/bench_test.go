@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/openwop/temporal-mcp/internal/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/signals"
@@ -33,7 +35,7 @@ const (
 	warmups         = 3    // untimed calls of each side before a row
 	historySignals  = 250  // ignored signals that grow a history to ~1000 events
 	defaultN        = 40
-	defaultSeconds  = 4
+	defaultSeconds  = 3
 	defaultOpenRuns = 10000
 )
 
@@ -265,13 +267,13 @@ func rowToolsCall(ctx context.Context, s *stack, t *table, n int) error {
 			rawID, err = s.rawStart(ctx, false)
 			return err
 		}
-		// Each side's run gets its first workflow task done before the
-		// next sample (untimed), so neither side's background work lands
-		// in the other's timing: the mount's by an immediate tasks/get,
-		// which must resolve, the raw side's by a query.
+		// Each side's run gets its first workflow task done (untimed)
+		// before the other side runs, so neither side's background work
+		// lands in the other's timing: the mount's by an immediate
+		// tasks/get, which must resolve, the raw side's by a query.
 		var immediate samples
 		statuses := map[string]int{}
-		settle := func(int) error {
+		settleMount := func() error {
 			start := time.Now()
 			res, err := m.get(task)
 			immediate = append(immediate, time.Since(start))
@@ -279,17 +281,22 @@ func rowToolsCall(ctx context.Context, s *stack, t *table, n int) error {
 				return fmt.Errorf("immediate tasks/get: %w", err)
 			}
 			statuses[fmt.Sprint(res["status"])]++
-			_, err = s.rawQuery(ctx, rawID)
+			return nil
+		}
+		settleRaw := func() error {
+			_, err := s.rawQuery(ctx, rawID)
 			return err
 		}
 		for i := 0; i < warmups; i++ {
-			if err := errors.Join(mount(i), raw(i), settle(i)); err != nil {
+			if err := errors.Join(mount(i), settleMount(), raw(i), settleRaw()); err != nil {
 				return err
 			}
 		}
 		calls := count(s.calls.of(runOf(task))[:1]) + " | " + count(s.calls.of(rawID)[:1])
 		immediate, statuses = nil, map[string]int{}
-		ms, rs, err := interleave(n, nil, mount, raw, settle)
+		ms, rs, err := interleaveSides(n, nil,
+			side{mount, func(int) error { return settleMount() }},
+			side{raw, func(int) error { return settleRaw() }}, nil)
 		if err != nil {
 			return err
 		}
@@ -409,6 +416,9 @@ func rowCancel(ctx context.Context, s *stack, t *table, n int, canceller *mcpCli
 	}
 	mount := func(int) error { return canceller.cancel(task) }
 	raw := func(int) error { return s.rawCancel(ctx, rid) }
+	closed := func(id func() string) func(int) error {
+		return func(int) error { return s.waitClosed(ctx, id()) }
+	}
 	for i := 0; i < warmups; i++ {
 		if err := errors.Join(prepare(i), mount(i), raw(i)); err != nil {
 			return err
@@ -420,7 +430,8 @@ func rowCancel(ctx context.Context, s *stack, t *table, n int, canceller *mcpCli
 	mc, _, _ := s.callsOf(runOf(task), func() error { return mount(0) })
 	rc, _, _ := s.callsOf(rid, func() error { return raw(0) })
 	tasks = nil
-	ms, rs, err := interleave(n, prepare, mount, raw, nil)
+	ms, rs, err := interleaveSides(n, prepare,
+		side{mount, closed(func() string { return runOf(task) })}, side{raw, closed(func() string { return rid })}, nil)
 	if err != nil {
 		return err
 	}
@@ -512,13 +523,15 @@ func rowLifecycleCalls(ctx context.Context, s *stack, t *table, _ int) error {
 	return nil
 }
 
-// rowThroughput runs full lifecycles from c concurrent clients for four
-// blocks of d, raw and mount alternating (ABBA), and compares the rates.
+// rowThroughput runs full lifecycles from c concurrent clients for eight
+// blocks of d, raw and mount alternating (ABBA BAAB, so that a drift in the
+// machine's load hits both sides alike), and compares the rates.
 func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Duration) error {
 	var done [2]int
+	var took [2]time.Duration
 	var mu sync.Mutex
 	ids := [2][]string{}
-	for _, side := range []int{0, 1, 1, 0} {
+	for _, side := range []int{0, 1, 1, 0, 1, 0, 0, 1} {
 		life := func(ctx context.Context) error {
 			var id string
 			var err error
@@ -532,11 +545,12 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 			mu.Unlock()
 			return err
 		}
-		k, err := lifecycles(ctx, c, d, life)
+		k, elapsed, err := lifecycles(ctx, c, d, life)
 		if err != nil {
 			return err
 		}
 		done[side] += k
+		took[side] += elapsed
 	}
 	perLife := func(ids []string) float64 {
 		calls := 0
@@ -545,8 +559,7 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 		}
 		return float64(calls) / float64(max(1, len(ids)))
 	}
-	secs := 2 * d.Seconds()
-	raw, mount := float64(done[0])/secs, float64(done[1])/secs
+	raw, mount := float64(done[0])/took[0].Seconds(), float64(done[1])/took[1].Seconds()
 	r := mount / raw
 	t.add(fmt.Sprintf("throughput, C=%d (lifecycles/s)", c), "raw lifecycles/s",
 		fmt.Sprintf("%.1f", mount), fmt.Sprintf("%.1f", raw), fmt.Sprintf("%.2f×", r), "", "", "",
@@ -555,10 +568,13 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 	return nil
 }
 
-// lifecycles runs life from c goroutines until d passed and returns how
-// many finished within d.
-func lifecycles(ctx context.Context, c int, d time.Duration, life func(context.Context) error) (int, error) {
-	deadline := time.Now().Add(d)
+// lifecycles starts lifecycles from c goroutines until d passed, lets the
+// ones in flight finish, and returns how many ran and how long it took:
+// counting the tail avoids rounding a rate down to whole lifecycles per
+// goroutine when a lifecycle takes a good part of d.
+func lifecycles(ctx context.Context, c int, d time.Duration, life func(context.Context) error) (int, time.Duration, error) {
+	start := time.Now()
+	deadline := start.Add(d)
 	var done atomic.Int64
 	var mu sync.Mutex
 	var first error
@@ -574,18 +590,30 @@ func lifecycles(ctx context.Context, c int, d time.Duration, life func(context.C
 					mu.Unlock()
 					return
 				}
-				if !time.Now().After(deadline) {
-					done.Add(1)
-				}
+				done.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	return int(done.Load()), first
+	return int(done.Load()), time.Since(start), first
 }
 
 // jsonLine prints v as one JSON line with a prefix.
 func jsonLine(prefix string, v any) string {
 	raw, _ := json.Marshal(v)
 	return prefix + " " + string(raw)
+}
+
+// waitClosed waits until the run has closed (untimed settling).
+func (s *stack) waitClosed(ctx context.Context, id string) error {
+	for {
+		d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			return err
+		}
+		if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return nil
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

@@ -13,9 +13,9 @@
 // target on every row. Environment variables scale it:
 //
 //	OPENWOP_BENCH_N        samples per latency row (default 40)
-//	OPENWOP_BENCH_SECONDS  seconds per throughput block (default 4; four
+//	OPENWOP_BENCH_SECONDS  seconds per throughput block (default 3; eight
 //	                       blocks per concurrency level, raw and mount
-//	                       alternating ABBA)
+//	                       alternating ABBA BAAB)
 //	OPENWOP_BENCH_OPEN     open tasks of the memory row (default 10000;
 //	                       0 skips it)
 //

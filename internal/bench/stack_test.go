@@ -73,6 +73,12 @@ var setCacheOnce sync.Once
 
 func newStack(tb testing.TB, dir string, record bool) *stack {
 	tb.Helper()
+	return newStackWith(tb, dir, record, nil)
+}
+
+// newStackWith is newStack with an extra unary interceptor on the client.
+func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClientInterceptor) *stack {
+	tb.Helper()
 	setCacheOnce.Do(func() { worker.SetStickyWorkflowCacheSize(workflows.DefaultWorkflowCacheSize) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -87,8 +93,15 @@ func newStack(tb testing.TB, dir string, record bool) *stack {
 		s.calls = &callLog{byID: map[string][]string{}}
 	}
 	opts := client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: devtemporal.SDKLogger(nop)}
+	var icpts []grpc.UnaryClientInterceptor
 	if s.calls != nil {
-		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(s.calls.intercept)}
+		icpts = append(icpts, s.calls.intercept)
+	}
+	if extra != nil {
+		icpts = append(icpts, extra)
+	}
+	if len(icpts) > 0 {
+		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(icpts...)}
 	}
 	if s.c, err = client.DialContext(ctx, opts); err != nil {
 		tb.Fatalf("dial: %v", err)

@@ -28,10 +28,23 @@ func (s samples) quantile(q float64) time.Duration {
 func (s samples) median() time.Duration { return s.quantile(0.5) }
 func (s samples) p90() time.Duration    { return s.quantile(0.9) }
 
+// side is one side of a row: the timed operation and an untimed settle
+// that runs right after it (nil: none), so that the background work one
+// side leaves (a workflow task, a close) does not land in the other side's
+// timing.
+type side struct {
+	op, settle func(i int) error
+}
+
 // interleave runs mount and raw n times each, alternating which goes
 // first, and returns their latencies. prepare and settle, when set, run
 // untimed before and after each pair.
 func interleave(n int, prepare, mount, raw, settle func(i int) error) (m, r samples, err error) {
+	return interleaveSides(n, prepare, side{op: mount}, side{op: raw}, settle)
+}
+
+// interleaveSides is interleave with a settle per side.
+func interleaveSides(n int, prepare func(i int) error, mount, raw side, settle func(i int) error) (m, r samples, err error) {
 	for i := 0; i < n; i++ {
 		if prepare != nil {
 			if err := prepare(i); err != nil {
@@ -39,18 +52,23 @@ func interleave(n int, prepare, mount, raw, settle func(i int) error) (m, r samp
 			}
 		}
 		sides := []struct {
-			f   func(int) error
+			side
 			out *samples
 		}{{mount, &m}, {raw, &r}}
 		if i%2 == 1 {
 			sides[0], sides[1] = sides[1], sides[0]
 		}
-		for _, side := range sides {
+		for _, sd := range sides {
 			start := time.Now()
-			if err := side.f(i); err != nil {
+			if err := sd.op(i); err != nil {
 				return m, r, err
 			}
-			*side.out = append(*side.out, time.Since(start))
+			*sd.out = append(*sd.out, time.Since(start))
+			if sd.settle != nil {
+				if err := sd.settle(i); err != nil {
+					return m, r, err
+				}
+			}
 		}
 		if settle != nil {
 			if err := settle(i); err != nil {
