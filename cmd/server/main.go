@@ -93,6 +93,7 @@ func run() error {
 			flag.CommandLine, serverEnv())
 	}
 	flag.Parse()
+	worker.SetStickyWorkflowCacheSize(workflows.DefaultWorkflowCacheSize) // before any worker starts; process-wide
 	// Every setting is checked before anything starts; an invalid one is
 	// one line on stderr naming the variable, and exit status 1.
 	var logger *zap.Logger
@@ -306,9 +307,10 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		return nil, fmt.Errorf("tool catalog: %w", err)
 	}
 	svc := runs.New(d.Client, d.Logger.Named("runs"), runs.Options{
-		TaskQueue: d.TaskQueue,
-		Namespace: d.Namespace,
-		CursorKey: cursorKey(ad.mrtrKey),
+		TaskQueue:  d.TaskQueue,
+		Namespace:  d.Namespace,
+		EagerStart: true, // the in-process worker shares d.Client
+		CursorKey:  cursorKey(ad.mrtrKey),
 	})
 	mount, err := mcpmount.New(mcpmount.Options{
 		Runs:         svc,
