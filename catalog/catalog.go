@@ -181,6 +181,20 @@ func (e *ArgumentsError) Error() string { return fmt.Sprintf("tool %q: %s", e.To
 // Unwrap returns the schema validation error.
 func (e *ArgumentsError) Unwrap() error { return e.Err }
 
+// Problem is what an arguments error says is wrong, without the tool's
+// name: the schema validation error when there is one. Any other error
+// is its own text.
+func Problem(err error) string {
+	var ae *ArgumentsError
+	if !errors.As(err, &ae) {
+		return err.Error()
+	}
+	if ae.Err != nil {
+		return ae.Err.Error()
+	}
+	return ae.Problem
+}
+
 // ValidateArguments checks raw tool arguments against the input schema and
 // returns them as a JSON object (absent or null arguments are {}).
 // Arguments larger than MaxArgumentsBytes, or holding a number a 64-bit

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -183,7 +184,7 @@ func LoadDeclarations(path string) ([]signals.ToolSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool declarations: %w", err)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var specs []signals.ToolSpec
 	if err := dec.Decode(&specs); err != nil {

@@ -36,8 +36,8 @@ import (
 // Every method but Start takes the caller, which comes from the request's
 // credential.
 type Runs interface {
-	// Start starts a run and returns once it exists and answered its first
-	// getRun query.
+	// Start starts a run and returns once its workflow exists (an
+	// immediate Get resolves).
 	Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error)
 	// Get answers getRun (a query; it never changes the run).
 	Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)

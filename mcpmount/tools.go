@@ -159,7 +159,7 @@ func (m *Mount) preRunInputs(t *catalog.Tool, p *mcp.CallToolParamsRaw, caps cli
 			answer = json.RawMessage("{}")
 		}
 		if answer, err = t.ValidateInput(in.Key, answer); err != nil {
-			return nil, nil, errInvalidParams(fmt.Sprintf("inputResponses[%q]: invalid content: %v", in.Key, errors.Unwrap(err)))
+			return nil, nil, errInvalidParams(fmt.Sprintf("inputResponses[%q]: invalid content: %v", in.Key, catalog.Problem(err)))
 		}
 		answers[in.Key] = answer
 	}

@@ -74,7 +74,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 	}
 	args, err := t.ValidateArguments(req.Inputs)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "validation_error", "inputs: "+problem(err))
+		writeError(w, http.StatusBadRequest, "validation_error", "inputs: "+catalog.Problem(err))
 		return
 	}
 	preRun, err := validatePreRun(t, req.PreRunInputs)
@@ -101,18 +101,6 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		EventsURL: status + "/events/poll",
 		StatusURL: status,
 	})
-}
-
-// problem is what an arguments error says is wrong, without the tool name.
-func problem(err error) string {
-	var ae *catalog.ArgumentsError
-	if !errors.As(err, &ae) {
-		return err.Error()
-	}
-	if ae.Err != nil {
-		return ae.Err.Error()
-	}
-	return ae.Problem
 }
 
 // validatePreRun checks the answers to a tool's pre-run input requests:
@@ -146,7 +134,7 @@ func validatePreRun(t *catalog.Tool, answers map[string]json.RawMessage) (map[st
 		}
 		valid, err := t.ValidateInput(in.Key, a)
 		if err != nil {
-			return nil, fmt.Errorf("preRunInputs[%q]: %s", in.Key, problem(err))
+			return nil, fmt.Errorf("preRunInputs[%q]: %s", in.Key, catalog.Problem(err))
 		}
 		out[in.Key] = valid
 	}
