@@ -2,9 +2,11 @@ package mcpmount
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -123,25 +125,48 @@ func checkBatch(body []byte) (rpcError, bool) {
 }
 
 // checkNumbers refuses a request whose params hold a number a 64-bit float
-// cannot represent (e.g. 1e309), which the SDK could not decode. In the
-// arguments of tools/call that is the tool-input error (-32602) naming the
-// argument, the answer the tool's schema validation gives to any other bad
-// argument. The status is 400; the caller sets the legacy protocol's.
-func checkNumbers(msg *rpcMessage, params map[string]json.RawMessage) (rpcError, bool) {
+// cannot represent (e.g. 1e309), which the SDK could not decode: -32602
+// naming where it is. (Such a number in tools/call arguments was set aside
+// before, by setArgumentsAside.) The status is 400; the caller sets the
+// legacy protocol's.
+func checkNumbers(msg *rpcMessage) (rpcError, bool) {
 	err := catalog.CheckNumbers(msg.Params)
 	if err == nil {
 		return rpcError{}, false
 	}
-	fail := func(message string) (rpcError, bool) {
-		return rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidParams, message: message}, true
+	return rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidParams,
+		message: "invalid params: " + paramsPath(err)}, true
+}
+
+// argumentsProblemKey is the context key of a tools/call request's
+// arguments problem found before the SDK decodes the request (an error).
+type argumentsProblemKey struct{}
+
+// setArgumentsAside replaces the arguments of a tools/call request that the
+// SDK could not decode with {} and records problem in the request context,
+// where callTool finds it and answers the tool-input error. msg and params
+// are updated; the returned request carries the rewritten body.
+func setArgumentsAside(r *http.Request, msg *rpcMessage, params map[string]json.RawMessage, problem error) *http.Request {
+	params["arguments"] = json.RawMessage("{}")
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return r // not reached: params came from JSON
 	}
-	var name string
-	if msg.Method == "tools/call" && json.Unmarshal(params["name"], &name) == nil && name != "" {
-		if aerr := catalog.CheckNumbers(params["arguments"]); aerr != nil {
-			return fail((&catalog.ArgumentsError{Tool: name, Problem: "invalid arguments: " + aerr.Error(), Err: aerr}).Error())
-		}
+	msg.Params = raw
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return r
 	}
-	return fail("invalid params: " + paramsPath(err))
+	r = r.WithContext(context.WithValue(r.Context(), argumentsProblemKey{}, problem))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return r
+}
+
+// argumentsProblem is the problem setArgumentsAside recorded, if any.
+func argumentsProblem(ctx context.Context) error {
+	err, _ := ctx.Value(argumentsProblemKey{}).(error)
+	return err
 }
 
 // paramsPath words a NumberRangeError found in params.

@@ -218,50 +218,88 @@ func mustStatic(t *testing.T) *catalog.Static {
 	return c
 }
 
-// TestToolInputErrors: oversized and unrepresentable arguments get the
-// tool-input error (-32602; HTTP 400 in 2026-07-28, 200 in the legacy
-// protocol, as for any argument the schema refuses) naming what is wrong,
-// and no run starts.
+// wantToolInputError fails unless r is a CallToolResult (HTTP 200) with
+// isError whose text names every one of names.
+func wantToolInputError(t *testing.T, r gateReply, names ...string) {
+	t.Helper()
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Result *struct {
+			ResultType string `json:"resultType"`
+			IsError    bool   `json:"isError"`
+			Content    []struct {
+				Type, Text string
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.raw, &msg) != nil || msg.Result == nil ||
+		!msg.Result.IsError || len(msg.Result.Content) != 1 || msg.Result.Content[0].Type != "text" {
+		t.Fatalf("got HTTP %d %.300s, want a CallToolResult with isError", r.status, r.raw)
+	}
+	for _, n := range names {
+		if !strings.Contains(msg.Result.Content[0].Text, n) {
+			t.Errorf("text %q does not name %q", msg.Result.Content[0].Text, n)
+		}
+	}
+}
+
+// TestToolInputErrors: arguments the tool refuses (by its schema, too
+// large, or holding a number no 64-bit float represents) are answered in
+// both protocol eras with a CallToolResult with isError naming the
+// property and the rule (SEP-1303), and no run starts; an unknown tool
+// stays the JSON-RPC error -32602.
 func TestToolInputErrors(t *testing.T) {
 	srv, f := gateMount(t, nil)
-	call := func(args string, modern bool) (string, string) {
+	call := func(tool, args string, modern bool) string {
 		meta := ""
 		if modern {
 			meta = gateMeta + ","
 		}
-		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + meta + `"name":"delay","arguments":` + args + `}}`, "tools/call"
+		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + meta + `"name":"` + tool + `","arguments":` + args + `}}`
 	}
 	tests := []struct {
 		name  string
 		args  string
 		names []string
 	}{
+		{"missing required", `{"label":"x"}`, []string{`tool "delay"`, "required", "delayMs"}},
+		{"wrong type", `{"delayMs":"soon"}`, []string{"/properties/delayMs", "type", "string"}},
+		{"not an object", `[1]`, []string{"JSON object"}},
 		{"1e309", `{"delayMs":1e309}`, []string{`tool "delay"`, "delayMs", "1e309", "out of range"}},
 		{"-1e400 nested", `{"delayMs":1,"label":"x","extra":{"list":[1,2,-1e400]}}`, []string{"extra.list[2]", "out of range"}},
 		{"huge integer", `{"delayMs":1` + strings.Repeat("0", 400) + `}`, []string{"delayMs", "out of range"}},
 		{"2 MB", `{"delayMs":1,"label":"` + strings.Repeat("x", 2<<20) + `"}`, []string{`tool "delay"`, "arguments too large", "bytes"}},
 		{"3.9 MB", `{"delayMs":1,"label":"` + strings.Repeat("y", 3900<<10) + `"}`, []string{"arguments too large", fmt.Sprint(catalog.MaxArgumentsBytes)}},
 	}
+	post := func(t *testing.T, tool, args string, modern bool) gateReply {
+		method, hdr := "tools/call", map[string]string{"Mcp-Name": tool}
+		if !modern {
+			method, hdr = "", nil
+		}
+		return gatePost(t, srv, "POST", method, "", call(tool, args, modern), hdr)
+	}
 	for _, tt := range tests {
 		for _, modern := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/modern=%v", tt.name, modern), func(t *testing.T) {
-				body, method := call(tt.args, modern)
-				hdr := map[string]string{"Mcp-Name": "delay"}
-				if !modern {
-					method = ""
-					hdr = nil
+				r := post(t, "delay", tt.args, modern)
+				wantToolInputError(t, r, tt.names...)
+				if !bytes.Equal(r.id, []byte("7")) && !bytes.Contains(r.raw, []byte(`"id":7`)) {
+					t.Errorf("id of %.200s, want 7", r.raw)
 				}
-				r := gatePost(t, srv, "POST", method, "", body, hdr)
-				status := 400
-				if !modern {
-					status = 200
-				}
-				wantRPCError(t, r, status, -32602, tt.names...)
-				if !bytes.Equal(r.id, []byte("7")) {
-					t.Errorf("id = %s, want 7", r.id)
+				if modern != bytes.Contains(r.raw, []byte(`"resultType":"complete"`)) {
+					t.Errorf("resultType in %.200s: want \"complete\" exactly in 2026-07-28", r.raw)
 				}
 			})
 		}
+	}
+	for _, modern := range []bool{true, false} {
+		t.Run(fmt.Sprintf("unknown tool/modern=%v", modern), func(t *testing.T) {
+			status := 400
+			if !modern {
+				status = 200
+			}
+			wantRPCError(t, post(t, "nope", `{"delayMs":1e309}`, modern), status, -32602, `unknown tool "nope"`)
+		})
 	}
 	if f.StartCount() != 0 {
 		t.Fatalf("%d runs started", f.StartCount())

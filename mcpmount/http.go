@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -90,9 +91,10 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 // an empty batch), notifications (202), then for 2026-07-28 requests the
 // _meta keys (-32602), the headers against the body (-32020), the version
 // (-32022) and the method (-32601, 404), and for every request a number
-// too large for a 64-bit float (-32602; in tools/call arguments, the
-// tool-input error naming the argument). Method-specific checks (the Tasks
-// extension gate, then the task lookup) happen in the method handlers.
+// too large for a 64-bit float (-32602; in tools/call arguments it is set
+// aside for the tool-input error, a CallToolResult with isError, that
+// callTool answers once it knows the tool). Method-specific checks (the
+// Tasks extension gate, then the task lookup) happen in the method handlers.
 //
 // Every refusal is a JSON-RPC error with a JSON body, the SDK's transport
 // errors included (see plainErrorWriter).
@@ -179,7 +181,14 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// A legacy (session-era) request, or a 2026-07-28 one that passed.
-	if e, bad := checkNumbers(&msg, params); bad {
+	if msg.Method == "tools/call" {
+		// Arguments the SDK could not decode are a tool-input error, which
+		// callTool answers once it knows the tool: set them aside.
+		if aerr := catalog.CheckNumbers(params["arguments"]); aerr != nil {
+			r = setArgumentsAside(r, &msg, params, aerr)
+		}
+	}
+	if e, bad := checkNumbers(&msg); bad {
 		if !modern {
 			// As the SDK answers a method's error in the legacy protocol.
 			e.status = http.StatusOK

@@ -2,6 +2,7 @@ package mcpmount
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,9 +38,13 @@ func TestGoSDKClient(t *testing.T) {
 			if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "Hello, SDK!" || res.IsError {
 				t.Fatalf("result = %+v", res)
 			}
-			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": "x"}})
-			if err == nil {
-				t.Fatal("invalid arguments accepted")
+			// Invalid arguments are a tool result with isError (SEP-1303).
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": "x"}})
+			if err != nil {
+				t.Fatalf("invalid arguments: %v, want a tool result with isError", err)
+			}
+			if tc, ok := res.Content[0].(*mcp.TextContent); !ok || !res.IsError || !strings.Contains(tc.Text, "seconds") {
+				t.Fatalf("invalid arguments: result %+v, want isError naming seconds", res)
 			}
 		})
 	}

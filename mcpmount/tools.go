@@ -19,7 +19,8 @@ import (
 )
 
 // callTool answers tools/call. Arguments are validated before anything
-// starts. A request that declared the Tasks extension gets a CreateTaskResult
+// starts: an unknown tool is -32602, arguments the tool refuses are a
+// CallToolResult with isError naming the property and the rule. A request that declared the Tasks extension gets a CreateTaskResult
 // once the run exists (unless the tool forbids tasks); any other request
 // waits for the run to end and gets its CallToolResult.
 func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *ownership.Claim) (mcp.Result, error) {
@@ -45,12 +46,17 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *o
 	if !spec.VisibleTo(caller.Tenant) {
 		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", p.Name))
 	}
-	args, err := t.ValidateArguments(p.Arguments)
-	if err != nil {
-		return nil, errInvalidParams(err.Error())
-	}
 	caps := capsFromMeta(p.Meta)
 	modern := modernMeta(p.Meta)
+	args, err := t.ValidateArguments(p.Arguments)
+	if perr := argumentsProblem(ctx); perr != nil {
+		err = &catalog.ArgumentsError{Tool: spec.Name, Problem: "invalid arguments: " + perr.Error(), Err: perr}
+	}
+	if err != nil {
+		// A tool-input error is a tool result the model can act on
+		// (SEP-1303), not a protocol error; no run starts.
+		return completeResult(&toolResult{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}, modern), nil
+	}
 	if spec.TaskSupport == signals.TaskRequired && !caps.tasks() {
 		return nil, errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", p.Name))
 	}

@@ -104,10 +104,13 @@ func TestArgumentsValidatedBeforeStart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.call("tools/call", map[string]any{"name": "slow", "arguments": tt.args}, nil)
-			wantError(t, r, http.StatusBadRequest, -32602)
-			if !strings.Contains(r.Error.Message, tt.want) {
-				t.Errorf("message %q does not mention %q", r.Error.Message, tt.want)
+			// A tool-input error is a tool result (SEP-1303).
+			res := wantResult(t, c.call("tools/call", map[string]any{"name": "slow", "arguments": tt.args}, nil))
+			if res["isError"] != true || res["resultType"] != "complete" || res["taskId"] != nil {
+				t.Fatalf("result = %v, want a complete CallToolResult with isError", res)
+			}
+			if msg := text(t, res); !strings.Contains(msg, tt.want) {
+				t.Errorf("text %q does not mention %q", msg, tt.want)
 			}
 		})
 	}
