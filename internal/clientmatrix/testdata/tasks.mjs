@@ -1,0 +1,150 @@
+// The official 2026-07-28 Tasks client: @modelcontextprotocol/client with
+// @modelcontextprotocol/ext-tasks. Usage: node tasks.mjs <mcp url> <case>.
+// It prints one JSON line {case, status, text, isError, violations, error}:
+// the outcome as the client's own API reports it, and every message it
+// received that does not validate against the Tasks extension's schemas.
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createApplicationInputHandler, createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
+import * as v2 from "@modelcontextprotocol/ext-tasks/core/v2";
+
+const [url, which] = process.argv.slice(2);
+const VERSION = "2026-07-28";
+const clientInfo = { name: "clientmatrix-ext-tasks", version: "0" };
+const clientCapabilities = { elicitation: { form: {} }, extensions: { [v2.TASKS_EXTENSION_ID_V2]: {} } };
+
+// Every message received, checked against the Tasks extension's schemas.
+const violations = [];
+function validate(method, msg) {
+  const check = (schema, value, what) => {
+    const r = schema.safeParse(value);
+    if (!r.success) violations.push({ method, what, issues: JSON.stringify(r.error.issues).slice(0, 500), value: JSON.stringify(value).slice(0, 500) });
+  };
+  if (msg.error) {
+    check(v2.ErrorV2Schema, msg.error, "error");
+    return;
+  }
+  const res = msg.result;
+  switch (method) {
+    case "tools/call":
+      if (res.resultType === "task") check(v2.CreateTaskResultV2Schema, res, "CreateTaskResult");
+      else if (res.resultType === "input_required") check(v2.InputRequiredCallToolResultV2Schema, res, "InputRequiredResult");
+      else check(v2.CallToolResultV2Schema, res, "CallToolResult");
+      break;
+    case "tasks/get":
+      check(v2.GetTaskResultV2Schema, res, "GetTaskResult");
+      break;
+    case "tasks/update":
+      check(v2.UpdateTaskResultV2Schema, res, "UpdateTaskResult");
+      break;
+    case "tasks/cancel":
+      check(v2.CancelTaskResultV2Schema, res, "CancelTaskResult");
+      break;
+  }
+}
+
+// The raw request path the extension needs for 2026-07-28 task traffic: one
+// POST per request with the routing headers.
+let nextId = 1;
+async function rawDispatch(request, options) {
+  const id = `raw-${nextId++}`;
+  const params = request.params ?? {};
+  const headers = {
+    "Content-Type": "application/json",
+    Accept: "application/json, text/event-stream",
+    "MCP-Protocol-Version": VERSION,
+    "Mcp-Method": request.method,
+    ...(options?.context?.headers ?? {}),
+  };
+  const name = request.method === "tools/call" ? params.name : params.taskId;
+  if (typeof name === "string") headers["Mcp-Name"] = name;
+  const resp = await fetch(url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", id, ...request }),
+    signal: options?.signal,
+  });
+  const text = await resp.text();
+  let msg;
+  if ((resp.headers.get("content-type") ?? "").includes("text/event-stream")) {
+    for (const line of text.split(/\r?\n/)) {
+      if (!line.startsWith("data:")) continue;
+      const m = JSON.parse(line.slice(5));
+      if (m.id === id) msg = m;
+    }
+  } else {
+    msg = JSON.parse(text);
+  }
+  if (!msg) throw new Error(`${request.method}: no response in HTTP ${resp.status} ${text.slice(0, 300)}`);
+  validate(request.method, msg);
+  if (msg.error) return { kind: "error", error: msg.error };
+  return { kind: "result", result: msg.result };
+}
+
+// The answer to the run's question, per case.
+function answer(request) {
+  switch (which) {
+    case "approve":
+      return { action: "accept", content: { action: "accept" } };
+    case "reject":
+      return { action: "accept", content: { action: "reject" } };
+    case "decline":
+      return { action: "decline" };
+  }
+  throw new Error(`case ${which} asked no question, got ${JSON.stringify(request)}`);
+}
+
+const out = { case: which, violations };
+const client = new Client(clientInfo, { capabilities: clientCapabilities, versionNegotiation: { mode: { pin: VERSION } } });
+try {
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const session = createTaskSessionFromClient(client, {
+    endpointId: "clientmatrix",
+    rawDispatch,
+    v2RequestFraming: { protocolVersion: VERSION, clientInfo, clientCapabilities },
+    onInputRequest: createApplicationInputHandler({
+      elicitation: async (request) => {
+        out.asked = request.params?.message;
+        return answer(request);
+      },
+    }),
+  });
+  const calls = {
+    approve: ["publish_report", { title: "Matrix", topic: "ext-tasks" }],
+    reject: ["publish_report", { title: "Matrix", topic: "ext-tasks reject" }],
+    decline: ["publish_report", { title: "Matrix", topic: "ext-tasks decline" }],
+    delay: ["delay", { delayMs: Number(process.env.CLIENTMATRIX_DELAY_MS ?? 65000) }],
+    failed: ["failing_job", {}],
+    cancel: ["slow_compute", { seconds: 120, label: "cancel me" }],
+  };
+  const [tool, args] = calls[which];
+  const execution = await session.callTool(tool, args, { task: { preference: "prefer" } });
+  out.kind = execution.kind;
+  if (which === "cancel") {
+    // Cancel once the task is observed running.
+    const settled = execution.settle({
+      onEvent: async (ev) => {
+        if (ev.type === "task" && ev.task.status === "working" && !out.cancelRequested) {
+          out.cancelRequested = true;
+          await execution.cancel();
+        }
+      },
+    });
+    const { outcome } = await settled;
+    out.status = outcome.status;
+  } else {
+    const { outcome } = await execution.settle();
+    out.status = outcome.status;
+    if (outcome.status === "completed") {
+      out.isError = outcome.result.isError === true;
+      out.text = (outcome.result.content ?? []).map((c) => c.text ?? "").join("\n");
+    } else if (outcome.status === "failed") {
+      out.error = String(outcome.error?.message ?? outcome.error);
+    }
+  }
+  await session.close();
+} catch (e) {
+  out.error = `${e?.name ?? "Error"}: ${e?.message ?? e}`;
+} finally {
+  await client.close().catch(() => {});
+}
+console.log(JSON.stringify(out));

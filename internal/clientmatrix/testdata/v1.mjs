@@ -1,0 +1,94 @@
+// The session-era TypeScript client: @modelcontextprotocol/sdk v1 (protocol
+// 2025-11-25) with elicitation, progress and its experimental Tasks API (the
+// 2025-11-25 task dialect). Usage: node v1.mjs <mcp url> <case>.
+// It prints one JSON line {case, status, text, isError, progress, error}:
+// the outcome as the client's own API reports it.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [url, which] = process.argv.slice(2);
+const out = { case: which, progress: 0 };
+const textOf = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("\n");
+
+const client = new Client({ name: "clientmatrix-sdk-v1", version: "0" }, { capabilities: { elicitation: {} } });
+client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  out.asked = req.params.message;
+  return { action: "accept", content: { action: "accept" } };
+});
+
+try {
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.listTools();
+  switch (which) {
+    case "approve": {
+      // A blocking call: the approval arrives as elicitation/create on the
+      // call's stream.
+      const r = await client.callTool({ name: "publish_report", arguments: { title: "Matrix", topic: "sdk v1" } });
+      out.status = "completed";
+      out.isError = r.isError === true;
+      out.text = textOf(r);
+      break;
+    }
+    case "delay": {
+      // Longer than the default 60 s request timeout: progress keeps it alive.
+      const ms = Number(process.env.CLIENTMATRIX_DELAY_MS ?? 65000);
+      const r = await client.callTool({ name: "delay", arguments: { delayMs: ms } }, CallToolResultSchema, {
+        onprogress: () => out.progress++,
+        resetTimeoutOnProgress: true,
+      });
+      out.status = "completed";
+      out.isError = r.isError === true;
+      out.text = textOf(r);
+      break;
+    }
+    case "badargs": {
+      const r = await client.callTool({ name: "delay", arguments: { delayMs: "soon" } });
+      out.status = "completed";
+      out.isError = r.isError === true;
+      out.text = textOf(r);
+      break;
+    }
+    case "task-approve":
+    case "task-failed":
+    case "task-cancel": {
+      const params = {
+        "task-approve": { name: "publish_report", arguments: { title: "Matrix", topic: "sdk v1 tasks" } },
+        "task-failed": { name: "failing_job", arguments: {} },
+        "task-cancel": { name: "slow_compute", arguments: { seconds: 120, label: "cancel me" } },
+      }[which];
+      let taskId;
+      const stream = client.experimental.tasks.callToolStream({ ...params, task: { ttl: 600000 } }, CallToolResultSchema);
+      for await (const msg of stream) {
+        if (msg.type === "taskCreated") {
+          taskId = msg.task.taskId;
+          if (which === "task-cancel") {
+            const c = await client.experimental.tasks.cancelTask(taskId);
+            out.cancelAnswer = c.status;
+          }
+        } else if (msg.type === "result") {
+          out.isError = msg.result.isError === true;
+          out.text = textOf(msg.result);
+        } else if (msg.type === "error") {
+          out.streamError = msg.error.message;
+        }
+      }
+      if (!taskId) throw new Error("no task was created");
+      out.status = (await client.experimental.tasks.getTask(taskId)).status;
+      if (which === "task-failed") {
+        // tasks/result of a failed task is the tool's own result.
+        const r = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+        out.isError = r.isError === true;
+        out.text = textOf(r);
+      }
+      break;
+    }
+    default:
+      throw new Error(`unknown case ${which}`);
+  }
+} catch (e) {
+  out.error = `${e?.name ?? "Error"}: ${e?.message ?? e}`;
+} finally {
+  await client.close().catch(() => {});
+}
+console.log(JSON.stringify(out));
