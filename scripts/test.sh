@@ -18,6 +18,19 @@ else
   export OPENWOP_CONFORMANCE=1
 fi
 
+# The client matrix (internal/clientmatrix's TestClientMatrix) runs too: real
+# MCP clients (the official TypeScript client with the Tasks extension, the
+# TypeScript SDK v1, the MCP Inspector, the go-sdk) against cmd/server. It
+# needs npm: it installs the clients pinned in
+# internal/clientmatrix/testdata/package-lock.json with npm ci, once, into
+# the user cache directory (OPENWOP_CLIENTS_CACHE overrides it).
+# OPENWOP_CLIENTS=0 skips it.
+if [ "${OPENWOP_CLIENTS:-1}" = 0 ]; then
+  unset OPENWOP_CLIENTS
+else
+  export OPENWOP_CLIENTS=1
+fi
+
 go vet ./...
 # cmd/worker must not link the Temporal server (only cmd/server embeds one).
 worker_deps=$(go list -deps ./cmd/worker)
