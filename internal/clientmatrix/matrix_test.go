@@ -348,13 +348,17 @@ func installClients(t *testing.T) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
 		began := time.Now()
-		// No install scripts: the node package ships its binary, and the
-		// Inspector's postinstall does nothing in a dependency.
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
+		// The one install script needed is the node package's, which
+		// fetches the binary for this platform (package.json allowScripts).
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 		cmd.Dir = tmp
 		if out, err := cmd.CombinedOutput(); err != nil {
 			_ = os.RemoveAll(tmp)
 			t.Fatalf("npm ci in %s: %v\n%s", tmp, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(tmp, "node_modules", "node", "bin", "node")); err != nil {
+			_ = os.RemoveAll(tmp)
+			t.Fatalf("npm ci installed no Node.js binary: %v", err)
 		}
 		if err := os.WriteFile(filepath.Join(tmp, ".installed"), nil, 0o644); err != nil {
 			t.Fatal(err)
