@@ -32,6 +32,8 @@ function validate(method, msg) {
       break;
     case "tasks/get":
       check(v2.GetTaskResultV2Schema, res, "GetTaskResult");
+      // The inlined result is a complete CallToolResult in its own right.
+      if (res.status === "completed") check(v2.CallToolResultV2Schema, res.result, "GetTaskResult.result");
       break;
     case "tasks/update":
       check(v2.UpdateTaskResultV2Schema, res, "UpdateTaskResult");
