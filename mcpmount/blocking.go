@@ -1,6 +1,7 @@
 package mcpmount
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,14 @@ type blockingCall struct {
 	digest string
 	runID  string
 	round  int // input rounds answered so far
+	// session is the MCP session of the request: progress notifications
+	// and elicitation requests go through it, on the request's stream.
+	session *mcp.ServerSession
+	// elicit: a session-era client that declared form elicitation, asked
+	// the run's questions with elicitation/create during the call.
+	elicit bool
+	// progressToken is the request's _meta.progressToken, nil when none.
+	progressToken any
 }
 
 // principal names the caller in a requestState.
@@ -61,9 +70,12 @@ func suspendsForInput(s signals.Snapshot) bool {
 // await waits for the run to end or to ask the client for input, and
 // answers: the CallToolResult of a terminal run, an InputRequiredResult
 // (MRTR) for open interrupts, or, at MaxBlockingWait, an isError result
-// that names the run so the client can follow it.
+// that names the run so the client can follow it. A session-era client that
+// declared elicitation is asked the run's questions as elicitation/create
+// requests instead, and the call waits on until the run ends. A request
+// with a progressToken gets notifications/progress while it waits.
 func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
-	if sw, ok := ctx.Value(sseKey{}).(*sseWriter); ok {
+	if sw := m.stream(c.claim); sw != nil {
 		sw.waiting(m.keepAlive)
 		defer sw.stop()
 	}
@@ -80,28 +92,50 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 			}
 		}()
 	}
-	snap, err := m.runs.Await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
-		return s.Status.Terminal() || suspendsForInput(s)
-	})
-	switch {
-	case err == nil:
-	case ctx.Err() != nil || isGone(c.claim):
-		// The client left: the claim settles undelivered and cancels the
-		// run; nothing more is sent for this request.
-		return nil, context.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		return m.stillRunning(c), nil
-	default:
-		m.log.Error("await run", zap.String("runId", c.runID), zap.Error(err))
-		return nil, errInternal()
+	prog := m.startProgress(wctx, c)
+	defer prog.stop()
+	var asker *sessionAsker
+	if c.elicit {
+		asker = m.newSessionAsker(wctx, c)
+		defer asker.stop()
 	}
-	if snap.Status.Terminal() {
-		if rpcFailure(snap) {
-			return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
+	for {
+		snap, err := m.runs.Await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
+			prog.observe(s)
+			if asker != nil {
+				return asker.outdated(s)
+			}
+			return suspendsForInput(s)
+		})
+		switch {
+		case err == nil:
+		case isGone(c.claim):
+			// The client left: the claim settles undelivered and cancels
+			// the run; nothing more is sent for this request.
+			return nil, context.Canceled
+		case ctx.Err() != nil:
+			// The client cancelled the request (notifications/cancelled in
+			// a session, whose connection stays up): the run goes with it,
+			// whatever happens to the SDK's answer.
+			c.claim.Abandon()
+			return nil, context.Canceled
+		case errors.Is(err, context.DeadlineExceeded):
+			return m.stillRunning(c), nil
+		default:
+			m.log.Error("await run", zap.String("runId", c.runID), zap.Error(err))
+			return nil, errInternal()
 		}
-		return completeResult(runResult(snap), c.modern), nil
+		if snap.Status.Terminal() {
+			if rpcFailure(snap) {
+				return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
+			}
+			return completeResult(runResult(snap), c.modern), nil
+		}
+		if asker == nil {
+			return m.askInput(ctx, c, snap)
+		}
+		asker.sync(snap)
 	}
-	return m.askInput(ctx, c, snap)
 }
 
 func isGone(c *ownership.Claim) bool {
@@ -210,21 +244,22 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 	return m.await(ctx, c)
 }
 
-// sseKey is the context key of the request's *sseWriter.
-type sseKey struct{}
-
 // sseWriter is the response writer of an SSE request. It serializes writes
 // so keep-alive comment lines go between the SDK's events, and it sends the
 // response headers as soon as a blocking call starts waiting, so a client
 // that waits for headers sees them at once.
 type sseWriter struct {
 	http.ResponseWriter
+	// id is the request's id as responseKey gives it ("" when none): a
+	// written event answering it sets responded.
+	id string
 
-	mu      sync.Mutex
-	started bool // headers sent by waiting
-	stopped bool
-	done    chan struct{}
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	started   bool // headers sent by waiting
+	stopped   bool
+	responded bool
+	done      chan struct{}
+	wg        sync.WaitGroup
 }
 
 // WriteHeader forwards the status unless waiting sent the headers already.
@@ -240,7 +275,55 @@ func (w *sseWriter) WriteHeader(code int) {
 func (w *sseWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.ResponseWriter.Write(p)
+	n, err := w.ResponseWriter.Write(p)
+	if err == nil && w.id != "" && !w.responded && respondsTo(p, w.id) {
+		w.responded = true
+	}
+	return n, err
+}
+
+// answered reports whether the response to the request was written.
+func (w *sseWriter) answered() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.responded
+}
+
+// responseKey is a JSON-RPC id in one canonical form ("" for none), so
+// that 1, 1.0 and " 1" compare equal.
+func responseKey(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// respondsTo reports whether the SSE event p (the SDK writes each event in
+// one Write) carries the JSON-RPC response to the request whose id has the
+// key id (the server's own requests have ids too, but also a method).
+func respondsTo(p []byte, id string) bool {
+	for _, line := range bytes.Split(p, []byte("\n")) {
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok {
+			continue
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(data, &msg) == nil && msg.Method == "" && responseKey(msg.ID) == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Flush implements http.Flusher.

@@ -2,7 +2,6 @@ package mcpmount
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
+	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -57,6 +57,10 @@ type rpcMessage struct {
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params,omitempty"`
+	// Result and Error are set on a response (a client answering a
+	// request of the server).
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
 }
 
 // rpcError is a wire error with the request id (null when unknown).
@@ -83,18 +87,25 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 	_, _ = w.Write(b)
 }
 
-// ServeHTTP serves one MCP POST. Checks run in this order: Host and Origin
-// (403, internal/httpgate's gate shared with the REST API), method (405),
-// credential (401), content type (415), body (413, 408, -32700 for a body
-// that is not JSON or nests deeper than maxNesting, -32600 for a message
-// that is not a JSON-RPC request: an id that is not a string or an integer,
-// an empty batch), notifications (202), then for 2026-07-28 requests the
+// ServeHTTP serves one MCP request. Checks run in this order: Host and
+// Origin (403, internal/httpgate's gate shared with the REST API), method
+// (405; GET and DELETE only for a session-era session), credential (401),
+// content type (415), body (413, 408, -32700 for a body that is not JSON or
+// nests deeper than maxNesting, -32600 for a message that is not a JSON-RPC
+// request: an id that is not a string or an integer, an empty batch), the
+// session of a session-era request that names one (404 unless it is live
+// and the caller's), notifications (202), then for 2026-07-28 requests the
 // _meta keys (-32602), the headers against the body (-32020), the version
 // (-32022) and the method (-32601, 404), and for every request a number
 // too large for a 64-bit float (-32602; in tools/call arguments it is set
 // aside for the tool-input error, a CallToolResult with isError, that
 // callTool answers once it knows the tool). Method-specific checks (the
 // Tasks extension gate, then the task lookup) happen in the method handlers.
+//
+// 2026-07-28 requests are served by the stateless SDK handler. Session-era
+// requests go to the stateful one when they belong to a session (an
+// Mcp-Session-Id header, or an initialize, which starts one), and to the
+// stateless one otherwise, as before sessions existed.
 //
 // Every refusal is a JSON-RPC error with a JSON body, the SDK's transport
 // errors included (see plainErrorWriter).
@@ -103,16 +114,21 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, rpcError{status: rej.Status, code: codeInvalidRequest, message: rej.Message})
 		return
 	}
+	session := m.legacySession(r)
 	if r.Method != http.MethodPost {
+		if session != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+			m.serveSessionStream(w, r, session)
+			return
+		}
 		w.Header().Set("Allow", http.MethodPost)
 		writeRPCError(w, rpcError{status: http.StatusMethodNotAllowed, code: codeInvalidRequest,
-			message: fmt.Sprintf("method %s not allowed: the MCP endpoint takes POST only", r.Method)})
+			message: fmt.Sprintf("method %s not allowed: the MCP endpoint takes POST (GET and DELETE only with the %s of a session-era session)",
+				r.Method, headerSessionID)})
 		return
 	}
 	caller, err := m.authenticate(r)
 	if err != nil {
-		auth.Challenge(w)
-		writeRPCError(w, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
+		writeUnauthorized(w, err)
 		return
 	}
 	if !httpgate.JSONContentType(r) {
@@ -154,7 +170,14 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, e)
 			return
 		}
-		m.serveSDK(w, r, caller, nil) // legacy batch: the SDK decides
+		// A legacy batch: the SDK decides.
+		if session != "" {
+			if m.checkSession(w, session, principal(caller), nil) {
+				m.serveSDK(w, r, caller, nil, m.sessionRoute())
+			}
+			return
+		}
+		m.serveSDK(w, r, caller, nil, sdkRoute{handler: m.jsonHandler})
 		return
 	}
 	var msg rpcMessage
@@ -162,11 +185,28 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
 		return
 	}
+	if session != "" && msg.Method == "" && isResponse(&msg) {
+		// A session-era client answering a request of the server (an
+		// elicitation): the SDK matches it to the waiting request.
+		if m.checkSession(w, session, principal(caller), nil) {
+			m.serveSDK(w, r, caller, nil, m.sessionRoute())
+		}
+		return
+	}
 	if e, bad := checkEnvelope(&msg); bad {
 		writeRPCError(w, e)
 		return
 	}
+	if session != "" && !m.checkSession(w, session, principal(caller), msg.ID) {
+		return
+	}
 	if len(msg.ID) == 0 {
+		if session != "" {
+			// notifications/initialized, notifications/cancelled, ...
+			// belong to the session.
+			m.serveSDK(w, r, caller, nil, m.sessionRoute())
+			return
+		}
 		// A notification: nothing to answer, and on a stateless endpoint
 		// nothing it could refer to.
 		w.WriteHeader(http.StatusAccepted)
@@ -196,7 +236,35 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, e)
 		return
 	}
-	m.serveSDK(w, r, caller, msg.ID)
+	switch {
+	case modern:
+	case session != "":
+		m.serveSDK(w, r, caller, msg.ID, m.sessionRoute())
+		return
+	case msg.Method == "initialize":
+		if m.sessionStarted(w, msg.ID) {
+			m.serveSDK(w, r, caller, msg.ID, m.sessionRoute())
+		}
+		return
+	}
+	route := sdkRoute{handler: m.jsonHandler}
+	if prefersSSE(r) || (msg.Method == "tools/call" && meta["progressToken"] != nil) {
+		// Progress notifications need a stream: JSON mode would drop them.
+		route = sdkRoute{handler: m.sseHandler, stream: true}
+	}
+	m.serveSDK(w, r, caller, msg.ID, route)
+}
+
+// writeUnauthorized answers 401 with the Bearer challenge.
+func writeUnauthorized(w http.ResponseWriter, err error) {
+	auth.Challenge(w)
+	writeRPCError(w, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
+}
+
+// isResponse reports whether msg, which names no method, is a JSON-RPC
+// response: a valid id and a result or an error.
+func isResponse(msg *rpcMessage) bool {
+	return msg.JSONRPC == "2.0" && validID(msg.ID) && (len(msg.Result) > 0 || len(msg.Error) > 0)
 }
 
 // modernHeader reports whether the MCP-Protocol-Version header names a
@@ -313,23 +381,68 @@ func decodeHeaderValue(v string) (string, bool) {
 	return string(b), true
 }
 
-// serveSDK hands a checked request to the SDK handler with the caller in
+// sdkRoute is the SDK handler a request goes to and how its response is
+// written.
+type sdkRoute struct {
+	handler http.Handler
+	// stream: the response is SSE (keep-alives while a call waits,
+	// progress notifications, server requests).
+	stream bool
+	// session: the stateful handler, whose POST may end without its
+	// response (the session closed); the response is then not delivered.
+	session bool
+}
+
+// sessionRoute is the route of requests that belong to a session-era
+// session: the stateful handler, always SSE.
+func (m *Mount) sessionRoute() sdkRoute {
+	return sdkRoute{handler: m.sessionHandler, stream: true, session: true}
+}
+
+// serveSDK hands a checked request to an SDK handler with the caller in
 // its context, under the request-ownership tracker: the run the call starts
 // or continues is cancelled unless its whole response is delivered. id is
-// the request's id (nil for a batch): a transport error the SDK answers in
-// plain text is rewritten as a JSON-RPC error carrying it.
-func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject, id json.RawMessage) {
+// the request's id (nil for a batch, a notification or a response): a
+// transport error the SDK answers in plain text is rewritten as a JSON-RPC
+// error carrying it.
+//
+// The handlers of a session do not see this request's context (a session
+// keeps the context of its initialize), so what a handler needs of the
+// request is found by its ownership claim: the stream writer is registered
+// under the claim's key while the request is served.
+func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject, id json.RawMessage, route sdkRoute) {
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
 	defer pw.finish()
 	r = r.WithContext(auth.WithSubject(r.Context(), caller))
-	if prefersSSE(r) {
-		sw := &sseWriter{ResponseWriter: pw}
-		r = r.WithContext(context.WithValue(r.Context(), sseKey{}, sw))
-		m.tracker.HTTP(m.sseHandler).ServeHTTP(sw, r)
-		sw.stop()
+	if !route.stream {
+		m.tracker.HTTP(route.handler).ServeHTTP(pw, r)
 		return
 	}
-	m.tracker.HTTP(m.jsonHandler).ServeHTTP(pw, r)
+	sw := &sseWriter{ResponseWriter: pw, id: responseKey(id)}
+	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get(ownership.ClaimHeader)
+		m.streams.Store(key, sw)
+		defer m.streams.Delete(key)
+		route.handler.ServeHTTP(w, r)
+		if route.session && len(id) > 0 && !sw.answered() {
+			// The session ended (DELETE, expiry) before the call was
+			// answered: whatever the connection says, the response was
+			// not delivered.
+			m.tracker.Lookup(r.Header).Abandon()
+		}
+	})).ServeHTTP(sw, r)
+	sw.stop()
+}
+
+// stream returns the SSE writer of the request that holds claim, or nil
+// (a JSON response, stdio).
+func (m *Mount) stream(claim *ownership.Claim) *sseWriter {
+	if claim == nil {
+		return nil
+	}
+	sw, _ := m.streams.Load(claim.Key())
+	w, _ := sw.(*sseWriter)
+	return w
 }
 
 // prefersSSE reports whether the client lists text/event-stream before

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -109,8 +110,18 @@ type Options struct {
 	// the response hands it over like a CreateTaskResult. Default 5 min.
 	MaxBlockingWait time.Duration
 	// KeepAlive is the interval of SSE comment lines on a waiting blocking
-	// call. Default 15 s.
+	// call, and of the progress notifications of a call that asked for
+	// them while its run does not change. Default 15 s.
 	KeepAlive time.Duration
+
+	// SessionIdleTimeout ends a session-era (2025-xx) HTTP session that
+	// has had no request in flight for this long: its Mcp-Session-Id then
+	// answers 404 and the client initializes again. A blocking call keeps
+	// its session alive. Default 30 min.
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the session-era HTTP sessions open at once; an
+	// initialize past it is answered 503. Default 10000.
+	MaxSessions int
 }
 
 // Defaults of Options.
@@ -120,6 +131,8 @@ const (
 	DefaultMRTRStateTTL    = 15 * time.Minute
 	DefaultMaxBlockingWait = 5 * time.Minute
 	DefaultKeepAlive       = 15 * time.Second
+	DefaultSessionIdle     = 30 * time.Minute
+	DefaultMaxSessions     = 10000
 )
 
 // Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
@@ -134,12 +147,19 @@ type Mount struct {
 	gate         *httpgate.Gate
 	jsonHandler  http.Handler
 	sseHandler   http.Handler
-	server       *mcp.Server
-	tracker      *ownership.Tracker
-	states       *requeststate.Codec
-	maxRounds    int
-	maxWait      time.Duration
-	keepAlive    time.Duration
+	// sessionHandler is the stateful SDK handler of session-era sessions.
+	sessionHandler http.Handler
+	sessions       sessions
+	maxSessions    int
+	// streams holds the *sseWriter of each SSE request being served, by
+	// ownership claim key.
+	streams   sync.Map
+	server    *mcp.Server
+	tracker   *ownership.Tracker
+	states    *requeststate.Codec
+	maxRounds int
+	maxWait   time.Duration
+	keepAlive time.Duration
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -202,6 +222,13 @@ func New(opts Options) (*Mount, error) {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = DefaultKeepAlive
 	}
+	if opts.SessionIdleTimeout <= 0 {
+		opts.SessionIdleTimeout = DefaultSessionIdle
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	m.maxSessions = opts.MaxSessions
 	key := opts.MRTRKey
 	if key == nil {
 		key = make([]byte, 32)
@@ -263,6 +290,12 @@ func New(opts Options) (*Mount, error) {
 		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
 		DisableLocalhostProtection: true,
 	})
+	// Session-era sessions: server requests (elicitation) need a session
+	// to answer on; responses are SSE so that they ride the call's stream.
+	m.sessionHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		JSONResponse: false, SessionTimeout: opts.SessionIdleTimeout, MaxRequestBodyBytes: m.maxBody,
+		DisableLocalhostProtection: true,
+	})
 	return m, nil
 }
 
@@ -284,13 +317,16 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				claim = m.tracker.Lookup(extra.Header)
 			}
 			defer m.tracker.Track()()
-			return m.callTool(ctx, r.Params, claim)
+			return m.callTool(ctx, r, claim)
 		case "initialize":
 			res, err := next(ctx, method, req)
 			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir.Capabilities != nil {
 				caps := *ir.Capabilities
 				caps.Extensions = nil
 				ir.Capabilities = &caps
+			}
+			if err == nil {
+				m.trackSession(ctx, req)
 			}
 			return res, err
 		}

@@ -23,7 +23,8 @@ import (
 // CallToolResult with isError naming the property and the rule. A request that declared the Tasks extension gets a CreateTaskResult
 // once the run exists (unless the tool forbids tasks); any other request
 // waits for the run to end and gets its CallToolResult.
-func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *ownership.Claim) (mcp.Result, error) {
+func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *ownership.Claim) (mcp.Result, error) {
+	p := req.Params
 	caller, err := m.caller(ctx)
 	if err != nil {
 		return nil, err
@@ -48,6 +49,12 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *o
 	}
 	caps := capsFromMeta(p.Meta)
 	modern := modernMeta(p.Meta)
+	// A session-era client that declared elicitation in its session is
+	// asked the run's questions by elicitation/create during the call.
+	elicit := !modern && sessionElicits(req.Session)
+	if elicit {
+		caps.Elicitation = &elicitationCaps{Form: json.RawMessage(`{}`)}
+	}
 	args, err := t.ValidateArguments(p.Arguments)
 	if perr := argumentsProblem(ctx); perr != nil {
 		err = &catalog.ArgumentsError{Tool: spec.Name, Problem: "invalid arguments: " + perr.Error(), Err: perr}
@@ -71,11 +78,18 @@ func (m *Mount) callTool(ctx context.Context, p *mcp.CallToolParamsRaw, claim *o
 	if err != nil {
 		return nil, errInvalidParams(fmt.Sprintf("tool %q: %v", p.Name, err))
 	}
-	call := &blockingCall{tool: t, caller: caller, claim: claim, caps: caps, modern: modern, digest: digest}
+	call := &blockingCall{tool: t, caller: caller, claim: claim, caps: caps, modern: modern, digest: digest,
+		session: req.Session, elicit: elicit && !tasked, progressToken: p.GetProgressToken()}
 	if p.RequestState != "" && !tasked {
 		return m.continueRun(ctx, call, p.RequestState, p.InputResponses)
 	}
 	inputs, early, err := m.preRunInputs(t, p, caps, modern)
+	if ir, ok := early.(*inputRequiredResult); ok && call.elicit {
+		if p, err = m.elicitPreRun(ctx, req.Session, p, ir); err != nil {
+			return nil, err
+		}
+		inputs, early, err = m.preRunInputs(t, p, caps, modern)
+	}
 	if early != nil || err != nil {
 		return early, err
 	}

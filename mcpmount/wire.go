@@ -204,11 +204,14 @@ type elicitResponse struct {
 // clientCaps is the part of a request's declared client capabilities the
 // mount reads.
 type clientCaps struct {
-	Elicitation *struct {
-		Form json.RawMessage `json:"form,omitempty"`
-		URL  json.RawMessage `json:"url,omitempty"`
-	} `json:"elicitation,omitempty"`
-	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
+	Elicitation *elicitationCaps           `json:"elicitation,omitempty"`
+	Extensions  map[string]json.RawMessage `json:"extensions,omitempty"`
+}
+
+// elicitationCaps is the declared elicitation capability: its modes.
+type elicitationCaps struct {
+	Form json.RawMessage `json:"form,omitempty"`
+	URL  json.RawMessage `json:"url,omitempty"`
 }
 
 // tasks reports whether the request declared the Tasks extension. The legacy

@@ -67,9 +67,10 @@ type Claim struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	owned   []ownedRun
-	settled bool
+	mu        sync.Mutex
+	owned     []ownedRun
+	settled   bool
+	abandoned bool
 }
 
 type ownedRun struct {
@@ -139,14 +140,31 @@ func (c *Claim) Own(caller signals.Subject, runID string) {
 	c.mu.Unlock()
 }
 
-// Settle ends the claim. When delivered is false, every run the request
-// owns is cancelled (in the background, detached from the request). A claim
-// settles once; later calls do nothing.
+// Abandon records that the request's response will not reach its client
+// whatever the transport reports: the client cancelled the request (a
+// notifications/cancelled in an HTTP session, whose connection stays up),
+// or its session ended before the response was written. The claim then
+// settles as not delivered. A nil claim does nothing.
+func (c *Claim) Abandon() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.abandoned = true
+	c.mu.Unlock()
+}
+
+// Settle ends the claim. When delivered is false, or the claim was
+// abandoned, every run the request owns is cancelled (in the background,
+// detached from the request). A claim settles once; later calls do nothing.
 func (c *Claim) Settle(delivered bool) {
 	c.mu.Lock()
 	if c.settled {
 		c.mu.Unlock()
 		return
+	}
+	if c.abandoned {
+		delivered = false
 	}
 	c.settled = true
 	c.cancel()

@@ -1,0 +1,105 @@
+package mcpmount
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// progress sends notifications/progress for one blocking call whose
+// request carried a progressToken: one at every change of the run's
+// status, status message or event log (a node starting or ending), and one
+// every keep-alive interval while nothing changes, so that a client whose
+// timeout restarts on progress waits as long as the run does. The message
+// is the run's status message, never tool content; progress counts the
+// notifications, so it increases with each. A nil *progress sends nothing.
+type progress struct {
+	ss    *mcp.ServerSession
+	ctx   context.Context // the call's: notifications go on its stream
+	token any
+
+	mu      sync.Mutex
+	n       float64
+	message string
+	state   string // the run state last reported
+	stopped bool
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// startProgress starts the heartbeat of c's progress notifications, or
+// returns nil when c's request carried no progressToken.
+func (m *Mount) startProgress(ctx context.Context, c *blockingCall) *progress {
+	if c.progressToken == nil || c.session == nil {
+		return nil
+	}
+	p := &progress{ss: c.session, ctx: ctx, token: c.progressToken, done: make(chan struct{})}
+	p.wg.Add(1)
+	go p.heartbeat(m.keepAlive)
+	return p
+}
+
+func (p *progress) heartbeat(interval time.Duration) {
+	defer p.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.sendLocked()
+			p.mu.Unlock()
+		}
+	}
+}
+
+// observe reports the snapshot when the run changed since the last one.
+func (p *progress) observe(s signals.Snapshot) {
+	if p == nil {
+		return
+	}
+	state := fmt.Sprintf("%s\x00%s\x00%d", s.Status, s.StatusMessage, s.LastSequence)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if state == p.state {
+		return
+	}
+	p.state = state
+	p.message = s.StatusMessage
+	if p.message == "" {
+		p.message = s.Status.Message()
+	}
+	p.sendLocked()
+}
+
+// sendLocked sends the next notification; p.mu is held, so notifications
+// go out in the order of their progress values.
+func (p *progress) sendLocked() {
+	if p.stopped || p.state == "" {
+		return // stopped, or nothing observed yet
+	}
+	p.n++
+	// A failed send (the client left) changes nothing: the call notices
+	// through its claim.
+	_ = p.ss.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: p.message})
+}
+
+// stop ends the notifications before the call's response is written.
+func (p *progress) stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	close(p.done)
+	p.wg.Wait()
+}

@@ -1,0 +1,126 @@
+package mcpmount
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/auth"
+)
+
+// headerSessionID is the session header of the session-era (2025-xx)
+// streamable HTTP transport.
+const headerSessionID = "Mcp-Session-Id"
+
+// sessions records the live session-era HTTP sessions of the stateful SDK
+// handler and the caller each belongs to. A session is bound to the caller
+// that initialized it: any other credential naming it is told the session
+// does not exist.
+type sessions struct {
+	mu    sync.Mutex
+	owner map[string]string // session id -> principal
+}
+
+func (s *sessions) add(id, owner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owner == nil {
+		s.owner = map[string]string{}
+	}
+	s.owner[id] = owner
+}
+
+func (s *sessions) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.owner, id)
+}
+
+// ownedBy reports whether session id is live and belongs to owner.
+func (s *sessions) ownedBy(id, owner string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.owner[id]
+	return ok && o == owner
+}
+
+func (s *sessions) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.owner)
+}
+
+// trackSession records the session an initialize request created, bound
+// to its caller, until the session ends (DELETE, idle expiry). Sessions
+// without an id (stdio, the stateless handler) are not recorded.
+func (m *Mount) trackSession(ctx context.Context, req mcp.Request) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || ss == nil || ss.ID() == "" {
+		return
+	}
+	caller, err := m.caller(ctx)
+	if err != nil {
+		return
+	}
+	id := ss.ID()
+	m.sessions.add(id, principal(caller))
+	go func() {
+		_ = ss.Wait()
+		m.sessions.remove(id)
+		m.log.Debug("MCP session ended", zap.String("session", id))
+	}()
+}
+
+// legacySession returns the Mcp-Session-Id of a session-era request, or ""
+// (no header, or a 2026-07-28 request, which is stateless whatever it
+// carries).
+func (m *Mount) legacySession(r *http.Request) string {
+	if m.modernHeader(r) {
+		return ""
+	}
+	return r.Header.Get(headerSessionID)
+}
+
+// checkSession answers 404 unless session id is live and belongs to the
+// caller's principal; a foreign session reads exactly like an unknown one.
+func (m *Mount) checkSession(w http.ResponseWriter, id, owner string, reqID json.RawMessage) bool {
+	if m.sessions.ownedBy(id, owner) {
+		return true
+	}
+	writeRPCError(w, rpcError{status: http.StatusNotFound, id: reqID, code: codeInvalidRequest,
+		message: "session not found: it ended or never existed; send initialize to start a new one"})
+	return false
+}
+
+// serveSessionStream serves GET (the session's standalone SSE stream) and
+// DELETE (end the session) for a session-era client.
+func (m *Mount) serveSessionStream(w http.ResponseWriter, r *http.Request, id string) {
+	caller, err := m.authenticate(r)
+	if err != nil {
+		writeUnauthorized(w, err)
+		return
+	}
+	if !m.checkSession(w, id, principal(caller), nil) {
+		return
+	}
+	pw := &plainErrorWriter{ResponseWriter: w}
+	defer pw.finish()
+	m.sessionHandler.ServeHTTP(pw, r.WithContext(auth.WithSubject(r.Context(), caller)))
+}
+
+// sessionStarted reports whether a new session may start, answering 503
+// when MaxSessions are open.
+func (m *Mount) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) bool {
+	if m.sessions.count() < m.maxSessions {
+		return true
+	}
+	m.log.Warn("MCP session limit reached; initialize refused", zap.Int("maxSessions", m.maxSessions))
+	w.Header().Set("Retry-After", "60")
+	writeRPCError(w, rpcError{status: http.StatusServiceUnavailable, id: reqID, code: codeInternalError,
+		message: "too many open MCP sessions; retry later, or end unused sessions with DELETE"})
+	return false
+}
