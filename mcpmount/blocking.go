@@ -1,7 +1,6 @@
 package mcpmount
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -250,16 +249,11 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 // that waits for headers sees them at once.
 type sseWriter struct {
 	http.ResponseWriter
-	// id is the request's id as responseKey gives it ("" when none): a
-	// written event answering it sets responded.
-	id string
-
-	mu        sync.Mutex
-	started   bool // headers sent by waiting
-	stopped   bool
-	responded bool
-	done      chan struct{}
-	wg        sync.WaitGroup
+	mu      sync.Mutex
+	started bool // headers sent by waiting
+	stopped bool
+	done    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // WriteHeader forwards the status unless waiting sent the headers already.
@@ -275,55 +269,7 @@ func (w *sseWriter) WriteHeader(code int) {
 func (w *sseWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, err := w.ResponseWriter.Write(p)
-	if err == nil && w.id != "" && !w.responded && respondsTo(p, w.id) {
-		w.responded = true
-	}
-	return n, err
-}
-
-// answered reports whether the response to the request was written.
-func (w *sseWriter) answered() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.responded
-}
-
-// responseKey is a JSON-RPC id in one canonical form ("" for none), so
-// that 1, 1.0 and " 1" compare equal.
-func responseKey(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
-		return ""
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-// respondsTo reports whether the SSE event p (the SDK writes each event in
-// one Write) carries the JSON-RPC response to the request whose id has the
-// key id (the server's own requests have ids too, but also a method).
-func respondsTo(p []byte, id string) bool {
-	for _, line := range bytes.Split(p, []byte("\n")) {
-		data, ok := bytes.CutPrefix(line, []byte("data: "))
-		if !ok {
-			continue
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(data, &msg) == nil && msg.Method == "" && responseKey(msg.ID) == id {
-			return true
-		}
-	}
-	return false
+	return w.ResponseWriter.Write(p)
 }
 
 // Flush implements http.Flusher.

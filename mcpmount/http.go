@@ -173,7 +173,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A legacy batch: the SDK decides.
 		if session != "" {
 			if m.checkSession(w, session, principal(caller), nil) {
-				m.serveSDK(w, r, caller, nil, m.sessionRoute())
+				m.serveSDK(w, r, caller, nil, m.sessionRoute(session))
 			}
 			return
 		}
@@ -189,7 +189,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A session-era client answering a request of the server (an
 		// elicitation): the SDK matches it to the waiting request.
 		if m.checkSession(w, session, principal(caller), nil) {
-			m.serveSDK(w, r, caller, nil, m.sessionRoute())
+			m.serveSDK(w, r, caller, nil, m.sessionRoute(session))
 		}
 		return
 	}
@@ -204,7 +204,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if session != "" {
 			// notifications/initialized, notifications/cancelled, ...
 			// belong to the session.
-			m.serveSDK(w, r, caller, nil, m.sessionRoute())
+			m.serveSDK(w, r, caller, nil, m.sessionRoute(session))
 			return
 		}
 		// A notification: nothing to answer, and on a stateless endpoint
@@ -239,11 +239,11 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case modern:
 	case session != "":
-		m.serveSDK(w, r, caller, msg.ID, m.sessionRoute())
+		m.serveSDK(w, r, caller, msg.ID, m.sessionRoute(session))
 		return
 	case msg.Method == "initialize":
 		if m.sessionStarted(w, msg.ID) {
-			m.serveSDK(w, r, caller, msg.ID, m.sessionRoute())
+			m.serveSDK(w, r, caller, msg.ID, m.sessionRoute(""))
 		}
 		return
 	}
@@ -388,15 +388,16 @@ type sdkRoute struct {
 	// stream: the response is SSE (keep-alives while a call waits,
 	// progress notifications, server requests).
 	stream bool
-	// session: the stateful handler, whose POST may end without its
-	// response (the session closed); the response is then not delivered.
-	session bool
+	// session is the Mcp-Session-Id of a request served by the stateful
+	// handler ("" for an initialize, which has none yet).
+	session string
 }
 
 // sessionRoute is the route of requests that belong to a session-era
-// session: the stateful handler, always SSE.
-func (m *Mount) sessionRoute() sdkRoute {
-	return sdkRoute{handler: m.sessionHandler, stream: true, session: true}
+// session (id "" for the initialize that starts one): the stateful
+// handler, always SSE.
+func (m *Mount) sessionRoute(id string) sdkRoute {
+	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
 }
 
 // serveSDK hands a checked request to an SDK handler with the caller in
@@ -409,7 +410,8 @@ func (m *Mount) sessionRoute() sdkRoute {
 // The handlers of a session do not see this request's context (a session
 // keeps the context of its initialize), so what a handler needs of the
 // request is found by its ownership claim: the stream writer is registered
-// under the claim's key while the request is served.
+// under the claim's key while the request is served, and the claim is
+// recorded with its session, whose end settles it.
 func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject, id json.RawMessage, route sdkRoute) {
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
 	defer pw.finish()
@@ -418,18 +420,15 @@ func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.
 		m.tracker.HTTP(route.handler).ServeHTTP(pw, r)
 		return
 	}
-	sw := &sseWriter{ResponseWriter: pw, id: responseKey(id)}
+	sw := &sseWriter{ResponseWriter: pw}
 	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(ownership.ClaimHeader)
 		m.streams.Store(key, sw)
 		defer m.streams.Delete(key)
-		route.handler.ServeHTTP(w, r)
-		if route.session && len(id) > 0 && !sw.answered() {
-			// The session ended (DELETE, expiry) before the call was
-			// answered: whatever the connection says, the response was
-			// not delivered.
-			m.tracker.Lookup(r.Header).Abandon()
+		if route.session != "" {
+			defer m.sessions.enter(route.session, m.tracker.Lookup(r.Header))()
 		}
+		route.handler.ServeHTTP(w, r)
 	})).ServeHTTP(sw, r)
 	sw.stop()
 }

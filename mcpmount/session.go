@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 )
 
 // headerSessionID is the session header of the session-era (2025-xx)
@@ -23,6 +24,44 @@ const headerSessionID = "Mcp-Session-Id"
 type sessions struct {
 	mu    sync.Mutex
 	owner map[string]string // session id -> principal
+	// calls holds the claims of the requests each session has in flight.
+	calls map[string]map[*ownership.Claim]struct{}
+}
+
+// enter records that claim's request of session id is in flight, until
+// the returned func is called.
+func (s *sessions) enter(id string, claim *ownership.Claim) (leave func()) {
+	if claim == nil {
+		return func() {}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls == nil {
+		s.calls = map[string]map[*ownership.Claim]struct{}{}
+	}
+	if s.calls[id] == nil {
+		s.calls[id] = map[*ownership.Claim]struct{}{}
+	}
+	s.calls[id][claim] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.calls[id], claim)
+		if len(s.calls[id]) == 0 {
+			delete(s.calls, id)
+		}
+	}
+}
+
+// inFlight returns the claims of session id's requests in flight.
+func (s *sessions) inFlight(id string) []*ownership.Claim {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*ownership.Claim, 0, len(s.calls[id]))
+	for c := range s.calls[id] {
+		out = append(out, c)
+	}
+	return out
 }
 
 func (s *sessions) add(id, owner string) {
@@ -106,6 +145,14 @@ func (m *Mount) serveSessionStream(w http.ResponseWriter, r *http.Request, id st
 	}
 	if !m.checkSession(w, id, principal(caller), nil) {
 		return
+	}
+	if r.Method == http.MethodDelete {
+		// The SDK closes a session only once its handlers returned, and
+		// they would not be told: the calls in flight end here, unanswered,
+		// and their runs are cancelled.
+		for _, c := range m.sessions.inFlight(id) {
+			c.Settle(false)
+		}
 	}
 	pw := &plainErrorWriter{ResponseWriter: w}
 	defer pw.finish()

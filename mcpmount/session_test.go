@@ -357,3 +357,48 @@ func TestProgressNotifications(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionCallEndsWithoutAnswer: a session-era blocking call whose
+// client will not get its answer owns its run, although the connection
+// stays up: the client sends notifications/cancelled for it (what the TS
+// client does at its request timeout), or ends the session with DELETE.
+// Either way the run is cancelled with mcp-request-cancelled.
+func TestSessionCallEndsWithoutAnswer(t *testing.T) {
+	var p *probe
+	s := newStackWith(t, nil, "", withProbe(&p, nil))
+	for _, tt := range []struct {
+		name string
+		end  func(t *testing.T, session string)
+	}{
+		{"notifications/cancelled", func(t *testing.T, session string) {
+			hdr := map[string]string{"Content-Type": "application/json", "Accept": acceptJSON, "Mcp-Session-Id": session,
+				"MCP-Protocol-Version": "2025-06-18"}
+			r := post(t, s.URL+"/mcp", hdr, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"timed out"}}`))
+			if r.Status != http.StatusAccepted {
+				t.Fatalf("notifications/cancelled: HTTP %d %s", r.Status, r.Raw)
+			}
+		}},
+		{"DELETE", func(t *testing.T, session string) {
+			req, _ := http.NewRequest(http.MethodDelete, s.URL+"/mcp", nil)
+			req.Header.Set("Mcp-Session-Id", session)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNoContent {
+				t.Fatalf("DELETE: HTTP %d", resp.StatusCode)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			session := rawSession(t, s, "")
+			conn, _ := sessionCall(t, s, session, "", 3, "delay", map[string]any{"delayMs": 60000})
+			defer conn.Close()
+			runID := p.next(t)
+			s.awaitActivityStarted(t, runID)
+			tt.end(t, session)
+			wantCancelledByRequest(t, s.awaitEnd(t, auth.Anonymous(), runID, 30*time.Second))
+		})
+	}
+}

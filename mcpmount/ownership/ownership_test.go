@@ -155,3 +155,21 @@ func TestClientCannotForgeClaim(t *testing.T) {
 		t.Fatalf("handler saw claim %q; want a fresh one", seen)
 	}
 }
+
+// TestAbandonedClaimCancels: a claim abandoned by its handler (the client
+// cancelled the request on a connection that stays up) settles as not
+// delivered even when the transport delivered bytes.
+func TestAbandonedClaimCancels(t *testing.T) {
+	rec := newRecorder()
+	tr := NewTracker(rec.cancel, nil)
+	c := tr.Open(context.Background())
+	c.Own(signals.Subject{Tenant: "t"}, "t/run")
+	c.Abandon()
+	c.Settle(true)
+	tr.Wait()
+	if got := rec.cancelled(); len(got) != 1 || got[0] != "t/run" {
+		t.Fatalf("cancelled = %v, want [t/run]", got)
+	}
+	var nilClaim *Claim
+	nilClaim.Abandon() // must not panic
+}
