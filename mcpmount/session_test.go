@@ -402,3 +402,56 @@ func TestSessionCallEndsWithoutAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionElicitationLateAnswer: the question of a pending elicitation
+// is answered elsewhere first (here by the run service, as REST does). The
+// server withdraws its request (notifications/cancelled), the call ends
+// with the tool's answer to that resolution, and the client's late answer
+// is accepted and changes nothing.
+func TestSessionElicitationLateAnswer(t *testing.T) {
+	var p *probe
+	s := newStackWith(t, nil, "", withProbe(&p, nil))
+	session := rawSession(t, s, "")
+	conn, stream := sessionCall(t, s, session, "", 4, "publish_report", reportArgs)
+	defer conn.Close()
+	ask := stream.next(t)
+	if ask["method"] != "elicitation/create" {
+		t.Fatalf("first message = %v", ask)
+	}
+	runID := p.next(t)
+	snap, err := s.runs.Get(context.Background(), auth.Anonymous(), runID)
+	if err != nil || len(snap.Interrupts) != 1 {
+		t.Fatalf("run = %+v, %v", snap, err)
+	}
+	if _, err := s.runs.Resolve(context.Background(), auth.Anonymous(), runID,
+		signals.Resolution{InterruptID: snap.Interrupts[0].ID, Action: signals.ActionDecline}); err != nil {
+		t.Fatal(err)
+	}
+	var withdrawn bool
+	for {
+		msg := stream.next(t)
+		if msg["method"] == "notifications/cancelled" {
+			params, _ := msg["params"].(map[string]any)
+			withdrawn = params["requestId"] == ask["id"]
+			continue
+		}
+		if msg["id"] != float64(4) || !strings.Contains(text(t, msg["result"]), "was not published") {
+			t.Fatalf("call = %v", msg)
+		}
+		break
+	}
+	if !withdrawn {
+		t.Fatal("the elicitation of the question answered elsewhere was not withdrawn")
+	}
+	hdr := map[string]string{"Content-Type": "application/json", "Accept": acceptJSON, "Mcp-Session-Id": session,
+		"MCP-Protocol-Version": "2025-06-18"}
+	late, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": ask["id"],
+		"result": map[string]any{"action": "accept", "content": map[string]any{"action": "accept"}}})
+	if r := post(t, s.URL+"/mcp", hdr, late); r.Status != http.StatusAccepted {
+		t.Fatalf("late answer: HTTP %d %s", r.Status, r.Raw)
+	}
+	end := s.awaitEnd(t, auth.Anonymous(), runID, 20*time.Second)
+	if end.Status != signals.StatusCompleted || len(end.Resolved) != 1 || end.Resolved[0].Action != signals.ActionDecline {
+		t.Fatalf("run = %s, resolved %+v", end.Status, end.Resolved)
+	}
+}
