@@ -6,7 +6,8 @@
 // The go-sdk's stateless StreamableHTTPHandler does the JSON-RPC transport
 // and server/discover; its stateful one serves session-era (2025-xx)
 // clients in HTTP sessions on the same endpoint, so that their blocking
-// calls can ask the run's questions with elicitation/create. Mount adds what the SDK does not do: Origin and Host checks,
+// calls can ask the run's questions with elicitation/create. Mount adds
+// what the SDK does not do: Origin and Host checks,
 // Bearer API key authentication, the 2026-07-28 request validation in the
 // order the wire reference fixes (_meta keys, headers including Mcp-Name on
 // tasks/*, version, method), tools/list and tools/call from the catalog,

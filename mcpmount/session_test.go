@@ -455,3 +455,43 @@ func TestSessionElicitationLateAnswer(t *testing.T) {
 		t.Fatalf("run = %s, resolved %+v", end.Status, end.Resolved)
 	}
 }
+
+// TestSessionElicitationQuestions: a session-era client is asked a tool's
+// pre-run input before the run starts, and each of a run's successive
+// questions while the call waits, all by elicitation/create; the answers
+// reach the tool.
+func TestSessionElicitationQuestions(t *testing.T) {
+	s := newStack(t, nil, "")
+	answer := func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		b, _ := json.Marshal(r.Params.RequestedSchema)
+		var schema struct {
+			Properties map[string]any `json:"properties"`
+		}
+		_ = json.Unmarshal(b, &schema)
+		content := map[string]any{}
+		if _, ok := schema.Properties["name"]; ok {
+			content["name"] = "Ada"
+		}
+		if _, ok := schema.Properties["color"]; ok {
+			content["color"] = "teal"
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+	}
+	for _, tt := range []struct{ tool, want string }{
+		{"test_tool_with_task", "Hello, Ada!"},
+		{"multi_input", "Hello Ada, your favourite colour is teal."},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			cs := sessionClient(t, s, "2025-11-25", answer, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tt.tool, Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resultText(t, res); got != tt.want || res.IsError {
+				t.Fatalf("result = %q (isError %v), want %q", got, res.IsError, tt.want)
+			}
+		})
+	}
+}
