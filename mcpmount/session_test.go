@@ -495,3 +495,56 @@ func TestSessionElicitationQuestions(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionLimits: an initialize past MaxSessions is refused with 503
+// (and a JSON-RPC error) until a session ends; GET and DELETE need a live
+// session of the caller (404 otherwise, 405 without one).
+func TestSessionLimits(t *testing.T) {
+	s := newTestServer(t, func(o *Options) { o.MaxSessions = 1 })
+	initialize := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
+		`"capabilities":{},"clientInfo":{"name":"limits","version":"0"}}}`)
+	hdr := map[string]string{"Content-Type": "application/json", "Accept": acceptJSON}
+	first := post(t, s.URL, hdr, initialize)
+	session := first.Header.Get("Mcp-Session-Id")
+	if first.Status != http.StatusOK || session == "" {
+		t.Fatalf("first initialize: HTTP %d %s", first.Status, first.Raw)
+	}
+	second := post(t, s.URL, hdr, initialize)
+	if second.Status != http.StatusServiceUnavailable || second.Error == nil || second.Header.Get("Retry-After") == "" {
+		t.Fatalf("initialize past MaxSessions: HTTP %d %s", second.Status, second.Raw)
+	}
+
+	do := func(method, id string) int {
+		req, _ := http.NewRequest(method, s.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		if id != "" {
+			req.Header.Set("Mcp-Session-Id", id)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := do(http.MethodGet, ""); got != http.StatusMethodNotAllowed {
+		t.Fatalf("GET without a session: %d", got)
+	}
+	if got := do(http.MethodGet, "no-such-session"); got != http.StatusNotFound {
+		t.Fatalf("GET of an unknown session: %d", got)
+	}
+	if got := do(http.MethodDelete, session); got != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := post(t, s.URL, hdr, initialize)
+		if r.Status == http.StatusOK && r.Header.Get("Mcp-Session-Id") != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("initialize after the session ended: HTTP %d %s", r.Status, r.Raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
