@@ -117,9 +117,9 @@ type Options struct {
 	KeepAlive time.Duration
 
 	// SessionIdleTimeout ends a session-era (2025-xx) HTTP session that
-	// has had no request in flight for this long: its Mcp-Session-Id then
+	// has had no POST in flight for this long: its Mcp-Session-Id then
 	// answers 404 and the client initializes again. A blocking call keeps
-	// its session alive. Default 30 min.
+	// its session alive; an open GET stream does not. Default 30 min.
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the session-era HTTP sessions open at once; an
 	// initialize past it is answered 503. Default 10000.

@@ -29,15 +29,20 @@ import (
 var reportArgs = map[string]any{"title": "Q3", "topic": "sales", "sections": 1}
 
 // sessionClient connects the go-sdk client to the stack at version,
-// answering elicitations with answer (nil: no elicitation capability).
+// answering elicitations with answer (nil: no elicitation capability). Its
+// automatic MRTR retries are off, as session-era clients have none: only
+// elicitation/create requests reach answer.
 func sessionClient(t *testing.T, s *stack, version string, answer func(*mcp.ElicitRequest) (*mcp.ElicitResult, error),
 	onProgress func(*mcp.ProgressNotificationClientRequest)) *mcp.ClientSession {
 	t.Helper()
-	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-		if onProgress != nil {
-			onProgress(r)
-		}
-	}}
+	opts := &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			if onProgress != nil {
+				onProgress(r)
+			}
+		},
+	}
 	if answer != nil {
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
 	}
@@ -403,55 +408,69 @@ func TestSessionCallEndsWithoutAnswer(t *testing.T) {
 	}
 }
 
-// TestSessionElicitationLateAnswer: the question of a pending elicitation
-// is answered elsewhere first (here by the run service, as REST does). The
-// server withdraws its request (notifications/cancelled), the call ends
-// with the tool's answer to that resolution, and the client's late answer
-// is accepted and changes nothing.
+// TestSessionElicitationLateAnswer: of multi_input's two questions, both
+// asked by elicitation/create, one is answered elsewhere first (here by the
+// run service, as REST does). The server withdraws that request
+// (notifications/cancelled naming it) while the call waits for the other;
+// the client's late answer to it is accepted and changes nothing; the
+// other answer completes the call with the first answer applied.
 func TestSessionElicitationLateAnswer(t *testing.T) {
 	var p *probe
 	s := newStackWith(t, nil, "", withProbe(&p, nil))
 	session := rawSession(t, s, "")
-	conn, stream := sessionCall(t, s, session, "", 4, "publish_report", reportArgs)
+	conn, stream := sessionCall(t, s, session, "", 4, "multi_input", map[string]any{})
 	defer conn.Close()
-	ask := stream.next(t)
-	if ask["method"] != "elicitation/create" {
-		t.Fatalf("first message = %v", ask)
+	asks := map[string]map[string]any{} // by the property asked
+	for len(asks) < 2 {
+		ask := stream.next(t)
+		params, _ := ask["params"].(map[string]any)
+		schema, _ := params["requestedSchema"].(map[string]any)
+		props, _ := schema["properties"].(map[string]any)
+		if ask["method"] != "elicitation/create" || len(props) != 1 {
+			t.Fatalf("message = %v", ask)
+		}
+		for k := range props {
+			asks[k] = ask
+		}
 	}
 	runID := p.next(t)
 	snap, err := s.runs.Get(context.Background(), auth.Anonymous(), runID)
-	if err != nil || len(snap.Interrupts) != 1 {
+	if err != nil || len(snap.Interrupts) != 2 {
 		t.Fatalf("run = %+v, %v", snap, err)
 	}
-	if _, err := s.runs.Resolve(context.Background(), auth.Anonymous(), runID,
-		signals.Resolution{InterruptID: snap.Interrupts[0].ID, Action: signals.ActionDecline}); err != nil {
+	nameKey := ""
+	for _, it := range snap.Interrupts {
+		if strings.Contains(string(it.Schema), `"name"`) {
+			nameKey = it.ID
+		}
+	}
+	if _, err := s.runs.Resolve(context.Background(), auth.Anonymous(), runID, signals.Resolution{
+		InterruptID: nameKey, Action: signals.ActionAccept, Content: json.RawMessage(`{"name":"Ada"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	var withdrawn bool
-	for {
-		msg := stream.next(t)
-		if msg["method"] == "notifications/cancelled" {
-			params, _ := msg["params"].(map[string]any)
-			withdrawn = params["requestId"] == ask["id"]
-			continue
-		}
-		if msg["id"] != float64(4) || !strings.Contains(text(t, msg["result"]), "was not published") {
-			t.Fatalf("call = %v", msg)
-		}
-		break
-	}
-	if !withdrawn {
-		t.Fatal("the elicitation of the question answered elsewhere was not withdrawn")
+	msg := stream.next(t)
+	params, _ := msg["params"].(map[string]any)
+	if msg["method"] != "notifications/cancelled" || params["requestId"] != asks["name"]["id"] {
+		t.Fatalf("after the question was answered elsewhere: %v, want its elicitation (id %v) withdrawn", msg, asks["name"]["id"])
 	}
 	hdr := map[string]string{"Content-Type": "application/json", "Accept": acceptJSON, "Mcp-Session-Id": session,
 		"MCP-Protocol-Version": "2025-06-18"}
-	late, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": ask["id"],
-		"result": map[string]any{"action": "accept", "content": map[string]any{"action": "accept"}}})
-	if r := post(t, s.URL+"/mcp", hdr, late); r.Status != http.StatusAccepted {
-		t.Fatalf("late answer: HTTP %d %s", r.Status, r.Raw)
+	for _, a := range []struct {
+		ask     map[string]any
+		content map[string]any
+	}{{asks["name"], map[string]any{"name": "Bob"}}, {asks["color"], map[string]any{"color": "teal"}}} {
+		answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": a.ask["id"],
+			"result": map[string]any{"action": "accept", "content": a.content}})
+		if r := post(t, s.URL+"/mcp", hdr, answer); r.Status != http.StatusAccepted {
+			t.Fatalf("answer %v: HTTP %d %s", a.content, r.Status, r.Raw)
+		}
+	}
+	res := stream.next(t)
+	if res["id"] != float64(4) || text(t, res["result"]) != "Hello Ada, your favourite colour is teal." {
+		t.Fatalf("call = %v", res)
 	}
 	end := s.awaitEnd(t, auth.Anonymous(), runID, 20*time.Second)
-	if end.Status != signals.StatusCompleted || len(end.Resolved) != 1 || end.Resolved[0].Action != signals.ActionDecline {
+	if end.Status != signals.StatusCompleted || len(end.Resolved) != 2 {
 		t.Fatalf("run = %s, resolved %+v", end.Status, end.Resolved)
 	}
 }
