@@ -23,7 +23,8 @@ const headerSessionID = "Mcp-Session-Id"
 // does not exist.
 type sessions struct {
 	mu    sync.Mutex
-	owner map[string]string // session id -> principal
+	owner map[string]string             // session id -> principal
+	live  map[string]*mcp.ServerSession // session id -> session
 	// calls holds the claims of the requests each session has in flight.
 	calls map[string]map[*ownership.Claim]struct{}
 }
@@ -64,19 +65,33 @@ func (s *sessions) inFlight(id string) []*ownership.Claim {
 	return out
 }
 
-func (s *sessions) add(id, owner string) {
+func (s *sessions) add(ss *mcp.ServerSession, owner string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.owner == nil {
 		s.owner = map[string]string{}
+		s.live = map[string]*mcp.ServerSession{}
 	}
-	s.owner[id] = owner
+	s.owner[ss.ID()] = owner
+	s.live[ss.ID()] = ss
 }
 
 func (s *sessions) remove(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.owner, id)
+	delete(s.live, id)
+}
+
+// all returns the live sessions.
+func (s *sessions) all() []*mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*mcp.ServerSession, 0, len(s.live))
+	for _, ss := range s.live {
+		out = append(out, ss)
+	}
+	return out
 }
 
 // ownedBy reports whether session id is live and belongs to owner.
@@ -106,7 +121,7 @@ func (m *Mount) trackSession(ctx context.Context, req mcp.Request) {
 		return
 	}
 	id := ss.ID()
-	m.sessions.add(id, principal(caller))
+	m.sessions.add(ss, principal(caller))
 	go func() {
 		_ = ss.Wait()
 		m.sessions.remove(id)
@@ -170,4 +185,22 @@ func (m *Mount) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) boo
 	writeRPCError(w, rpcError{status: http.StatusServiceUnavailable, id: reqID, code: codeInternalError,
 		message: "too many open MCP sessions; retry later, or end unused sessions with DELETE"})
 	return false
+}
+
+// CloseSessions ends every session-era HTTP session. A session closes once
+// its calls in flight have returned; its GET stream then ends, so that an
+// http.Server's Shutdown is not held by streams that never end by
+// themselves: register it with (*http.Server).RegisterOnShutdown. Clients
+// may start new sessions afterwards. It returns when every session is
+// closed.
+func (m *Mount) CloseSessions() {
+	var wg sync.WaitGroup
+	for _, ss := range m.sessions.all() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = ss.Close()
+		}()
+	}
+	wg.Wait()
 }

@@ -265,6 +265,13 @@ func (ad *adapter) parts() app.Parts {
 			taskQueue = d.TaskQueue
 			return ad.handler(d)
 		},
+		// Session-era MCP clients hold a GET stream open for as long as
+		// their session lives: end the sessions so the drain is not held.
+		OnShutdown: func() {
+			if ad.mount != nil {
+				ad.mount.CloseSessions()
+			}
+		},
 		Worker: func(ctx context.Context, d app.Deps) error {
 			return ad.registry.Run(ctx, d.Client, d.TaskQueue, workflows.WorkerOptions{
 				Worker: worker.Options{},

@@ -156,3 +156,76 @@ func TestSearchAttributesMissingServer(t *testing.T) {
 	}
 	wantMessage("/healthz", h.SearchAttributes.Message)
 }
+
+// TestShutdownEndsSessions: a session-era MCP client holds its session's
+// GET stream open; a graceful shutdown ends the session, and with it the
+// stream, instead of waiting for the stream until the drain times out.
+func TestShutdownEndsSessions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := devtemporal.Start(ctx, devtemporal.Options{})
+	if err != nil {
+		t.Fatalf("devtemporal: %v", err)
+	}
+	defer func() { _ = srv.Stop() }()
+	cfg := config.Config{
+		HTTPAddr: "127.0.0.1:0", TaskQueue: testenv.UniqueTaskQueue(t), Worker: true, Remote: true,
+		Client: client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()},
+	}
+	logger := testenv.Logger()
+	reg, err := exampletools.DefaultRegistry(activities.New(logger, activities.Options{OutputDir: t.TempDir()}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := &adapter{registry: reg, authenticate: auth.AnonymousAuthenticator}
+	a, err := app.Start(ctx, cfg, logger, ad.parts())
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	url := "http://" + a.HTTPAddr + "/mcp"
+	send := func(method string, body string, hdr map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		return resp
+	}
+	resp := send(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",`+
+		`"capabilities":{},"clientInfo":{"name":"shutdown","version":"0"}}}`, nil)
+	_, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: HTTP %d, session %q", resp.StatusCode, session)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18"}
+	resp = send(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	resp.Body.Close()
+	stream := send(http.MethodGet, "", hdr)
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: HTTP %d", stream.StatusCode)
+	}
+	streamEnded := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, stream.Body)
+		close(streamEnded)
+	}()
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	if err := a.Shutdown(sctx); err != nil {
+		t.Fatalf("Shutdown with a session open: %v", err)
+	}
+	select {
+	case <-streamEnded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session's GET stream did not end")
+	}
+}

@@ -75,6 +75,10 @@ type Parts struct {
 	// serving (e.g. its tools are in the catalog). Start polls it, for at
 	// most ReadyTimeout, before it reports the process ready.
 	WorkerReady func(ctx context.Context) (bool, error)
+	// OnShutdown, when set, runs as the HTTP server starts shutting down
+	// (http.Server.RegisterOnShutdown), e.g. to end streams that would
+	// otherwise hold the shutdown until its timeout.
+	OnShutdown func()
 }
 
 // App is a started process: Temporal connection, worker, HTTP listener.
@@ -179,6 +183,9 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 		}
 	}
 	srv := newHTTPServer(mux, limits, logger)
+	if parts.OnShutdown != nil {
+		srv.RegisterOnShutdown(parts.OnShutdown)
+	}
 	a.http = srv
 	go func() {
 		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
