@@ -74,9 +74,9 @@ func suspendsForInput(s signals.Snapshot) bool {
 // requests instead, and the call waits on until the run ends. A request
 // with a progressToken gets notifications/progress while it waits.
 func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
-	if sw := m.stream(c.claim); sw != nil {
-		sw.waiting(m.keepAlive)
-		defer sw.stop()
+	if hc := m.httpCall(c.claim); hc != nil && hc.stream != nil {
+		hc.stream.waiting(m.keepAlive)
+		defer hc.stream.stop()
 	}
 	wctx, cancel := context.WithTimeout(ctx, m.maxWait)
 	defer cancel()

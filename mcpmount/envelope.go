@@ -144,7 +144,8 @@ type argumentsProblemKey struct{}
 
 // setArgumentsAside replaces the arguments of a tools/call request that the
 // SDK could not decode with {} and records problem in the request context,
-// where callTool finds it and answers the tool-input error. msg and params
+// from where serveSDK hands it to callTool (in the request's httpCall),
+// which answers the tool-input error. msg and params
 // are updated; the returned request carries the rewritten body.
 func setArgumentsAside(r *http.Request, msg *rpcMessage, params map[string]json.RawMessage, problem error) *http.Request {
 	params["arguments"] = json.RawMessage("{}")

@@ -400,48 +400,56 @@ func (m *Mount) sessionRoute(id string) sdkRoute {
 	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
 }
 
+// httpCall is what the MCP handlers need of the HTTP request they serve,
+// found by its ownership claim: the handlers of a session do not see the
+// request's context (a session keeps the context of its initialize).
+type httpCall struct {
+	// stream is the request's SSE writer, nil for a JSON response.
+	stream *sseWriter
+	// argumentsProblem is the tool-input error found in tools/call
+	// arguments before the SDK decoded them (see setArgumentsAside).
+	argumentsProblem error
+}
+
 // serveSDK hands a checked request to an SDK handler with the caller in
 // its context, under the request-ownership tracker: the run the call starts
 // or continues is cancelled unless its whole response is delivered. id is
 // the request's id (nil for a batch, a notification or a response): a
 // transport error the SDK answers in plain text is rewritten as a JSON-RPC
-// error carrying it.
-//
-// The handlers of a session do not see this request's context (a session
-// keeps the context of its initialize), so what a handler needs of the
-// request is found by its ownership claim: the stream writer is registered
-// under the claim's key while the request is served, and the claim is
-// recorded with its session, whose end settles it.
+// error carrying it. While the request is served, its httpCall is
+// registered under its claim's key, and a session's request is recorded
+// with its session, whose end settles it.
 func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject, id json.RawMessage, route sdkRoute) {
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
 	defer pw.finish()
 	r = r.WithContext(auth.WithSubject(r.Context(), caller))
-	if !route.stream {
-		m.tracker.HTTP(route.handler).ServeHTTP(pw, r)
-		return
+	call := &httpCall{argumentsProblem: argumentsProblem(r.Context())}
+	var out http.ResponseWriter = pw
+	if route.stream {
+		call.stream = &sseWriter{ResponseWriter: pw}
+		out = call.stream
+		defer call.stream.stop()
 	}
-	sw := &sseWriter{ResponseWriter: pw}
 	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(ownership.ClaimHeader)
-		m.streams.Store(key, sw)
-		defer m.streams.Delete(key)
+		m.calls.Store(key, call)
+		defer m.calls.Delete(key)
 		if route.session != "" {
 			defer m.sessions.enter(route.session, m.tracker.Lookup(r.Header))()
 		}
 		route.handler.ServeHTTP(w, r)
-	})).ServeHTTP(sw, r)
-	sw.stop()
+	})).ServeHTTP(out, r)
 }
 
-// stream returns the SSE writer of the request that holds claim, or nil
-// (a JSON response, stdio).
-func (m *Mount) stream(claim *ownership.Claim) *sseWriter {
+// httpCall returns the HTTP request that holds claim, or nil (stdio, or
+// no claim).
+func (m *Mount) httpCall(claim *ownership.Claim) *httpCall {
 	if claim == nil {
 		return nil
 	}
-	sw, _ := m.streams.Load(claim.Key())
-	w, _ := sw.(*sseWriter)
-	return w
+	v, _ := m.calls.Load(claim.Key())
+	c, _ := v.(*httpCall)
+	return c
 }
 
 // prefersSSE reports whether the client lists text/event-stream before

@@ -153,9 +153,9 @@ type Mount struct {
 	sessionHandler http.Handler
 	sessions       sessions
 	maxSessions    int
-	// streams holds the *sseWriter of each SSE request being served, by
+	// calls holds the *httpCall of each HTTP request being served, by
 	// ownership claim key.
-	streams   sync.Map
+	calls     sync.Map
 	server    *mcp.Server
 	tracker   *ownership.Tracker
 	states    *requeststate.Codec

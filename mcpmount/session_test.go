@@ -567,3 +567,24 @@ func TestSessionLimits(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSessionArgumentsProblem: arguments the SDK cannot decode (a number
+// past float64) in a session's tools/call are the tool-input error, as on
+// the stateless path, and no run starts.
+func TestSessionArgumentsProblem(t *testing.T) {
+	var p *probe
+	s := newStackWith(t, nil, "", withProbe(&p, nil))
+	session := rawSession(t, s, "")
+	hdr := map[string]string{"Content-Type": "application/json", "Accept": acceptJSON, "Mcp-Session-Id": session,
+		"MCP-Protocol-Version": "2025-06-18"}
+	r := post(t, s.URL+"/mcp", hdr, []byte(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"delay","arguments":{"delayMs":1e309}}}`))
+	res := wantResult(t, r)
+	if res["isError"] != true || !strings.Contains(text(t, res), "delayMs") || !strings.Contains(text(t, res), "1e309") {
+		t.Fatalf("tools/call = %s", r.Raw)
+	}
+	select {
+	case id := <-p.started:
+		t.Fatalf("run %s started for refused arguments", id)
+	default:
+	}
+}

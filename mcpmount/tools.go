@@ -56,7 +56,8 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 		caps.Elicitation = &elicitationCaps{Form: json.RawMessage(`{}`)}
 	}
 	args, err := t.ValidateArguments(p.Arguments)
-	if perr := argumentsProblem(ctx); perr != nil {
+	if hc := m.httpCall(claim); hc != nil && hc.argumentsProblem != nil {
+		perr := hc.argumentsProblem
 		err = &catalog.ArgumentsError{Tool: spec.Name, Problem: "invalid arguments: " + perr.Error(), Err: perr}
 	}
 	if err != nil {
