@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -99,24 +100,33 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 // Every refusal is a JSON-RPC error with a JSON body, the SDK's transport
 // errors included (see plainErrorWriter).
 func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var msg rpcMessage // its method labels a refusal's metrics
+	reject := func(e rpcError) { writeRPCError(w, e) }
+	if m.metrics != nil {
+		start := time.Now()
+		reject = func(e rpcError) {
+			writeRPCError(w, e)
+			m.metrics.Request(methodLabel(msg.Method), OutcomeRejected, time.Since(start))
+		}
+	}
 	if rej := m.gate.CheckHostOrigin(r); rej != nil {
-		writeRPCError(w, rpcError{status: rej.Status, code: codeInvalidRequest, message: rej.Message})
+		reject(rpcError{status: rej.Status, code: codeInvalidRequest, message: rej.Message})
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeRPCError(w, rpcError{status: http.StatusMethodNotAllowed, code: codeInvalidRequest,
+		reject(rpcError{status: http.StatusMethodNotAllowed, code: codeInvalidRequest,
 			message: fmt.Sprintf("method %s not allowed: the MCP endpoint takes POST only", r.Method)})
 		return
 	}
 	caller, err := m.authenticate(r)
 	if err != nil {
 		auth.Challenge(w)
-		writeRPCError(w, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
+		reject(rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
 		return
 	}
 	if !httpgate.JSONContentType(r) {
-		writeRPCError(w, rpcError{status: http.StatusUnsupportedMediaType, code: codeInvalidRequest,
+		reject(rpcError{status: http.StatusUnsupportedMediaType, code: codeInvalidRequest,
 			message: httpgate.UnsupportedMediaType(r).Message})
 		return
 	}
@@ -125,13 +135,13 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			writeRPCError(w, rpcError{status: http.StatusRequestEntityTooLarge, code: codeInvalidRequest,
+			reject(rpcError{status: http.StatusRequestEntityTooLarge, code: codeInvalidRequest,
 				message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)})
 		case httpgate.IsTimeout(err):
-			writeRPCError(w, rpcError{status: http.StatusRequestTimeout, code: codeInvalidRequest,
+			reject(rpcError{status: http.StatusRequestTimeout, code: codeInvalidRequest,
 				message: "the request body did not arrive in time"})
 		default:
-			writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+			reject(rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
 				message: "failed to read the request body: " + err.Error()})
 		}
 		return
@@ -140,30 +150,29 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.ContentLength = int64(len(body))
 
 	if depth := nestingDepth(body); depth > maxNesting {
-		writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeParseError,
+		reject(rpcError{status: http.StatusBadRequest, code: codeParseError,
 			message: fmt.Sprintf("parse error: the message nests %d levels deep; at most %d are accepted", depth, maxNesting)})
 		return
 	}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
 		if m.modernHeader(r) {
-			writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+			reject(rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
 				message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
 			return
 		}
 		if e, bad := checkBatch(trimmed); bad {
-			writeRPCError(w, e)
+			reject(e)
 			return
 		}
 		m.serveSDK(w, r, caller, nil) // legacy batch: the SDK decides
 		return
 	}
-	var msg rpcMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
-		writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
+		reject(rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
 		return
 	}
 	if e, bad := checkEnvelope(&msg); bad {
-		writeRPCError(w, e)
+		reject(e)
 		return
 	}
 	if len(msg.ID) == 0 {
@@ -176,7 +185,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	modern := m.modernHeader(r) || meta[mcp.MetaKeyProtocolVersion] != nil
 	if modern {
 		if e, bad := m.validateModern(r, &msg, params, meta, perr); bad {
-			writeRPCError(w, e)
+			reject(e)
 			return
 		}
 	}
@@ -193,7 +202,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// As the SDK answers a method's error in the legacy protocol.
 			e.status = http.StatusOK
 		}
-		writeRPCError(w, e)
+		reject(e)
 		return
 	}
 	m.serveSDK(w, r, caller, msg.ID)
@@ -323,6 +332,10 @@ func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.
 	defer pw.finish()
 	r = r.WithContext(auth.WithSubject(r.Context(), caller))
 	if prefersSSE(r) {
+		if m.metrics != nil {
+			m.metrics.SSEStream(1)
+			defer m.metrics.SSEStream(-1)
+		}
 		sw := &sseWriter{ResponseWriter: pw}
 		r = r.WithContext(context.WithValue(r.Context(), sseKey{}, sw))
 		m.tracker.HTTP(m.sseHandler).ServeHTTP(sw, r)

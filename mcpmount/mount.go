@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/auth"
@@ -30,6 +31,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Runs is the run service the mount needs; *runs.Service implements it.
@@ -111,6 +113,16 @@ type Options struct {
 	// KeepAlive is the interval of SSE comment lines on a waiting blocking
 	// call. Default 15 s.
 	KeepAlive time.Duration
+
+	// TracerProvider traces requests (telemetry.NewTracerProvider): each
+	// request is a server span, the child of the traceparent of its
+	// params._meta or, without one, of its HTTP headers, and the run
+	// service's Temporal calls are its children when the Temporal client
+	// has the tracing interceptor (telemetry.TemporalInterceptor). Nil:
+	// nothing is traced, at no cost.
+	TracerProvider trace.TracerProvider
+	// Metrics records the mount's metrics (telemetry.Metrics). Nil: none.
+	Metrics Recorder
 }
 
 // Defaults of Options.
@@ -140,6 +152,8 @@ type Mount struct {
 	maxRounds    int
 	maxWait      time.Duration
 	keepAlive    time.Duration
+	tracer       trace.Tracer // nil: no tracing
+	metrics      Recorder     // nil: no metrics
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -186,6 +200,10 @@ func New(opts Options) (*Mount, error) {
 		proj:         projector{pollIntervalMs: opts.PollInterval.Milliseconds()},
 		cacheTTLMs:   opts.CacheTTL.Milliseconds(),
 		maxBody:      opts.MaxBodyBytes,
+		metrics:      opts.Metrics,
+	}
+	if opts.TracerProvider != nil {
+		m.tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
 	}
 	if opts.MRTRMaxRounds == 0 {
 		opts.MRTRMaxRounds = DefaultMRTRMaxRounds
@@ -218,6 +236,10 @@ func New(opts Options) (*Mount, error) {
 	m.maxWait = opts.MaxBlockingWait
 	m.keepAlive = opts.KeepAlive
 	m.tracker = ownership.NewTracker(func(ctx context.Context, caller signals.Subject, runID string) error {
+		if m.metrics != nil {
+			m.metrics.OwnershipCancelled()
+		}
+		ctx = m.runTraceContext(ctx, caller, runID)
 		_, err := m.runs.Cancel(ctx, caller, runID, signals.ReasonMCPRequestCancelled)
 		if errors.Is(err, runs.ErrTerminal) {
 			return nil
@@ -241,7 +263,7 @@ func New(opts Options) (*Mount, error) {
 			c.CacheScope = "public"
 		},
 	})
-	server.AddReceivingMiddleware(m.middleware)
+	server.AddReceivingMiddleware(m.observe, m.middleware)
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
 		return nil, fmt.Errorf("mcpmount: register tasks/get: %w", err)
 	}

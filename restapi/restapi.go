@@ -20,6 +20,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/auth"
@@ -28,6 +31,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Runs is the part of *runs.Service the REST API uses. Every method acts
@@ -82,6 +86,10 @@ type Options struct {
 	Logger *zap.Logger
 	// Now is the clock (time.Now when nil). It stamps refreshedAt.
 	Now func() time.Time
+	// TracerProvider traces requests (telemetry.NewTracerProvider): each
+	// is a server span, the child of the request's traceparent header.
+	// Nil: nothing is traced.
+	TracerProvider trace.TracerProvider
 }
 
 // handler serves the REST API.
@@ -167,14 +175,54 @@ func New(opts Options) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path)
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var serve http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rej := gate.Check(r); rej != nil {
 			writeError(w, rej.Status, rej.Code, rej.Message)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+	if opts.TracerProvider != nil {
+		serve = traced(opts.TracerProvider.Tracer(telemetry.ScopeName+"/restapi"), serve)
+	}
+	return serve
 }
+
+// traced serves each request in a server span, the child of the trace
+// context of its headers, named after the route that served it.
+func traced(tracer trace.Tracer, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := telemetry.Extract(r.Context(), nil, r.Header)
+		ctx, span := tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", r.Method)))
+		defer span.End()
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		if r.Pattern != "" {
+			span.SetName(r.Pattern)
+			span.SetAttributes(attribute.String("http.route", r.Pattern))
+		}
+		span.SetAttributes(attribute.Int("http.response.status_code", sw.status))
+		if sw.status >= http.StatusInternalServerError {
+			span.SetStatus(codes.Error, http.StatusText(sw.status))
+		}
+	})
+}
+
+// statusWriter remembers the response status.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authedHandler is a runs handler that knows its caller.
 type authedHandler func(w http.ResponseWriter, r *http.Request, caller signals.Subject)
