@@ -145,3 +145,10 @@ func (s *MetricsServer) Shutdown(ctx context.Context) error {
 	}
 	return s.srv.Shutdown(ctx)
 }
+
+// With is a Telemetry of a tracer provider and a recorder the caller
+// built (either nil for off): an embedding program's own, or a test's
+// in-memory exporter.
+func With(tp *sdktrace.TracerProvider, m *Metrics) *Telemetry {
+	return &Telemetry{tp: tp, metrics: m}
+}

@@ -232,6 +232,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 		r.snap.CreatedAt = r.snap.UpdatedAt
 	}
 	r.snap.StatusMessage = r.snap.Status.Message()
+	r.logger = runLogger(ctx, r.snap)
 
 	if err := workflow.SetQueryHandler(ctx, signals.QueryGetRun, func() (signals.Snapshot, error) {
 		return r.snap, nil
