@@ -176,8 +176,10 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	if tool.Plain() {
 		facts = factPlain
 	}
-	s.known.add(id, facts)
-	s.known.note(id, tool.Name, true, traceParent)
+	s.known.update(id, func(e *memoEntry) {
+		e.facts |= facts | factTraced
+		e.tool, e.trace = tool.Name, traceParent
+	})
 	if tool.Plain() {
 		return created, nil
 	}
