@@ -238,7 +238,7 @@ func (o *observed) waitMetric(t *testing.T, name string, labels map[string]strin
 
 // lifecycle is what one agent session did, for the assertions.
 type lifecycle struct {
-	traceCall, traceUpdate trace.TraceID
+	traceCall, traceUpdate, traceREST trace.TraceID
 	gets                   int
 }
 
@@ -297,6 +297,7 @@ func (o *observed) runLifecycle(t *testing.T) lifecycle {
 	// 4. A blocking call whose client goes away while it waits.
 	body, h := request("tools/call", "delay", map[string]any{"name": "delay",
 		"arguments": map[string]any{"delayMs": 600000}}, meta(map[string]any{}, tpGone))
+	h.Set("Accept", "text/event-stream, application/json") // an SSE stream
 	conn, err := net.Dial("tcp", o.app.HTTPAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -312,9 +313,25 @@ func (o *observed) runLifecycle(t *testing.T) lifecycle {
 		t.Fatal(err)
 	}
 	o.waitMetric(t, telemetry.MetricBlockingCalls, nil, 1)
+	o.waitMetric(t, telemetry.MetricSSEStreams, nil, 1)
 	conn.Close()
 	o.waitMetric(t, telemetry.MetricOwnershipCancels, nil, 1)
 	o.waitMetric(t, telemetry.MetricBlockingCalls, nil, 0)
+	o.waitMetric(t, telemetry.MetricSSEStreams, nil, 0)
+
+	// 5. The run over REST.
+	var tpREST string
+	tpREST, lc.traceREST = traceParent(t, 5)
+	rreq, _ := http.NewRequest(http.MethodGet, "http://"+o.app.HTTPAddr+"/runs/"+taskID, nil)
+	rreq.Header.Set("traceparent", tpREST)
+	rresp, err := http.DefaultClient.Do(rreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rresp.Body.Close()
+	if rresp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /runs/%s = %d", taskID, rresp.StatusCode)
+	}
 	return lc
 }
 
@@ -431,6 +448,18 @@ func TestTraceEndToEnd(t *testing.T) {
 	signal := spans.find(t, lc.traceUpdate, "SignalWorkflow:resolveInterrupt")
 	wantParent(t, signal, update)
 	wantParent(t, spans.find(t, lc.traceUpdate, "HandleSignal:resolveInterrupt"), signal)
+
+	// REST: the traceparent header parents the request's span, and the
+	// run service's Temporal calls are its children.
+	rest := spans.find(t, lc.traceREST, "GET /runs/{runId}")
+	if got := rest.Parent.SpanID().String(); got != "00f067aa0ba902b7" {
+		t.Errorf("REST span parent = %s, want the client's span", got)
+	}
+	for _, sp := range spans {
+		if sp.SpanContext.TraceID() == lc.traceREST && sp.Name != rest.Name {
+			wantParent(t, sp, rest)
+		}
+	}
 }
 
 // TestRunLogFields: every log line about a run carries its runId, tenant,
