@@ -114,14 +114,14 @@ type Options struct {
 	// call. Default 15 s.
 	KeepAlive time.Duration
 
-	// TracerProvider traces requests (telemetry.NewTracerProvider): each
+	// TracerProvider traces requests (telemetry/export.NewTracerProvider): each
 	// request is a server span, the child of the traceparent of its
 	// params._meta or, without one, of its HTTP headers, and the run
 	// service's Temporal calls are its children when the Temporal client
 	// has the tracing interceptor (telemetry.TemporalInterceptor). Nil:
 	// nothing is traced, at no cost.
 	TracerProvider trace.TracerProvider
-	// Metrics records the mount's metrics (telemetry.Metrics). Nil: none.
+	// Metrics records the mount's metrics (telemetry/export.Metrics). Nil: none.
 	Metrics Recorder
 }
 

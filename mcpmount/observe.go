@@ -18,7 +18,7 @@ import (
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
-// Recorder records the mount's metrics. telemetry.Metrics implements it
+// Recorder records the mount's metrics. telemetry/export.Metrics implements it
 // on a Prometheus registry. Methods must be safe for concurrent use and
 // cheap: they run on every request.
 type Recorder interface {

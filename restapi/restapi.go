@@ -86,7 +86,7 @@ type Options struct {
 	Logger *zap.Logger
 	// Now is the clock (time.Now when nil). It stamps refreshedAt.
 	Now func() time.Time
-	// TracerProvider traces requests (telemetry.NewTracerProvider): each
+	// TracerProvider traces requests (telemetry/export.NewTracerProvider): each
 	// is a server span, the child of the request's traceparent header.
 	// Nil: nothing is traced.
 	TracerProvider trace.TracerProvider

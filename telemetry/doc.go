@@ -1,25 +1,15 @@
-// Package telemetry is the adapter's observability: W3C trace context from
-// the agent's request to every activity of its run, Prometheus metrics of
-// the MCP mount and of the Temporal SDK, and the zap fields that join the
-// log lines about a run.
+// Package telemetry is what the adapter's packages need to produce
+// telemetry, on the OpenTelemetry API alone: the W3C trace context of a
+// request (Extract reads it from an MCP request's params._meta or from
+// HTTP headers), the Temporal SDK's OpenTelemetry tracing interceptor
+// (TemporalInterceptor: the workflow start, the workflow, its activities,
+// signals and queries become spans of the caller's trace), and the zap
+// fields every log line about a run carries (RunFields: runId, tenant,
+// tool, traceId).
 //
-// Tracing. NewTracerProvider builds an OpenTelemetry tracer provider that
-// exports with OTLP, configured by the standard OTEL_* environment
-// variables; with none set it returns nil, and every traced component then
-// does no tracing work at all. Give the provider to the Temporal client
-// with TemporalInterceptor (client.Options.Interceptors; the workers built
-// on that client use it too), to mcpmount.Options.TracerProvider and to
-// restapi.Options.TracerProvider. A request's span is the child of the
-// traceparent the client sent (params._meta for MCP, the HTTP header for
-// REST and for MCP requests without one in _meta); the workflow start,
-// the workflow, its activities, signals and queries are spans of the same
-// trace through the Temporal SDK's OpenTelemetry interceptor.
-//
-// Metrics. NewMetrics returns a Prometheus recorder on a registry of its
-// own (never the global one): the mount records into it (it implements
-// mcpmount.Recorder), TemporalMetricsHandler bridges the Temporal SDK's
-// metrics into it, and Handler serves the registry.
-//
-// Logs. RunFields are the zap fields every log line about a run carries:
-// runId, tenant, tool and traceId.
+// Where the telemetry goes (OTLP export configured by the OTEL_*
+// environment variables, the Prometheus endpoint) is package
+// telemetry/export, which only programs link: a tool author's worker or an
+// embedding of the mount that does not export pays for none of it. With
+// no tracer provider the adapter does no tracing work at all.
 package telemetry

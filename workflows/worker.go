@@ -52,7 +52,7 @@ type WorkerOptions struct {
 	// child of the span that started, signalled or queried it (the agent's
 	// request to the mount, for a run), and the harness records each
 	// resolved interrupt as a span of the run's trace. Leave it nil when
-	// the client already has the interceptor (telemetry.Telemetry's
+	// the client already has the interceptor (telemetry/export.Telemetry's
 	// ClientOptions does that; workers inherit a client's interceptors),
 	// or every span would be recorded twice.
 	TracerProvider trace.TracerProvider

@@ -30,6 +30,7 @@ import (
 	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testenv"
 	"github.com/openwop/temporal-mcp/telemetry"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
 // observed is the server's assembly on the shared test Temporal with an
@@ -49,7 +50,7 @@ func startObserved(t *testing.T) *observed {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	core, logs := observer.New(zapcore.DebugLevel)
 	logger := zap.New(zapcore.NewTee(core, testenv.Logger().Core()))
-	metrics, err := telemetry.NewMetrics(telemetry.MetricsOptions{Logger: logger})
+	metrics, err := export.NewMetrics(export.MetricsOptions{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func startObserved(t *testing.T) *observed {
 	}
 	ad := &adapter{registry: reg, authenticate: auth.AnonymousAuthenticator}
 	parts := ad.parts()
-	parts.Telemetry = telemetry.With(tp, metrics)
+	parts.Telemetry = export.With(tp, metrics)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	a, err := app.Start(ctx, cfg, logger, parts)
@@ -239,7 +240,7 @@ func (o *observed) waitMetric(t *testing.T, name string, labels map[string]strin
 // lifecycle is what one agent session did, for the assertions.
 type lifecycle struct {
 	traceCall, traceUpdate, traceREST trace.TraceID
-	gets                   int
+	gets                              int
 }
 
 // runLifecycle drives the adapter through a whole agent session: a task
@@ -312,12 +313,12 @@ func (o *observed) runLifecycle(t *testing.T) lifecycle {
 	if _, err := io.WriteString(conn, raw.String()); err != nil {
 		t.Fatal(err)
 	}
-	o.waitMetric(t, telemetry.MetricBlockingCalls, nil, 1)
-	o.waitMetric(t, telemetry.MetricSSEStreams, nil, 1)
+	o.waitMetric(t, export.MetricBlockingCalls, nil, 1)
+	o.waitMetric(t, export.MetricSSEStreams, nil, 1)
 	conn.Close()
-	o.waitMetric(t, telemetry.MetricOwnershipCancels, nil, 1)
-	o.waitMetric(t, telemetry.MetricBlockingCalls, nil, 0)
-	o.waitMetric(t, telemetry.MetricSSEStreams, nil, 0)
+	o.waitMetric(t, export.MetricOwnershipCancels, nil, 1)
+	o.waitMetric(t, export.MetricBlockingCalls, nil, 0)
+	o.waitMetric(t, export.MetricSSEStreams, nil, 0)
 
 	// 5. The run over REST.
 	var tpREST string
@@ -350,18 +351,18 @@ func TestMetricsScrape(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{telemetry.MetricRequests, req("tools/call", "task"), 1},
-		{telemetry.MetricRequests, req("tasks/get", "ok"), float64(lc.gets)},
-		{telemetry.MetricRequests, req("tasks/update", "ok"), 1},
-		{telemetry.MetricRequests, req("tools/call", "input_required"), 1},
-		{telemetry.MetricRequests, req("tools/call", "cancelled"), 1},
-		{telemetry.MetricRequests, req("unknown", "rejected"), 1},
-		{telemetry.MetricRequests, req("tools/call", "ok"), 0},
-		{telemetry.MetricRequestDuration, req("tasks/get", "ok"), float64(lc.gets)},
-		{telemetry.MetricMRTRRounds, nil, 1},
-		{telemetry.MetricOwnershipCancels, nil, 1},
-		{telemetry.MetricBlockingCalls, nil, 0},
-		{telemetry.MetricSSEStreams, nil, 0},
+		{export.MetricRequests, req("tools/call", "task"), 1},
+		{export.MetricRequests, req("tasks/get", "ok"), float64(lc.gets)},
+		{export.MetricRequests, req("tasks/update", "ok"), 1},
+		{export.MetricRequests, req("tools/call", "input_required"), 1},
+		{export.MetricRequests, req("tools/call", "cancelled"), 1},
+		{export.MetricRequests, req("unknown", "rejected"), 1},
+		{export.MetricRequests, req("tools/call", "ok"), 0},
+		{export.MetricRequestDuration, req("tasks/get", "ok"), float64(lc.gets)},
+		{export.MetricMRTRRounds, nil, 1},
+		{export.MetricOwnershipCancels, nil, 1},
+		{export.MetricBlockingCalls, nil, 0},
+		{export.MetricSSEStreams, nil, 0},
 		// The Temporal SDK's metrics of the in-process worker.
 		{"temporal_workflow_completed_total", map[string]string{"task_queue": o.tq, "workflow_type": "publish_report"}, 1},
 		{"temporal_activity_execution_latency_seconds", map[string]string{"task_queue": o.tq, "activity_type": "PublishReport"}, 1},

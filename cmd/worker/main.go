@@ -31,7 +31,7 @@ import (
 	"github.com/openwop/temporal-mcp/internal/config"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/runs"
-	"github.com/openwop/temporal-mcp/telemetry"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -78,7 +78,7 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tel, err := telemetry.New(ctx, telemetry.Options{
+	tel, err := export.New(ctx, export.Options{
 		ServiceName: serviceName, Env: os.LookupEnv, Metrics: cfg.MetricsAddr != "", Logger: logger.Named("telemetry"),
 	})
 	if err != nil {
@@ -92,7 +92,7 @@ func run() error {
 		}
 	}()
 	if m := tel.Metrics(); m != nil {
-		ms, err := telemetry.ServeMetrics(ctx, cfg.MetricsAddr, m, logger.Named("metrics"))
+		ms, err := export.ServeMetrics(ctx, cfg.MetricsAddr, m, logger.Named("metrics"))
 		if err != nil {
 			return fail("worker not started: "+config.EnvMetricsAddr, err)
 		}

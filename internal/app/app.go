@@ -30,7 +30,7 @@ import (
 	"github.com/openwop/temporal-mcp/internal/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/runs"
-	"github.com/openwop/temporal-mcp/telemetry"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
 // Timeouts of the process lifecycle.
@@ -67,7 +67,7 @@ type Deps struct {
 	TaskQueue string
 	// Telemetry is the process's tracing and metrics (each possibly off;
 	// see package telemetry). Client already uses it.
-	Telemetry *telemetry.Telemetry
+	Telemetry *export.Telemetry
 }
 
 // Parts are the adapter-specific pieces App runs.
@@ -86,7 +86,7 @@ type Parts struct {
 	// Telemetry, when set, is used instead of the one Start builds from
 	// the configuration (Config.Tracing, Config.MetricsAddr). Shutdown
 	// shuts it down.
-	Telemetry *telemetry.Telemetry
+	Telemetry *export.Telemetry
 }
 
 // App is a started process: Temporal connection, worker, HTTP listener.
@@ -108,7 +108,7 @@ type App struct {
 
 	server     *devtemporal.Server
 	http       *http.Server
-	metrics    *telemetry.MetricsServer
+	metrics    *export.MetricsServer
 	failed     chan error // a failed listener or worker
 	stopWorker context.CancelFunc
 	workerDone chan struct{}
@@ -162,7 +162,7 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 		if cfg.Tracing.Enabled {
 			env = os.LookupEnv
 		}
-		a.Telemetry, err = telemetry.New(sctx, telemetry.Options{
+		a.Telemetry, err = export.New(sctx, export.Options{
 			ServiceName: ServiceName, Env: env, Metrics: cfg.MetricsAddr != "", Logger: logger.Named("telemetry"),
 		})
 		if err != nil {
@@ -170,7 +170,7 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 		}
 	}
 	if m := a.Telemetry.Metrics(); m != nil && cfg.MetricsAddr != "" {
-		if a.metrics, err = telemetry.ServeMetrics(sctx, cfg.MetricsAddr, m, logger.Named("metrics")); err != nil {
+		if a.metrics, err = export.ServeMetrics(sctx, cfg.MetricsAddr, m, logger.Named("metrics")); err != nil {
 			return a, fmt.Errorf("%s: %w", config.EnvMetricsAddr, err)
 		}
 		a.MetricsAddr = a.metrics.Addr()

@@ -23,7 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/openwop/temporal-mcp/runs"
-	"github.com/openwop/temporal-mcp/telemetry"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
 // Environment variables read by LoadConfig. The Temporal connection
@@ -190,8 +190,8 @@ type Config struct {
 	// when metrics are off).
 	MetricsAddr string
 	// Tracing is what the OTEL_* variables ask of tracing
-	// (telemetry.TracingFromEnv).
-	Tracing telemetry.TracingConfig
+	// (export.TracingFromEnv).
+	Tracing export.TracingConfig
 }
 
 // Namespace is the namespace runs live in.
@@ -213,7 +213,7 @@ func (c Config) HostPort() string {
 // Dial connects to Temporal with Client (the namespace defaulted, the SDK
 // logging through logger, tracing and metrics as tel says: nil for none),
 // waiting at most DialTimeout.
-func (c Config) Dial(ctx context.Context, logger *zap.Logger, tel *telemetry.Telemetry) (client.Client, error) {
+func (c Config) Dial(ctx context.Context, logger *zap.Logger, tel *export.Telemetry) (client.Client, error) {
 	opts := c.Client
 	opts.Namespace = c.Namespace()
 	opts.Logger = SDKLogger(logger)
@@ -326,7 +326,7 @@ func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 		}
 		cfg.MetricsAddr = v
 	}
-	if cfg.Tracing, err = telemetry.TracingFromEnv(env.LookupEnv); err != nil {
+	if cfg.Tracing, err = export.TracingFromEnv(env.LookupEnv); err != nil {
 		return Config{}, err
 	}
 

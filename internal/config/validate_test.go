@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/telemetry"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
 // TestInvalidSettingsNameTheVariable: every invalid value is refused with
@@ -62,10 +62,10 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 		{"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "/nonexistent/ca.pem"},
 		{EnvMetricsAddr, "9090"},
 		{EnvMetricsAddr, "on"},
-		{telemetry.EnvTracesExporter, "jaeger"},
-		{telemetry.EnvSDKDisabled, "maybe"},
-		{telemetry.EnvProtocol, "http/json"},
-		{telemetry.EnvTracesProtocol, "udp"},
+		{export.EnvTracesExporter, "jaeger"},
+		{export.EnvSDKDisabled, "maybe"},
+		{export.EnvProtocol, "http/json"},
+		{export.EnvTracesProtocol, "udp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable+"="+tt.value, func(t *testing.T) {
@@ -246,12 +246,12 @@ func TestObservabilitySettings(t *testing.T) {
 		{"nothing set", mapEnv{}, "", false, ""},
 		{"metrics off", mapEnv{EnvMetricsAddr: "off"}, "", false, ""},
 		{"metrics on", mapEnv{EnvMetricsAddr: "127.0.0.1:9464"}, "127.0.0.1:9464", false, ""},
-		{"endpoint", mapEnv{telemetry.EnvEndpoint: "http://collector:4318"}, "", true, telemetry.ProtocolHTTP},
-		{"traces endpoint, grpc", mapEnv{telemetry.EnvTracesEndpoint: "collector:4317", telemetry.EnvProtocol: "grpc"}, "", true, telemetry.ProtocolGRPC},
-		{"traces protocol wins", mapEnv{telemetry.EnvEndpoint: "x:4317", telemetry.EnvProtocol: "http/protobuf", telemetry.EnvTracesProtocol: "grpc"}, "", true, telemetry.ProtocolGRPC},
-		{"exporter none", mapEnv{telemetry.EnvEndpoint: "http://collector:4318", telemetry.EnvTracesExporter: "none"}, "", false, ""},
-		{"sdk disabled", mapEnv{telemetry.EnvEndpoint: "http://collector:4318", telemetry.EnvSDKDisabled: "true"}, "", false, ""},
-		{"exporter otlp, default endpoint", mapEnv{telemetry.EnvTracesExporter: "otlp"}, "", true, telemetry.ProtocolHTTP},
+		{"endpoint", mapEnv{export.EnvEndpoint: "http://collector:4318"}, "", true, export.ProtocolHTTP},
+		{"traces endpoint, grpc", mapEnv{export.EnvTracesEndpoint: "collector:4317", export.EnvProtocol: "grpc"}, "", true, export.ProtocolGRPC},
+		{"traces protocol wins", mapEnv{export.EnvEndpoint: "x:4317", export.EnvProtocol: "http/protobuf", export.EnvTracesProtocol: "grpc"}, "", true, export.ProtocolGRPC},
+		{"exporter none", mapEnv{export.EnvEndpoint: "http://collector:4318", export.EnvTracesExporter: "none"}, "", false, ""},
+		{"sdk disabled", mapEnv{export.EnvEndpoint: "http://collector:4318", export.EnvSDKDisabled: "true"}, "", false, ""},
+		{"exporter otlp, default endpoint", mapEnv{export.EnvTracesExporter: "otlp"}, "", true, export.ProtocolHTTP},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package telemetry
+package export
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Options configure New.
@@ -78,7 +80,7 @@ func (t *Telemetry) ClientOptions(o *client.Options) error {
 		return nil
 	}
 	if t.tp != nil {
-		i, err := TemporalInterceptor(t.tp)
+		i, err := telemetry.TemporalInterceptor(t.tp)
 		if err != nil {
 			return err
 		}
