@@ -28,6 +28,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
+	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -103,6 +104,7 @@ type handler struct {
 	// refreshedAt is when the discovery document was built.
 	refreshedAt time.Time
 	catalog     catalog.Source
+	traced      bool // requests are traced: link them to their run's trace
 }
 
 // New returns the handler serving the discovery document and the REST runs
@@ -183,6 +185,7 @@ func New(opts Options) http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 	if opts.TracerProvider != nil {
+		h.traced = true
 		serve = traced(opts.TracerProvider.Tracer(telemetry.ScopeName+"/restapi"), serve)
 	}
 	return serve
@@ -236,8 +239,32 @@ func (h *handler) authed(next authedHandler) http.HandlerFunc {
 			writeError(w, http.StatusUnauthorized, "unauthenticated", "a valid bearer credential is required: "+err.Error())
 			return
 		}
+		if h.traced {
+			h.linkRun(r, caller)
+		}
 		next(w, r, caller)
 	}
+}
+
+// linkRun links the span of a request about a run to the trace the run
+// was started in (when the run service remembers it: mcpmount.RunTraces).
+func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
+	rt, ok := h.runs.(mcpmount.RunTraces)
+	raw := r.PathValue("runId")
+	if !ok || raw == "" {
+		return
+	}
+	id, err := runid.Unproject(raw)
+	if err != nil {
+		return
+	}
+	span := trace.SpanFromContext(r.Context())
+	span.SetAttributes(attribute.String("openwop.run_id", id))
+	sc, err := rt.StartTrace(r.Context(), caller, id)
+	if err != nil || !sc.IsValid() || sc.TraceID() == span.SpanContext().TraceID() {
+		return
+	}
+	span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("openwop.link", "run-start")}})
 }
 
 // externalBase is the absolute base URL (scheme://host[:port][/prefix])

@@ -450,8 +450,9 @@ func TestTraceEndToEnd(t *testing.T) {
 	wantParent(t, signal, update)
 	wantParent(t, spans.find(t, lc.traceUpdate, "HandleSignal:resolveInterrupt"), signal)
 
-	// REST: the traceparent header parents the request's span, and the
-	// run service's Temporal calls are its children.
+	// REST: the traceparent header parents the request's span, the run
+	// service's Temporal calls are its children, and it links to the
+	// run's trace.
 	rest := spans.find(t, lc.traceREST, "GET /runs/{runId}")
 	if got := rest.Parent.SpanID().String(); got != "00f067aa0ba902b7" {
 		t.Errorf("REST span parent = %s, want the client's span", got)
@@ -460,6 +461,9 @@ func TestTraceEndToEnd(t *testing.T) {
 		if sp.SpanContext.TraceID() == lc.traceREST && sp.Name != rest.Name {
 			wantParent(t, sp, rest)
 		}
+	}
+	if len(rest.Links) != 1 || rest.Links[0].SpanContext.SpanID() != call.SpanContext.SpanID() {
+		t.Errorf("REST span links %v, want the tools/call span %s", rest.Links, call.SpanContext.SpanID())
 	}
 }
 
