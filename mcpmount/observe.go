@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -111,6 +112,9 @@ func (m *Mount) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		return next
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req) // not a request: nothing answers it
+		}
 		start := time.Now()
 		var span trace.Span
 		if m.tracer != nil {
