@@ -130,9 +130,18 @@ func request(method, name string, params, m map[string]any) ([]byte, http.Header
 // call posts a request and returns its result object.
 func (o *observed) call(t *testing.T, method, name string, params, m map[string]any) map[string]any {
 	t.Helper()
+	return o.callHeader(t, method, name, params, m, "")
+}
+
+// callHeader is call with a traceparent header (when not "").
+func (o *observed) callHeader(t *testing.T, method, name string, params, m map[string]any, traceparent string) map[string]any {
+	t.Helper()
 	body, h := request(method, name, params, m)
 	req, _ := http.NewRequest(http.MethodPost, "http://"+o.app.HTTPAddr+"/mcp", bytes.NewReader(body))
 	req.Header = h
+	if traceparent != "" {
+		req.Header.Set("traceparent", traceparent)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
@@ -240,6 +249,7 @@ func (o *observed) waitMetric(t *testing.T, name string, labels map[string]strin
 // lifecycle is what one agent session did, for the assertions.
 type lifecycle struct {
 	traceCall, traceUpdate, traceREST trace.TraceID
+	taskID                            string
 	gets                              int
 }
 
@@ -261,6 +271,7 @@ func (o *observed) runLifecycle(t *testing.T) lifecycle {
 	created := o.call(t, "tools/call", "publish_report", map[string]any{"name": "publish_report",
 		"arguments": map[string]any{"title": "Q3", "topic": "sales", "sections": 1}}, meta(taskCaps, tpCall))
 	taskID, _ := created["taskId"].(string)
+	lc.taskID = taskID
 	if created["resultType"] != "task" || taskID == "" {
 		t.Fatalf("tools/call = %v, want a task", created)
 	}
@@ -449,6 +460,14 @@ func TestTraceEndToEnd(t *testing.T) {
 	signal := spans.find(t, lc.traceUpdate, "SignalWorkflow:resolveInterrupt")
 	wantParent(t, signal, update)
 	wantParent(t, spans.find(t, lc.traceUpdate, "HandleSignal:resolveInterrupt"), signal)
+
+	// An MCP request without a traceparent in _meta: its HTTP header's.
+	tpHeader, traceHeader := traceParent(t, 6)
+	o.callHeader(t, "tasks/get", lc.taskID, map[string]any{"taskId": lc.taskID}, meta(taskCaps, ""), tpHeader)
+	get := spanIndex(o.spans.GetSpans()).find(t, traceHeader, "tasks/get")
+	if got := get.Parent.SpanID().String(); got != "00f067aa0ba902b7" || !get.Parent.IsRemote() {
+		t.Errorf("tasks/get span parent = %s, want the header's span", got)
+	}
 
 	// REST: the traceparent header parents the request's span, the run
 	// service's Temporal calls are its children, and it links to the
