@@ -248,9 +248,8 @@ func (o *observed) waitMetric(t *testing.T, name string, labels map[string]strin
 
 // lifecycle is what one agent session did, for the assertions.
 type lifecycle struct {
-	traceCall, traceUpdate, traceREST trace.TraceID
-	taskID                            string
-	gets                              int
+	traceCall, traceUpdate, traceREST, traceHeader trace.TraceID
+	gets                                           int
 }
 
 // runLifecycle drives the adapter through a whole agent session: a task
@@ -271,12 +270,15 @@ func (o *observed) runLifecycle(t *testing.T) lifecycle {
 	created := o.call(t, "tools/call", "publish_report", map[string]any{"name": "publish_report",
 		"arguments": map[string]any{"title": "Q3", "topic": "sales", "sections": 1}}, meta(taskCaps, tpCall))
 	taskID, _ := created["taskId"].(string)
-	lc.taskID = taskID
 	if created["resultType"] != "task" || taskID == "" {
 		t.Fatalf("tools/call = %v, want a task", created)
 	}
 	waiting, n := o.waitTask(t, taskID, "input_required")
 	lc.gets += n
+	var tpHeader string
+	tpHeader, lc.traceHeader = traceParent(t, 6)
+	o.callHeader(t, "tasks/get", taskID, map[string]any{"taskId": taskID}, meta(taskCaps, ""), tpHeader)
+	lc.gets++
 	var key string
 	for k := range waiting["inputRequests"].(map[string]any) {
 		key = k
@@ -461,13 +463,16 @@ func TestTraceEndToEnd(t *testing.T) {
 	wantParent(t, signal, update)
 	wantParent(t, spans.find(t, lc.traceUpdate, "HandleSignal:resolveInterrupt"), signal)
 
-	// An MCP request without a traceparent in _meta: its HTTP header's.
-	tpHeader, traceHeader := traceParent(t, 6)
-	o.callHeader(t, "tasks/get", lc.taskID, map[string]any{"taskId": lc.taskID}, meta(taskCaps, ""), tpHeader)
-	get := spanIndex(o.spans.GetSpans()).find(t, traceHeader, "tasks/get")
+	// An MCP request without a traceparent in _meta takes its HTTP
+	// header's; the getRun query it sends is a span below it, handled on
+	// the worker in a span below that.
+	get := spans.find(t, lc.traceHeader, "tasks/get")
 	if got := get.Parent.SpanID().String(); got != "00f067aa0ba902b7" || !get.Parent.IsRemote() {
 		t.Errorf("tasks/get span parent = %s, want the header's span", got)
 	}
+	query := spans.find(t, lc.traceHeader, "QueryWorkflow:getRun")
+	wantParent(t, query, get)
+	wantParent(t, spans.find(t, lc.traceHeader, "HandleQuery:getRun"), query)
 
 	// REST: the traceparent header parents the request's span, the run
 	// service's Temporal calls are its children, and it links to the
