@@ -210,7 +210,6 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 	info := workflow.GetInfo(ctx)
 	r := &run{
 		root:    ctx,
-		logger:  workflow.GetLogger(ctx),
 		preRun:  req.PreRunInputs,
 		keys:    map[string]bool{},
 		pending: map[string]*Pending{},

@@ -27,14 +27,43 @@ func runSpan(ctx workflow.Context) (trace.Span, bool) {
 }
 
 // runLogger is the workflow logger with the fields of every line about
-// the run: runId, tenant, tool and, when the run is traced, traceId.
+// the run: runId, tenant, tool and, when the run is traced, traceId. It is
+// built on its first line, so a run that logs nothing pays nothing.
 func runLogger(ctx workflow.Context, snap signals.Snapshot) log.Logger {
-	kv := []any{"runId", snap.RunID, "tenant", snap.Owner.Tenant, "tool", snap.WorkflowID}
-	if span, ok := runSpan(ctx); ok {
-		kv = append(kv, "traceId", span.SpanContext().TraceID().String())
-	}
-	return log.With(workflow.GetLogger(ctx), kv...)
+	return &lazyLogger{build: func() log.Logger {
+		kv := []any{"runId", snap.RunID, "tenant", snap.Owner.Tenant, "tool", snap.WorkflowID}
+		if span, ok := runSpan(ctx); ok {
+			kv = append(kv, "traceId", span.SpanContext().TraceID().String())
+		}
+		return log.With(workflow.GetLogger(ctx), kv...)
+	}}
 }
+
+// lazyLogger builds its logger on first use. Workflow code runs one
+// coroutine at a time, so it needs no lock.
+type lazyLogger struct {
+	build func() log.Logger
+	l     log.Logger
+}
+
+func (z *lazyLogger) get() log.Logger {
+	if z.l == nil {
+		z.l = z.build()
+	}
+	return z.l
+}
+
+// Debug logs at debug level.
+func (z *lazyLogger) Debug(msg string, keyvals ...any) { z.get().Debug(msg, keyvals...) }
+
+// Info logs at info level.
+func (z *lazyLogger) Info(msg string, keyvals ...any) { z.get().Info(msg, keyvals...) }
+
+// Warn logs at warn level.
+func (z *lazyLogger) Warn(msg string, keyvals ...any) { z.get().Warn(msg, keyvals...) }
+
+// Error logs at error level.
+func (z *lazyLogger) Error(msg string, keyvals ...any) { z.get().Error(msg, keyvals...) }
 
 // traceResolution records an applied resolution as a span of the run's
 // trace, from the interrupt's request to its resolution, so the trace of
