@@ -219,6 +219,7 @@ type statusWriter struct {
 	status int
 }
 
+// WriteHeader records the status and sends it.
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)

@@ -11,9 +11,14 @@ import (
 
 // Log field keys of the lines about a run.
 const (
-	FieldRunID   = "runId"
-	FieldTenant  = "tenant"
-	FieldTool    = "tool"
+	// FieldRunID is the run's id (the workflow ID).
+	FieldRunID = "runId"
+	// FieldTenant is the run's tenant.
+	FieldTenant = "tenant"
+	// FieldTool is the tool the run runs (the workflow type).
+	FieldTool = "tool"
+	// FieldTraceID is the trace id of the request or task the line is
+	// about ("" when not traced).
 	FieldTraceID = "traceId"
 )
 

@@ -17,12 +17,22 @@ import (
 
 // Metric names of the mount (Prometheus).
 const (
-	MetricRequests         = "openwop_mcp_requests_total"
-	MetricRequestDuration  = "openwop_mcp_request_duration_seconds"
-	MetricBlockingCalls    = "openwop_mcp_blocking_calls"
-	MetricSSEStreams       = "openwop_mcp_sse_streams"
+	// MetricRequests counts answered MCP requests by method and outcome.
+	MetricRequests = "openwop_mcp_requests_total"
+	// MetricRequestDuration is the latency histogram of MCP requests by
+	// method and outcome.
+	MetricRequestDuration = "openwop_mcp_request_duration_seconds"
+	// MetricBlockingCalls is the number of task-less calls waiting now.
+	MetricBlockingCalls = "openwop_mcp_blocking_calls"
+	// MetricSSEStreams is the number of SSE response streams open now.
+	MetricSSEStreams = "openwop_mcp_sse_streams"
+	// MetricOwnershipCancels counts runs cancelled because their owning
+	// request went away.
 	MetricOwnershipCancels = "openwop_mcp_ownership_cancellations_total"
-	MetricMRTRRounds       = "openwop_mcp_mrtr_rounds_total"
+	// MetricMRTRRounds counts InputRequiredResults sent.
+	MetricMRTRRounds = "openwop_mcp_mrtr_rounds_total"
+	// MetricAdmissionRejects counts requests admission control refused,
+	// by reason.
 	MetricAdmissionRejects = "openwop_admission_rejections_total"
 )
 

@@ -52,7 +52,9 @@ const (
 
 // OTLP protocols.
 const (
+	// ProtocolHTTP is OTLP over HTTP with protobuf bodies (the default).
 	ProtocolHTTP = "http/protobuf"
+	// ProtocolGRPC is OTLP over gRPC.
 	ProtocolGRPC = "grpc"
 )
 
