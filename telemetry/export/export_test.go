@@ -1,11 +1,15 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/client"
 )
@@ -64,5 +68,46 @@ func TestAdmissionRejectionsScraped(t *testing.T) {
 		if resp.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("POST /metrics = %d, want 405", resp.StatusCode)
 		}
+	}
+}
+
+// TestOTLPExport: with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach that
+// endpoint over OTLP/HTTP (flushed at Shutdown), with the service name of
+// OTEL_SERVICE_NAME.
+func TestOTLPExport(t *testing.T) {
+	got := make(chan []byte, 4)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/traces" {
+			got <- body
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer collector.Close()
+	t.Setenv(EnvEndpoint, collector.URL)
+	t.Setenv(EnvServiceName, "otlp-test-service")
+	tel, err := New(context.Background(), Options{ServiceName: "default-name", Env: os.LookupEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := tel.TracerProvider()
+	if tp == nil {
+		t.Fatal("tracing is off with an endpoint set")
+	}
+	_, span := tp.Tracer("test").Start(context.Background(), "exported-span")
+	span.End()
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case body := <-got:
+		for _, want := range []string{"exported-span", "otlp-test-service"} {
+			if !bytes.Contains(body, []byte(want)) {
+				t.Errorf("export lacks %q", want)
+			}
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no OTLP export reached the endpoint")
 	}
 }
