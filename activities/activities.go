@@ -27,6 +27,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Options configure Activities.
@@ -90,16 +92,22 @@ func (a *Activities) Published(reportID string) (string, bool) {
 	return body, ok
 }
 
+// runFields are the log fields of the run the activity works for: the
+// workflow ID is the runId, the workflow type the tool, and the trace is
+// the activity's span when the worker is traced.
+func runFields(ctx context.Context) []zap.Field {
+	info := activity.GetInfo(ctx)
+	return telemetry.RunFields(ctx, info.WorkflowExecution.ID, info.WorkflowType.Name)
+}
+
 // stopped records that the activity stopped on cancellation and returns err.
 func (a *Activities) stopped(ctx context.Context, err error) error {
 	info := activity.GetInfo(ctx)
 	a.mu.Lock()
 	a.cancelled[info.WorkflowExecution.ID] = append(a.cancelled[info.WorkflowExecution.ID], info.ActivityType.Name)
 	a.mu.Unlock()
-	a.logger.Info("activity cancelled",
-		zap.String("activity", info.ActivityType.Name),
-		zap.String("runId", info.WorkflowExecution.ID),
-		zap.Error(err))
+	a.logger.Info("activity cancelled", append(runFields(ctx),
+		zap.String("activity", info.ActivityType.Name), zap.Error(err))...)
 	return err
 }
 
@@ -208,7 +216,7 @@ func (a *Activities) GenerateReport(ctx context.Context, req ReportRequest) (Rep
 		fmt.Fprintf(&b, "\n## Section %d\n\nFindings %d on %s.\n", i, i, req.Topic)
 	}
 	rep.Body = b.String()
-	a.logger.Info("report generated", zap.String("reportId", rep.ID), zap.String("runId", info.WorkflowExecution.ID))
+	a.logger.Info("report generated", append(runFields(ctx), zap.String("reportId", rep.ID))...)
 	return rep, nil
 }
 

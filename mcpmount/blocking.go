@@ -20,6 +20,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Reasons and codes of the blocking path.
@@ -78,6 +79,10 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 		hc.stream.waiting(m.keepAlive)
 		defer hc.stream.stop()
 	}
+	if m.metrics != nil {
+		m.metrics.BlockingCall(1)
+		defer m.metrics.BlockingCall(-1)
+	}
 	wctx, cancel := context.WithTimeout(ctx, m.maxWait)
 	defer cancel()
 	// A legacy request's handler context is not tied to its connection, so
@@ -121,7 +126,7 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 		case errors.Is(err, context.DeadlineExceeded):
 			return m.stillRunning(c), nil
 		default:
-			m.log.Error("await run", zap.String("runId", c.runID), zap.Error(err))
+			m.runLog(ctx, c.runID, c.tool.Name()).Error("await run", zap.Error(err))
 			return nil, errInternal()
 		}
 		if snap.Status.Terminal() {
@@ -155,7 +160,7 @@ func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snap
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 		defer cancel()
 		if _, err := m.runs.Cancel(cctx, c.caller, c.runID, reasonRoundsExceeded); err != nil && !errors.Is(err, runs.ErrTerminal) {
-			m.log.Warn("cancel after the MRTR round cap", zap.String("runId", c.runID), zap.Error(err))
+			m.runLog(ctx, c.runID, c.tool.Name()).Warn("cancel after the MRTR round cap", zap.Error(err))
 		}
 		return completeResult(&toolResult{
 			Content: []content{{Type: "text", Text: fmt.Sprintf(
@@ -173,8 +178,11 @@ func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snap
 		RunID: c.runID, Keys: keys, Round: c.round + 1,
 	})
 	if err != nil {
-		m.log.Error("seal requestState", zap.Error(err))
+		m.runLog(ctx, c.runID, c.tool.Name()).Error("seal requestState", zap.Error(err))
 		return nil, errInternal()
+	}
+	if m.metrics != nil {
+		m.metrics.MRTRRound()
 	}
 	return &inputRequiredResult{ResultType: resultInputRequired, InputRequests: requests, RequestState: state}, nil
 }
@@ -208,9 +216,10 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 		return nil, errInvalidParams("invalid requestState: " + requeststate.ErrForeign.Error())
 	}
 	c.runID, c.round = st.RunID, st.Round
+	m.linkRun(ctx, c.caller, c.runID)
 	snap, err := m.runs.Get(ctx, c.caller, c.runID)
 	if err != nil {
-		return nil, m.lookupErr("get run", c.runID, err)
+		return nil, m.lookupErr(ctx, "get run", c.runID, err)
 	}
 	// The state answers interrupts that must still be open: if none is,
 	// it was used already (here or on another replica).
@@ -239,7 +248,7 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 		return nil, err
 	}
 	// From here until this response is delivered, the retry owns the run.
-	c.claim.Own(c.caller, c.runID)
+	c.claim.Own(c.caller, c.runID, telemetry.RunFields(ctx, c.runID, c.tool.Name())...)
 	return m.await(ctx, c)
 }
 

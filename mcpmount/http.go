@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -110,8 +111,17 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 // Every refusal is a JSON-RPC error with a JSON body, the SDK's transport
 // errors included (see plainErrorWriter).
 func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var msg rpcMessage // its method labels a refusal's metrics
+	reject := func(e rpcError) { writeRPCError(w, e) }
+	if m.metrics != nil {
+		start := time.Now()
+		reject = func(e rpcError) {
+			writeRPCError(w, e)
+			m.metrics.Request(methodLabel(msg.Method), OutcomeRejected, time.Since(start))
+		}
+	}
 	if rej := m.gate.CheckHostOrigin(r); rej != nil {
-		writeRPCError(w, rpcError{status: rej.Status, code: codeInvalidRequest, message: rej.Message})
+		reject(rpcError{status: rej.Status, code: codeInvalidRequest, message: rej.Message})
 		return
 	}
 	session := m.legacySession(r)
@@ -121,18 +131,19 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Allow", http.MethodPost)
-		writeRPCError(w, rpcError{status: http.StatusMethodNotAllowed, code: codeInvalidRequest,
+		reject(rpcError{status: http.StatusMethodNotAllowed, code: codeInvalidRequest,
 			message: fmt.Sprintf("method %s not allowed: the MCP endpoint takes POST (GET and DELETE only with the %s of a session-era session)",
 				r.Method, headerSessionID)})
 		return
 	}
 	caller, err := m.authenticate(r)
 	if err != nil {
-		writeUnauthorized(w, err)
+		auth.Challenge(w)
+		reject(rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
 		return
 	}
 	if !httpgate.JSONContentType(r) {
-		writeRPCError(w, rpcError{status: http.StatusUnsupportedMediaType, code: codeInvalidRequest,
+		reject(rpcError{status: http.StatusUnsupportedMediaType, code: codeInvalidRequest,
 			message: httpgate.UnsupportedMediaType(r).Message})
 		return
 	}
@@ -141,13 +152,13 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			writeRPCError(w, rpcError{status: http.StatusRequestEntityTooLarge, code: codeInvalidRequest,
+			reject(rpcError{status: http.StatusRequestEntityTooLarge, code: codeInvalidRequest,
 				message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)})
 		case httpgate.IsTimeout(err):
-			writeRPCError(w, rpcError{status: http.StatusRequestTimeout, code: codeInvalidRequest,
+			reject(rpcError{status: http.StatusRequestTimeout, code: codeInvalidRequest,
 				message: "the request body did not arrive in time"})
 		default:
-			writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+			reject(rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
 				message: "failed to read the request body: " + err.Error()})
 		}
 		return
@@ -156,18 +167,18 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.ContentLength = int64(len(body))
 
 	if depth := nestingDepth(body); depth > maxNesting {
-		writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeParseError,
+		reject(rpcError{status: http.StatusBadRequest, code: codeParseError,
 			message: fmt.Sprintf("parse error: the message nests %d levels deep; at most %d are accepted", depth, maxNesting)})
 		return
 	}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
 		if m.modernHeader(r) {
-			writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+			reject(rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
 				message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
 			return
 		}
 		if e, bad := checkBatch(trimmed); bad {
-			writeRPCError(w, e)
+			reject(e)
 			return
 		}
 		// A legacy batch: the SDK decides.
@@ -180,9 +191,8 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.serveSDK(w, r, caller, nil, sdkRoute{handler: m.jsonHandler})
 		return
 	}
-	var msg rpcMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
-		writeRPCError(w, rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
+		reject(rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
 		return
 	}
 	if session != "" && msg.Method == "" && isResponse(&msg) {
@@ -194,7 +204,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e, bad := checkEnvelope(&msg); bad {
-		writeRPCError(w, e)
+		reject(e)
 		return
 	}
 	if session != "" && !m.checkSession(w, session, principal(caller), msg.ID) {
@@ -216,7 +226,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	modern := m.modernHeader(r) || meta[mcp.MetaKeyProtocolVersion] != nil
 	if modern {
 		if e, bad := m.validateModern(r, &msg, params, meta, perr); bad {
-			writeRPCError(w, e)
+			reject(e)
 			return
 		}
 	}
@@ -233,7 +243,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// As the SDK answers a method's error in the legacy protocol.
 			e.status = http.StatusOK
 		}
-		writeRPCError(w, e)
+		reject(e)
 		return
 	}
 	switch {
@@ -429,6 +439,10 @@ func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.
 		call.stream = &sseWriter{ResponseWriter: pw}
 		out = call.stream
 		defer call.stream.stop()
+		if m.metrics != nil {
+			m.metrics.SSEStream(1)
+			defer m.metrics.SSEStream(-1)
+		}
 	}
 	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(ownership.ClaimHeader)

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/auth"
@@ -33,6 +34,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Runs is the run service the mount needs; *runs.Service implements it.
@@ -124,6 +126,15 @@ type Options struct {
 	// MaxSessions bounds the session-era HTTP sessions open at once; an
 	// initialize past it is answered 503. Default 10000.
 	MaxSessions int
+	// TracerProvider traces requests (telemetry/export.NewTracerProvider): each
+	// request is a server span, the child of the traceparent of its
+	// params._meta or, without one, of its HTTP headers, and the run
+	// service's Temporal calls are its children when the Temporal client
+	// has the tracing interceptor (telemetry.TemporalInterceptor). Nil:
+	// nothing is traced, at no cost.
+	TracerProvider trace.TracerProvider
+	// Metrics records the mount's metrics (telemetry/export.Metrics). Nil: none.
+	Metrics Recorder
 }
 
 // Defaults of Options.
@@ -162,6 +173,8 @@ type Mount struct {
 	maxRounds int
 	maxWait   time.Duration
 	keepAlive time.Duration
+	tracer    trace.Tracer // nil: no tracing
+	metrics   Recorder     // nil: no metrics
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -208,6 +221,10 @@ func New(opts Options) (*Mount, error) {
 		proj:         projector{pollIntervalMs: opts.PollInterval.Milliseconds()},
 		cacheTTLMs:   opts.CacheTTL.Milliseconds(),
 		maxBody:      opts.MaxBodyBytes,
+		metrics:      opts.Metrics,
+	}
+	if opts.TracerProvider != nil {
+		m.tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
 	}
 	if opts.MRTRMaxRounds == 0 {
 		opts.MRTRMaxRounds = DefaultMRTRMaxRounds
@@ -247,6 +264,10 @@ func New(opts Options) (*Mount, error) {
 	m.maxWait = opts.MaxBlockingWait
 	m.keepAlive = opts.KeepAlive
 	m.tracker = ownership.NewTracker(func(ctx context.Context, caller signals.Subject, runID string) error {
+		if m.metrics != nil {
+			m.metrics.OwnershipCancelled()
+		}
+		ctx = m.runTraceContext(ctx, caller, runID)
 		_, err := m.runs.Cancel(ctx, caller, runID, signals.ReasonMCPRequestCancelled)
 		if errors.Is(err, runs.ErrTerminal) {
 			return nil
@@ -270,7 +291,7 @@ func New(opts Options) (*Mount, error) {
 			c.CacheScope = "public"
 		},
 	})
-	server.AddReceivingMiddleware(m.middleware)
+	server.AddReceivingMiddleware(m.observe, m.middleware)
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
 		return nil, fmt.Errorf("mcpmount: register tasks/get: %w", err)
 	}

@@ -39,16 +39,17 @@ func (m *Mount) taskTarget(ctx context.Context, method string, meta map[string]a
 	if err != nil {
 		return signals.Subject{}, "", errTaskNotFound()
 	}
+	m.linkRun(ctx, caller, id)
 	return caller, id, nil
 }
 
 // lookupErr maps a Runs error onto the wire: every unreadable run is the
 // same "task not found"; anything else is an internal error.
-func (m *Mount) lookupErr(op, runID string, err error) error {
+func (m *Mount) lookupErr(ctx context.Context, op, runID string, err error) error {
 	if errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch) {
 		return errTaskNotFound()
 	}
-	m.log.Error(op, zap.String("runId", runID), zap.Error(err))
+	m.runLog(ctx, runID, "").Error(op, zap.Error(err))
 	return errInternal()
 }
 
@@ -72,7 +73,7 @@ func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams
 	}
 	snap, err := m.runs.Get(ctx, caller, id)
 	if err != nil {
-		return nil, m.lookupErr("get run", id, err)
+		return nil, m.lookupErr(ctx, "get run", id, err)
 	}
 	return m.proj.detailedTask(snap), nil
 }
@@ -93,7 +94,7 @@ func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateP
 	}
 	snap, err := m.runs.Get(ctx, caller, id)
 	if err != nil {
-		return nil, m.lookupErr("get run", id, err)
+		return nil, m.lookupErr(ctx, "get run", id, err)
 	}
 	var responses map[string]json.RawMessage
 	if len(rawResponses) > 0 && string(rawResponses) != "null" {
@@ -123,7 +124,7 @@ func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskPar
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
 	if _, err := m.runs.Cancel(cctx, caller, id, signals.ReasonCallerRequested); err != nil && !errors.Is(err, runs.ErrTerminal) {
-		return nil, m.lookupErr("cancel run", id, err)
+		return nil, m.lookupErr(ctx, "cancel run", id, err)
 	}
 	return &ackResult{ResultType: resultComplete}, nil
 }
@@ -169,10 +170,10 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 			switch {
 			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
 				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
-				m.log.Debug("input response resolved nothing", zap.String("runId", runID),
+				m.runLog(ctx, runID, snap.WorkflowID).Debug("input response resolved nothing",
 					zap.String("interruptId", key), zap.Error(err))
 			default:
-				return m.lookupErr("resolve interrupt", runID, err)
+				return m.lookupErr(ctx, "resolve interrupt", runID, err)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // callTool answers tools/call. Arguments are validated before anything
@@ -103,7 +104,8 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 		PreRunInputs: inputs,
 	})
 	if err != nil {
-		m.log.Error("start run", zap.String("tool", spec.Name), zap.Error(err))
+		m.log.Error("start run", zap.String(telemetry.FieldTool, spec.Name), zap.String(telemetry.FieldTenant, caller.Tenant),
+			zap.String(telemetry.FieldTraceID, telemetry.TraceID(ctx)), zap.Error(err))
 		if errors.Is(err, runs.ErrSearchAttributesMissing) {
 			// A setup fault the operator must fix; the message says how.
 			return nil, &jsonrpc.Error{Code: codeInternalError, Message: err.Error()}
@@ -112,7 +114,8 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 	}
 	// From here until its whole response is sent, this request owns the
 	// run: if the client is already gone, Own cancels it at once.
-	claim.Own(caller, snap.RunID)
+	claim.Own(caller, snap.RunID, telemetry.RunFields(ctx, snap.RunID, spec.Name)...)
+	m.annotate(ctx, snap.RunID, spec.Name)
 	if m.afterStart != nil {
 		m.afterStart(snap.RunID)
 	}
@@ -196,6 +199,9 @@ func (m *Mount) preRunInputs(t *catalog.Tool, p *mcp.CallToolParamsRaw, caps cli
 		return nil, nil, errMissingCapability(
 			fmt.Sprintf("tool %q asks for input %v before it runs, which requires the client capability elicitation", spec.Name, keys),
 			map[string]any{"elicitation": map[string]any{}})
+	}
+	if m.metrics != nil {
+		m.metrics.MRTRRound()
 	}
 	return nil, &inputRequiredResult{ResultType: resultInputRequired, InputRequests: missing}, nil
 }

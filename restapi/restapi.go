@@ -20,14 +20,19 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
+	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Runs is the part of *runs.Service the REST API uses. Every method acts
@@ -82,6 +87,10 @@ type Options struct {
 	Logger *zap.Logger
 	// Now is the clock (time.Now when nil). It stamps refreshedAt.
 	Now func() time.Time
+	// TracerProvider traces requests (telemetry/export.NewTracerProvider): each
+	// is a server span, the child of the request's traceparent header.
+	// Nil: nothing is traced.
+	TracerProvider trace.TracerProvider
 }
 
 // handler serves the REST API.
@@ -95,6 +104,7 @@ type handler struct {
 	// refreshedAt is when the discovery document was built.
 	refreshedAt time.Time
 	catalog     catalog.Source
+	traced      bool // requests are traced: link them to their run's trace
 }
 
 // New returns the handler serving the discovery document and the REST runs
@@ -167,14 +177,56 @@ func New(opts Options) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path)
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var serve http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rej := gate.Check(r); rej != nil {
 			writeError(w, rej.Status, rej.Code, rej.Message)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+	if opts.TracerProvider != nil {
+		h.traced = true
+		serve = traced(opts.TracerProvider.Tracer(telemetry.ScopeName+"/restapi"), serve)
+	}
+	return serve
 }
+
+// traced serves each request in a server span, the child of the trace
+// context of its headers, named after the route that served it.
+func traced(tracer trace.Tracer, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := telemetry.Extract(r.Context(), nil, r.Header)
+		ctx, span := tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", r.Method)))
+		defer span.End()
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		if r.Pattern != "" {
+			span.SetName(r.Pattern)
+			span.SetAttributes(attribute.String("http.route", r.Pattern))
+		}
+		span.SetAttributes(attribute.Int("http.response.status_code", sw.status))
+		if sw.status >= http.StatusInternalServerError {
+			span.SetStatus(codes.Error, http.StatusText(sw.status))
+		}
+	})
+}
+
+// statusWriter remembers the response status.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+// WriteHeader records the status and sends it.
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authedHandler is a runs handler that knows its caller.
 type authedHandler func(w http.ResponseWriter, r *http.Request, caller signals.Subject)
@@ -188,8 +240,32 @@ func (h *handler) authed(next authedHandler) http.HandlerFunc {
 			writeError(w, http.StatusUnauthorized, "unauthenticated", "a valid bearer credential is required: "+err.Error())
 			return
 		}
+		if h.traced {
+			h.linkRun(r, caller)
+		}
 		next(w, r, caller)
 	}
+}
+
+// linkRun links the span of a request about a run to the trace the run
+// was started in (when the run service remembers it: mcpmount.RunTraces).
+func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
+	rt, ok := h.runs.(mcpmount.RunTraces)
+	raw := r.PathValue("runId")
+	if !ok || raw == "" {
+		return
+	}
+	id, err := runid.Unproject(raw)
+	if err != nil {
+		return
+	}
+	span := trace.SpanFromContext(r.Context())
+	span.SetAttributes(attribute.String("openwop.run_id", id))
+	sc, err := rt.StartTrace(r.Context(), caller, id)
+	if err != nil || !sc.IsValid() || sc.TraceID() == span.SpanContext().TraceID() {
+		return
+	}
+	span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("openwop.link", "run-start")}})
 }
 
 // externalBase is the absolute base URL (scheme://host[:port][/prefix])

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // reading is what read learned about a run.
@@ -73,14 +76,14 @@ func (s *Service) read(ctx context.Context, id, tenant string) (reading, error) 
 			if snap.Owner.Tenant != tenant {
 				return reading{}, ErrNotFound
 			}
-			s.known.add(id, 0)
+			s.known.note(id, snap.WorkflowID, false, "")
 			return reading{snap: snap}, nil
 		case missing(err):
 			return reading{}, ErrNotFound
 		case ctx.Err() != nil:
 			return reading{}, fmt.Errorf("get run %s: %w", id, ctx.Err())
 		}
-		s.log.Debug("getRun query failed; describing the run", zap.String("runId", id), zap.Error(err))
+		s.log.Debug("getRun query failed; describing the run", s.fields(ctx, id, zap.Error(err))...)
 	}
 	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
@@ -95,6 +98,7 @@ func (s *Service) read(ctx context.Context, id, tenant string) (reading, error) 
 			f |= factClosed
 		}
 		s.known.add(id, f)
+		s.noteDescribed(id, info)
 	}
 	return r, err
 }
@@ -160,46 +164,123 @@ const (
 	// factClosed: the run has closed (its workflow ID is never reused,
 	// so it stays closed).
 	factClosed
+	// factTraced: the memo entry's trace is the run's
+	// signals.MemoTraceParent ("" when it has none).
+	factTraced
 )
 
+// memoEntry is what runMemo remembers of a run.
+type memoEntry struct {
+	facts runFacts
+	tool  string // "" until known
+	trace string // valid with factTraced
+}
+
 // runMemo remembers the runs this process started or read lately: that
-// they are runs of this service (of the tenant their id names), and the
-// facts about them that never change once true (runFacts), so it needs no
-// invalidation. It forgets the oldest entries first; a forgotten run costs
-// one more round trip where the memo is consulted. An entry is a few dozen
-// bytes: the bound keeps the memo under 2 MB.
+// they are runs of this service (of the tenant their id names), the facts
+// about them that never change once true (runFacts), their tool and the
+// trace they started in, so it needs no invalidation. It forgets the
+// oldest entries first; a forgotten run costs one more round trip where
+// the memo is consulted. An entry is under a couple of hundred bytes:
+// the bound keeps the memo under a few MB.
 type runMemo struct {
-	mu    sync.Mutex
-	facts map[string]runFacts
-	ring  []string
-	next  int
+	mu      sync.Mutex
+	entries map[string]memoEntry
+	ring    []string
+	next    int
 }
 
 func newRunMemo(size int) *runMemo {
-	return &runMemo{facts: make(map[string]runFacts, size), ring: make([]string, size)}
+	return &runMemo{entries: make(map[string]memoEntry, size), ring: make([]string, size)}
 }
 
 // add records that id is a run of this service with facts f (added to
 // what is known already).
 func (m *runMemo) add(id string, f runFacts) {
+	m.update(id, func(e *memoEntry) { e.facts |= f })
+}
+
+// note records the run's tool (when not "") and, with traced, the trace
+// it started in.
+func (m *runMemo) note(id, tool string, traced bool, trace string) {
+	m.update(id, func(e *memoEntry) {
+		if tool != "" {
+			e.tool = tool
+		}
+		if traced {
+			e.facts |= factTraced
+			e.trace = trace
+		}
+	})
+}
+
+func (m *runMemo) update(id string, change func(*memoEntry)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old, ok := m.facts[id]; ok {
-		m.facts[id] = old | f
-		return
+	e, ok := m.entries[id]
+	if !ok {
+		if old := m.ring[m.next]; old != "" {
+			delete(m.entries, old)
+		}
+		m.ring[m.next] = id
+		m.next = (m.next + 1) % len(m.ring)
 	}
-	if old := m.ring[m.next]; old != "" {
-		delete(m.facts, old)
-	}
-	m.ring[m.next] = id
-	m.facts[id] = f
-	m.next = (m.next + 1) % len(m.ring)
+	change(&e)
+	m.entries[id] = e
 }
 
 // get returns what is known about id, and whether it is remembered.
 func (m *runMemo) get(id string) (runFacts, bool) {
+	e, ok := m.entry(id)
+	return e.facts, ok
+}
+
+// entry returns the memo entry of id.
+func (m *runMemo) entry(id string) (memoEntry, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	f, ok := m.facts[id]
-	return f, ok
+	e, ok := m.entries[id]
+	return e, ok
+}
+
+// noteDescribed remembers the tool and the start trace a describe call
+// found.
+func (s *Service) noteDescribed(id string, info *workflowpb.WorkflowExecutionInfo) {
+	tool, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
+	var trace string
+	if p, ok := info.GetMemo().GetFields()[signals.MemoTraceParent]; ok {
+		_ = s.dc.FromPayload(p, &trace)
+	}
+	s.known.note(id, tool, true, trace)
+}
+
+// fields are the log fields of a line about the run id (telemetry.RunFields,
+// with the tool when the memo knows it), then extra.
+func (s *Service) fields(ctx context.Context, id string, extra ...zap.Field) []zap.Field {
+	e, _ := s.known.entry(id)
+	return append(telemetry.RunFields(ctx, id, e.tool), extra...)
+}
+
+// StartTrace returns the span context of the request that started the
+// run (signals.MemoTraceParent; invalid when it was not traced). It reads
+// the run's memo with a describe call unless this process started or
+// described the run lately.
+func (s *Service) StartTrace(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error) {
+	if err := authorize(caller, runID); err != nil {
+		return trace.SpanContext{}, err
+	}
+	if e, ok := s.known.entry(runID); ok && e.facts&factTraced != 0 {
+		return telemetry.ParseTraceParent(e.trace), nil
+	}
+	desc, err := s.client.DescribeWorkflowExecution(ctx, runID, "")
+	if err != nil {
+		return trace.SpanContext{}, s.lookupErr(runID, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != caller.Tenant {
+		return trace.SpanContext{}, ErrNotFound
+	}
+	s.noteDescribed(runID, info)
+	e, _ := s.known.entry(runID)
+	return telemetry.ParseTraceParent(e.trace), nil
 }

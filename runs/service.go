@@ -26,6 +26,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Search attribute keys, typed for the SDK.
@@ -149,6 +150,10 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 			saStatus.ValueSet(string(status)),
 		),
 	}
+	traceParent := telemetry.TraceParent(ctx)
+	if traceParent != "" {
+		opts.Memo[signals.MemoTraceParent] = traceParent
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
 	defer cancel()
 	run, err := s.client.ExecuteWorkflow(sctx, opts, tool.Type(), input)
@@ -158,8 +163,8 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 		}
 		return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, err)
 	}
-	s.log.Info("run started", zap.String("runId", id), zap.String("tool", tool.Name),
-		zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))
+	s.log.Info("run started", append(telemetry.RunFields(ctx, id, tool.Name),
+		zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))...)
 
 	now := time.Now().UTC()
 	created := signals.Snapshot{
@@ -171,7 +176,10 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	if tool.Plain() {
 		facts = factPlain
 	}
-	s.known.add(id, facts)
+	s.known.update(id, func(e *memoEntry) {
+		e.facts |= facts | factTraced
+		e.tool, e.trace = tool.Name, traceParent
+	})
 	if tool.Plain() {
 		return created, nil
 	}
@@ -184,7 +192,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	defer qcancel()
 	snap, err := s.query(qctx, id)
 	if err != nil {
-		s.log.Warn("first getRun query of a new run failed; reporting it pending", zap.String("runId", id), zap.Error(err))
+		s.log.Warn("first getRun query of a new run failed; reporting it pending", append(telemetry.RunFields(ctx, id, tool.Name), zap.Error(err))...)
 		return created, nil
 	}
 	return snap, nil
@@ -245,7 +253,7 @@ func (s *Service) fromDescribe(ctx context.Context, id, tenant string, info *wor
 			}
 			// No worker has answered yet (e.g. the first workflow task is
 			// pending): describe what Temporal knows.
-			s.log.Debug("getRun query failed; answering from describe", zap.String("runId", id), zap.Error(err))
+			s.log.Debug("getRun query failed; answering from describe", s.fields(ctx, id, zap.Error(err))...)
 			return s.fromInfo(info), nil, hlen, nil
 		}
 		return snap, nil, hlen, nil
@@ -643,6 +651,7 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != caller.Tenant {
 			return signals.Snapshot{}, ErrNotFound
 		}
+		s.noteDescribed(runID, info)
 		plain = s.plain(info)
 		if plain {
 			facts = factPlain
@@ -673,7 +682,7 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		}
 		return snap, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
-	s.log.Info("run cancel requested", zap.String("runId", runID), zap.String("reason", reason))
+	s.log.Info("run cancel requested", s.fields(ctx, runID, zap.String("reason", reason))...)
 	snap.Status, snap.StatusMessage = signals.StatusCancelling, signals.StatusCancelling.Message()
 	snap.CancelReason = reason
 	return snap, nil
@@ -726,7 +735,7 @@ func (s *Service) await(ctx context.Context, id, tenant string, done func(signal
 		case errors.Is(followErr, context.DeadlineExceeded):
 			return snap, followErr
 		case errors.Is(followErr, errHistory) && restarts < maxRestarts:
-			s.log.Debug("history long poll failed; following the run again", zap.String("runId", id), zap.Error(followErr))
+			s.log.Debug("history long poll failed; following the run again", s.fields(ctx, id, zap.Error(followErr))...)
 			if snap, _, seen, err = s.loadDescribed(ctx, id, tenant); err != nil {
 				return snap, err
 			}

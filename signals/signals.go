@@ -46,6 +46,10 @@ const (
 	MemoTransport = "transport"
 	// MemoContract holds the tool's Contract.
 	MemoContract = "openwopContract"
+	// MemoTraceParent holds the W3C traceparent of the request that
+	// started the run, when it was traced (a run started untraced has
+	// none). Later requests about the run link their spans to it.
+	MemoTraceParent = "openwopTraceparent"
 )
 
 // The tool catalog in Temporal (docs/catalog.md). A worker publishes the

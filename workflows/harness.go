@@ -210,7 +210,6 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 	info := workflow.GetInfo(ctx)
 	r := &run{
 		root:    ctx,
-		logger:  workflow.GetLogger(ctx),
 		preRun:  req.PreRunInputs,
 		keys:    map[string]bool{},
 		pending: map[string]*Pending{},
@@ -232,6 +231,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 		r.snap.CreatedAt = r.snap.UpdatedAt
 	}
 	r.snap.StatusMessage = r.snap.Status.Message()
+	r.logger = runLogger(ctx, r.snap)
 
 	if err := workflow.SetQueryHandler(ctx, signals.QueryGetRun, func() (signals.Snapshot, error) {
 		return r.snap, nil

@@ -254,6 +254,7 @@ func (r *run) resolve(res signals.Resolution) {
 		payload["decision"] = approvalAction(res)
 	}
 	r.emit(signals.EventInterruptResolved, in.NodeID, payload)
+	r.traceResolution(in, applied)
 	p.done = true
 	p.res = applied
 	if res.Action == signals.ActionCancel {

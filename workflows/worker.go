@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // DefaultWorkflowCacheSize is the size of the workflow cache the stock
@@ -43,6 +46,16 @@ type WorkerOptions struct {
 	// still in the catalog, publishing it again when it is not (default
 	// one minute).
 	CheckInterval time.Duration
+	// TracerProvider, when set, traces the worker with the Temporal SDK's
+	// OpenTelemetry interceptor (telemetry.TemporalInterceptor): each
+	// workflow, activity, signal and query handler runs in a span, the
+	// child of the span that started, signalled or queried it (the agent's
+	// request to the mount, for a run), and the harness records each
+	// resolved interrupt as a span of the run's trace. Leave it nil when
+	// the client already has the interceptor (telemetry/export.Telemetry's
+	// ClientOptions does that; workers inherit a client's interceptors),
+	// or every span would be recorded twice.
+	TracerProvider trace.TracerProvider
 }
 
 // Publication is what a worker with the given identity serving the
@@ -90,6 +103,13 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 		case fatal <- err:
 		default:
 		}
+	}
+	if opts.TracerProvider != nil {
+		i, err := telemetry.TemporalInterceptor(opts.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("run worker: %w", err)
+		}
+		opts.Worker.Interceptors = append(slices.Clip(opts.Worker.Interceptors), i)
 	}
 	w := worker.New(c, taskQueue, opts.Worker)
 	r.Register(w)

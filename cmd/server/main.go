@@ -319,7 +319,7 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		EagerStart: true, // the in-process worker shares d.Client
 		CursorKey:  cursorKey(ad.mrtrKey),
 	})
-	mount, err := mcpmount.New(mcpmount.Options{
+	mopts := mcpmount.Options{
 		Runs:         svc,
 		Catalog:      live,
 		Authenticate: ad.authenticate,
@@ -327,7 +327,12 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		MRTRKey:      ad.mrtrKey,
 		PublicURL:    ad.publicURL,
 		AllowedHosts: ad.allowedHosts, AllowedOrigins: ad.allowedOrigins,
-	})
+		TracerProvider: d.Telemetry.TracerProvider(),
+	}
+	if m := d.Telemetry.Metrics(); m != nil {
+		mopts.Metrics = m
+	}
+	mount, err := mcpmount.New(mopts)
 	if err != nil {
 		return nil, fmt.Errorf("MCP mount: %w", err)
 	}
@@ -338,6 +343,7 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		Logger:       d.Logger.Named("rest"),
 		BaseURL:      ad.publicURL,
 		AllowedHosts: ad.allowedHosts, AllowedOrigins: ad.allowedOrigins,
+		TracerProvider: d.Telemetry.TracerProvider(),
 	})
 	ad.live, ad.mount = live, mount
 	mux := http.NewServeMux()

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/worker"
@@ -30,8 +31,13 @@ import (
 	"github.com/openwop/temporal-mcp/internal/config"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 	"github.com/openwop/temporal-mcp/workflows"
 )
+
+// serviceName is the service.name of the worker's spans unless
+// OTEL_SERVICE_NAME names another.
+const serviceName = "openwop-worker"
 
 func main() {
 	if err := run(); err != nil {
@@ -72,7 +78,28 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := cfg.Dial(ctx, logger)
+	tel, err := export.New(ctx, export.Options{
+		ServiceName: serviceName, Env: os.LookupEnv, Metrics: cfg.MetricsAddr != "", Logger: logger.Named("telemetry"),
+	})
+	if err != nil {
+		return fail("telemetry (OTEL_* variables)", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(sctx); err != nil {
+			logger.Warn("telemetry shutdown", zap.Error(err))
+		}
+	}()
+	if m := tel.Metrics(); m != nil {
+		ms, err := export.ServeMetrics(ctx, cfg.MetricsAddr, m, logger.Named("metrics"))
+		if err != nil {
+			return fail("worker not started: "+config.EnvMetricsAddr, err)
+		}
+		defer func() { _ = ms.Shutdown(context.Background()) }()
+		logger.Info("metrics served", zap.String("metrics", "http://"+ms.Addr()+"/metrics"))
+	}
+	c, err := cfg.Dial(ctx, logger, tel)
 	if err != nil {
 		return fail("worker not started", err)
 	}

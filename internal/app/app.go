@@ -30,6 +30,7 @@ import (
 	"github.com/openwop/temporal-mcp/internal/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
 // Timeouts of the process lifecycle.
@@ -50,6 +51,10 @@ const (
 	readyPoll = 200 * time.Millisecond
 )
 
+// ServiceName is the service.name of the server's spans unless
+// OTEL_SERVICE_NAME names another.
+const ServiceName = "openwop-temporal-mcp"
+
 // Deps are what the handler and the worker are built from.
 type Deps struct {
 	// Logger is the process logger.
@@ -60,6 +65,9 @@ type Deps struct {
 	Namespace string
 	// TaskQueue is the task queue of the in-process worker.
 	TaskQueue string
+	// Telemetry is the process's tracing and metrics (each possibly off;
+	// see package telemetry). Client already uses it.
+	Telemetry *export.Telemetry
 }
 
 // Parts are the adapter-specific pieces App runs.
@@ -79,6 +87,10 @@ type Parts struct {
 	// (http.Server.RegisterOnShutdown), e.g. to end streams that would
 	// otherwise hold the shutdown until its timeout.
 	OnShutdown func()
+	// Telemetry, when set, is used instead of the one Start builds from
+	// the configuration (Config.Tracing, Config.MetricsAddr). Shutdown
+	// shuts it down.
+	Telemetry *export.Telemetry
 }
 
 // App is a started process: Temporal connection, worker, HTTP listener.
@@ -94,9 +106,13 @@ type App struct {
 	UIURL string
 	// DBFile is the embedded server's SQLite file ("" when remote).
 	DBFile string
+	// MetricsAddr is the address the Prometheus endpoint is bound to (""
+	// when metrics are off).
+	MetricsAddr string
 
 	server     *devtemporal.Server
 	http       *http.Server
+	metrics    *export.MetricsServer
 	failed     chan error // a failed listener or worker
 	stopWorker context.CancelFunc
 	workerDone chan struct{}
@@ -145,6 +161,24 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 	sctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 
+	if a.Telemetry = parts.Telemetry; a.Telemetry == nil {
+		env := func(string) (string, bool) { return "", false }
+		if cfg.Tracing.Enabled {
+			env = os.LookupEnv
+		}
+		a.Telemetry, err = export.New(sctx, export.Options{
+			ServiceName: ServiceName, Env: env, Metrics: cfg.MetricsAddr != "", Logger: logger.Named("telemetry"),
+		})
+		if err != nil {
+			return a, fmt.Errorf("telemetry (OTEL_* variables): %w", err)
+		}
+	}
+	if m := a.Telemetry.Metrics(); m != nil && cfg.MetricsAddr != "" {
+		if a.metrics, err = export.ServeMetrics(sctx, cfg.MetricsAddr, m, logger.Named("metrics")); err != nil {
+			return a, fmt.Errorf("%s: %w", config.EnvMetricsAddr, err)
+		}
+		a.MetricsAddr = a.metrics.Addr()
+	}
 	if err := a.connect(sctx, cfg); err != nil {
 		return a, err
 	}
@@ -209,6 +243,10 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 	if a.Embedded {
 		fields = append(fields, zap.String("temporal_ui", a.UIURL), zap.String("data", a.DBFile))
 	}
+	if a.MetricsAddr != "" {
+		fields = append(fields, zap.String("metrics", "http://"+a.MetricsAddr+"/metrics"))
+	}
+	fields = append(fields, zap.Bool("tracing", a.Telemetry.TracerProvider() != nil))
 	logger.Info("openwop server ready", fields...)
 	if cfg.Worker && parts.Worker == nil {
 		logger.Warn("no in-process worker: nothing to run")
@@ -250,7 +288,7 @@ func (a *App) connect(ctx context.Context, cfg config.Config) error {
 		a.UIURL, a.DBFile = srv.UIURL(), srv.DBFile()
 		cfg.Client = client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()}
 	}
-	c, err := cfg.Dial(ctx, a.Logger)
+	c, err := cfg.Dial(ctx, a.Logger, a.Telemetry)
 	if err != nil {
 		return err
 	}
@@ -391,6 +429,18 @@ func (a *App) Shutdown(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 		a.server = nil
+	}
+	if a.metrics != nil {
+		if err := a.metrics.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("metrics listener shutdown: %w", err))
+		}
+		a.metrics = nil
+	}
+	if a.Telemetry != nil {
+		if err := a.Telemetry.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		a.Telemetry = nil
 	}
 	return errors.Join(errs...)
 }

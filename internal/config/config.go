@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
 // Environment variables read by LoadConfig. The Temporal connection
@@ -81,6 +82,9 @@ const (
 	// EnvHTTPMaxConns bounds the open HTTP connections (default
 	// DefaultHTTPMaxConns).
 	EnvHTTPMaxConns = "OPENWOP_HTTP_MAX_CONNS"
+	// EnvMetricsAddr is the listen address (host:port) of the Prometheus
+	// endpoint GET /metrics (default off: no metrics are recorded).
+	EnvMetricsAddr = "OPENWOP_METRICS_ADDR"
 )
 
 // Environment variables of the Temporal SDK that select a remote server.
@@ -181,6 +185,13 @@ type Config struct {
 	UIPort int
 	// TemporalLogLevel is the level of the embedded server's logs.
 	TemporalLogLevel zapcore.Level
+
+	// MetricsAddr is the listen address of the Prometheus endpoint (""
+	// when metrics are off).
+	MetricsAddr string
+	// Tracing is what the OTEL_* variables ask of tracing
+	// (export.TracingFromEnv).
+	Tracing export.TracingConfig
 }
 
 // Namespace is the namespace runs live in.
@@ -200,11 +211,15 @@ func (c Config) HostPort() string {
 }
 
 // Dial connects to Temporal with Client (the namespace defaulted, the SDK
-// logging through logger), waiting at most DialTimeout.
-func (c Config) Dial(ctx context.Context, logger *zap.Logger) (client.Client, error) {
+// logging through logger, tracing and metrics as tel says: nil for none),
+// waiting at most DialTimeout.
+func (c Config) Dial(ctx context.Context, logger *zap.Logger, tel *export.Telemetry) (client.Client, error) {
 	opts := c.Client
 	opts.Namespace = c.Namespace()
 	opts.Logger = SDKLogger(logger)
+	if err := tel.ClientOptions(&opts); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	cl, err := client.DialContext(ctx, opts)
@@ -303,6 +318,15 @@ func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 		}
 	}
 	if err := cfg.loadHTTP(get); err != nil {
+		return Config{}, err
+	}
+	if v := get(EnvMetricsAddr); v != "" && !strings.EqualFold(v, "off") {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return Config{}, fmt.Errorf("%s=%q: want host:port, or off: %w", EnvMetricsAddr, v, err)
+		}
+		cfg.MetricsAddr = v
+	}
+	if cfg.Tracing, err = export.TracingFromEnv(env.LookupEnv); err != nil {
 		return Config{}, err
 	}
 

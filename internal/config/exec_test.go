@@ -89,6 +89,10 @@ func testInvalidSettings(t *testing.T, server, worker string) {
 		{"worker", EnvLogLevel, "loud"},
 		{"worker", EnvTemporalConfigFile, "/nonexistent/temporal.toml"},
 		{"worker", "TEMPORAL_TLS_CLIENT_CERT_PATH", "/nonexistent/client.pem"},
+		{"server", EnvMetricsAddr, "9464"},
+		{"worker", EnvMetricsAddr, "9464"},
+		{"server", "OTEL_TRACES_EXPORTER", "zipkin"},
+		{"worker", "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd+"/"+tt.variable+"="+tt.value, func(t *testing.T) {
@@ -110,7 +114,8 @@ func testInvalidSettings(t *testing.T, server, worker string) {
 // testHelp: -h on both commands lists the flags and the variables, the
 // new ones included, and exits 0 without connecting anywhere.
 func testHelp(t *testing.T, server, worker string) {
-	shared := []string{EnvTaskQueue, EnvLogLevel, EnvTemporalAddress, EnvTemporalTLS, EnvTemporalProfile, EnvTemporalConfigFile}
+	shared := []string{EnvTaskQueue, EnvLogLevel, EnvTemporalAddress, EnvTemporalTLS, EnvTemporalProfile, EnvTemporalConfigFile,
+		EnvMetricsAddr, "OTEL_EXPORTER_OTLP_ENDPOINT"}
 	tests := []struct {
 		name string
 		bin  string

@@ -29,6 +29,8 @@ func WorkerEnv() []EnvVar {
 		{EnvDataDir, "./" + DefaultDataDir, "data directory (published reports; cmd/server: the embedded temporal.db)"},
 		{EnvLogFormat, "console (json with a remote Temporal)", "json or console"},
 		{EnvLogLevel, "info", "debug, info, warn or error"},
+		{EnvMetricsAddr, "off", "host:port of the Prometheus endpoint GET /metrics (mount and Temporal SDK metrics)"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "unset (no tracing)", "OTLP endpoint: export traces (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or grpc, OTEL_SERVICE_NAME, other OTEL_* variables as the OpenTelemetry SDK reads them)"},
 		{EnvTemporalAddress, "localhost:" + strconv.Itoa(DefaultTemporalPort), "Temporal frontend (cmd/server: set it to embed no Temporal)"},
 		{EnvTemporalNamespace, runs.DefaultNamespace, "Temporal namespace"},
 		{EnvTemporalTLS, "unset (on with an API key)", "on or off: force TLS to Temporal"},

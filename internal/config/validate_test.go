@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
 // TestInvalidSettingsNameTheVariable: every invalid value is refused with
@@ -58,6 +60,12 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 		{"TEMPORAL_TLS_CLIENT_CERT_PATH", "/nonexistent/client.pem"},
 		{"TEMPORAL_TLS_CLIENT_KEY_PATH", "/nonexistent/client.key"},
 		{"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "/nonexistent/ca.pem"},
+		{EnvMetricsAddr, "9090"},
+		{EnvMetricsAddr, "on"},
+		{export.EnvTracesExporter, "jaeger"},
+		{export.EnvSDKDisabled, "maybe"},
+		{export.EnvProtocol, "http/json"},
+		{export.EnvTracesProtocol, "udp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable+"="+tt.value, func(t *testing.T) {
@@ -219,6 +227,40 @@ func TestClientConfigFileSameForBothCommands(t *testing.T) {
 			}
 			if c.Remote != tt.remote || c.HostPort() != tt.hostPort || c.Namespace() != tt.namespace {
 				t.Fatalf("Remote=%v HostPort=%q Namespace=%q, want %v %q %q", c.Remote, c.HostPort(), c.Namespace(), tt.remote, tt.hostPort, tt.namespace)
+			}
+		})
+	}
+}
+
+// TestObservabilitySettings: the metrics endpoint is off unless
+// OPENWOP_METRICS_ADDR names an address, and tracing is on only when the
+// OTEL_* variables ask for an OTLP export.
+func TestObservabilitySettings(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      mapEnv
+		metrics  string
+		tracing  bool
+		protocol string
+	}{
+		{"nothing set", mapEnv{}, "", false, ""},
+		{"metrics off", mapEnv{EnvMetricsAddr: "off"}, "", false, ""},
+		{"metrics on", mapEnv{EnvMetricsAddr: "127.0.0.1:9464"}, "127.0.0.1:9464", false, ""},
+		{"endpoint", mapEnv{export.EnvEndpoint: "http://collector:4318"}, "", true, export.ProtocolHTTP},
+		{"traces endpoint, grpc", mapEnv{export.EnvTracesEndpoint: "collector:4317", export.EnvProtocol: "grpc"}, "", true, export.ProtocolGRPC},
+		{"traces protocol wins", mapEnv{export.EnvEndpoint: "x:4317", export.EnvProtocol: "http/protobuf", export.EnvTracesProtocol: "grpc"}, "", true, export.ProtocolGRPC},
+		{"exporter none", mapEnv{export.EnvEndpoint: "http://collector:4318", export.EnvTracesExporter: "none"}, "", false, ""},
+		{"sdk disabled", mapEnv{export.EnvEndpoint: "http://collector:4318", export.EnvSDKDisabled: "true"}, "", false, ""},
+		{"exporter otlp, default endpoint", mapEnv{export.EnvTracesExporter: "otlp"}, "", true, export.ProtocolHTTP},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadConfig(tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.MetricsAddr != tt.metrics || c.Tracing.Enabled != tt.tracing || (tt.tracing && c.Tracing.Protocol != tt.protocol) {
+				t.Fatalf("metrics %q tracing %+v, want %q %v %s", c.MetricsAddr, c.Tracing, tt.metrics, tt.tracing, tt.protocol)
 			}
 		})
 	}

@@ -76,6 +76,17 @@ type Claim struct {
 type ownedRun struct {
 	caller signals.Subject
 	runID  string
+	fields []zap.Field // of the log lines about the run
+}
+
+// logFields are the fields of a log line about o: the ones Own was given,
+// or the run id alone.
+func (o ownedRun) logFields(extra ...zap.Field) []zap.Field {
+	f := o.fields
+	if len(f) == 0 {
+		f = []zap.Field{zap.String("runId", o.runID)}
+	}
+	return append(f[:len(f):len(f)], extra...)
 }
 
 // Open registers a new claim for a request whose transport context is
@@ -124,19 +135,21 @@ func (t *Tracker) Lookup(h http.Header) *Claim {
 // Own records that the request owns runID, started or resumed for caller.
 // If the claim was already settled as not delivered (the request went away
 // while the run was being started), the run is cancelled at once; a nil
-// claim owns nothing and does nothing.
-func (c *Claim) Own(caller signals.Subject, runID string) {
+// claim owns nothing and does nothing. fields are those of every log line
+// about the run (telemetry.RunFields); none: the run id alone.
+func (c *Claim) Own(caller signals.Subject, runID string, fields ...zap.Field) {
 	if c == nil {
 		return
 	}
+	o := ownedRun{caller: caller, runID: runID, fields: fields}
 	c.mu.Lock()
 	if c.settled {
 		c.mu.Unlock()
-		c.t.log.Info("request ended before it could own its run; cancelling the run", zap.String("runId", runID))
-		c.t.cancelRuns([]ownedRun{{caller, runID}})
+		c.t.log.Info("request ended before it could own its run; cancelling the run", o.logFields()...)
+		c.t.cancelRuns([]ownedRun{o})
 		return
 	}
-	c.owned = append(c.owned, ownedRun{caller, runID})
+	c.owned = append(c.owned, o)
 	c.mu.Unlock()
 }
 
@@ -175,7 +188,7 @@ func (c *Claim) Settle(delivered bool) {
 	if delivered {
 		c.t.forget(c.key)
 		for _, o := range owned {
-			c.t.log.Debug("response delivered; run released to its handle", zap.String("runId", o.runID))
+			c.t.log.Debug("response delivered; run released to its handle", o.logFields()...)
 		}
 		return
 	}
@@ -199,9 +212,9 @@ func (t *Tracker) cancelRuns(runs []ownedRun) {
 			ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
 			defer cancel()
 			t.log.Info("request owning the run went away before its response was sent; cancelling the run",
-				zap.String("runId", o.runID), zap.String("reason", signals.ReasonMCPRequestCancelled))
+				o.logFields(zap.String("reason", signals.ReasonMCPRequestCancelled))...)
 			if err := t.cancel(ctx, o.caller, o.runID); err != nil {
-				t.log.Warn("cancel of an owned run failed", zap.String("runId", o.runID), zap.Error(err))
+				t.log.Warn("cancel of an owned run failed", o.logFields(zap.Error(err))...)
 			}
 		}(o)
 	}

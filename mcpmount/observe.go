@@ -1,0 +1,243 @@
+package mcpmount
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
+)
+
+// Recorder records the mount's metrics. telemetry/export.Metrics implements it
+// on a Prometheus registry. Methods must be safe for concurrent use and
+// cheap: they run on every request.
+type Recorder interface {
+	// Request records one answered request: its JSON-RPC method (one of
+	// a fixed set, "other" for the rest, "unknown" when the body had
+	// none), its outcome (Outcome*) and its latency.
+	Request(method, outcome string, d time.Duration)
+	// BlockingCall records a task-less tools/call that starts (+1) or
+	// stops (-1) waiting for its run.
+	BlockingCall(delta int)
+	// SSEStream records an SSE response stream that opens (+1) or
+	// closes (-1).
+	SSEStream(delta int)
+	// OwnershipCancelled records a run cancelled because the request that
+	// owned it went away before its response was sent.
+	OwnershipCancelled()
+	// MRTRRound records an InputRequiredResult sent.
+	MRTRRound()
+	// AdmissionRejected records a request refused by admission control,
+	// with a short fixed reason.
+	AdmissionRejected(reason string)
+}
+
+// Outcomes of a request, as Recorder.Request receives them.
+const (
+	// OutcomeOK is a result.
+	OutcomeOK = "ok"
+	// OutcomeToolError is a CallToolResult with isError.
+	OutcomeToolError = "tool_error"
+	// OutcomeInputRequired is an InputRequiredResult (MRTR).
+	OutcomeInputRequired = "input_required"
+	// OutcomeTask is a CreateTaskResult.
+	OutcomeTask = "task"
+	// OutcomeError is a JSON-RPC error.
+	OutcomeError = "error"
+	// OutcomeCancelled is a request whose client went away.
+	OutcomeCancelled = "cancelled"
+	// OutcomeRejected is a request refused before any method ran (gate,
+	// credential, body, headers, version).
+	OutcomeRejected = "rejected"
+)
+
+// methodLabel bounds the method label to the methods the endpoint knows.
+func methodLabel(method string) string {
+	switch method {
+	case "":
+		return "unknown"
+	case "server/discover", "initialize", "ping", "tools/list", "tools/call",
+		"tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list",
+		"resources/list", "resources/read", "prompts/list", "prompts/get":
+		return method
+	}
+	return "other"
+}
+
+// outcomeOf classifies a method handler's answer.
+func outcomeOf(res mcp.Result, err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return OutcomeCancelled
+	case err != nil:
+		return OutcomeError
+	}
+	switch r := res.(type) {
+	case *toolResult:
+		if r.IsError {
+			return OutcomeToolError
+		}
+	case *inputRequiredResult:
+		return OutcomeInputRequired
+	case *createTaskResult:
+		return OutcomeTask
+	}
+	return OutcomeOK
+}
+
+// Span attributes of the mount.
+const (
+	attrMethod = attribute.Key("mcp.method.name")
+	attrTool   = attribute.Key("gen_ai.tool.name")
+	attrRunID  = attribute.Key("openwop.run_id")
+	attrTenant = attribute.Key("openwop.tenant")
+	attrCode   = attribute.Key("rpc.jsonrpc.error_code")
+)
+
+// observe wraps the method handlers with the request's span and its
+// metrics. With neither a tracer nor a recorder it adds nothing.
+func (m *Mount) observe(next mcp.MethodHandler) mcp.MethodHandler {
+	if m.tracer == nil && m.metrics == nil {
+		return next
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req) // not a request: nothing answers it
+		}
+		start := time.Now()
+		var span trace.Span
+		if m.tracer != nil {
+			ctx, span = m.startSpan(ctx, method, req)
+		}
+		res, err := next(ctx, method, req)
+		outcome := outcomeOf(res, err)
+		if span != nil {
+			if err != nil {
+				var rpcErr *jsonrpc.Error
+				if errors.As(err, &rpcErr) {
+					span.SetAttributes(attrCode.Int64(rpcErr.Code))
+				}
+				span.SetStatus(codes.Error, err.Error())
+			} else if outcome == OutcomeToolError {
+				span.SetStatus(codes.Error, outcome)
+			}
+			span.SetAttributes(attribute.String("openwop.outcome", outcome))
+			span.End()
+		}
+		if m.metrics != nil {
+			m.metrics.Request(methodLabel(method), outcome, time.Since(start))
+		}
+		return res, err
+	}
+}
+
+// startSpan starts the server span of an MCP request, the child of the
+// trace context of its params._meta or, without one there, of its HTTP
+// headers.
+func (m *Mount) startSpan(ctx context.Context, method string, req mcp.Request) (context.Context, trace.Span) {
+	meta := requestMeta(req)
+	var header map[string][]string
+	if extra := req.GetExtra(); extra != nil {
+		header = extra.Header
+	}
+	ctx = telemetry.Extract(ctx, meta, header)
+	name := method
+	attrs := []attribute.KeyValue{attrMethod.String(method)}
+	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+		name += " " + p.Name
+		attrs = append(attrs, attrTool.String(p.Name))
+	}
+	return m.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}
+
+// requestMeta is the request's params._meta (nil when it has no params).
+func requestMeta(req mcp.Request) map[string]any {
+	p := req.GetParams()
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p.GetMeta()
+}
+
+// annotate records on the request's span the run it works on.
+func (m *Mount) annotate(ctx context.Context, runID, tool string) {
+	if m.tracer == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(attrRunID.String(runID), attrTenant.String(runid.Tenant(runID)))
+	if tool != "" {
+		span.SetAttributes(attrTool.String(tool))
+	}
+}
+
+// RunTraces is implemented by a Runs that remembers the trace context each
+// run was started in (runs.Service). When tracing is on, the span of a
+// tasks/* request about a run links to that trace, so that the request that
+// resumed a run leads to the run's trace and back.
+type RunTraces interface {
+	// StartTrace returns the span context of the request that started
+	// the run (invalid when it was not traced).
+	StartTrace(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
+}
+
+// linkRun links the request's span to the trace of the run it names.
+func (m *Mount) linkRun(ctx context.Context, caller signals.Subject, runID string) {
+	if m.tracer == nil {
+		return
+	}
+	m.annotate(ctx, runID, "")
+	rt, ok := m.runs.(RunTraces)
+	if !ok {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	sc, err := rt.StartTrace(ctx, caller, runID)
+	if err != nil {
+		m.log.Debug("read the run's trace context", append(telemetry.RunFields(ctx, runID, ""), zap.Error(err))...)
+		return
+	}
+	if !sc.IsValid() || sc.TraceID() == span.SpanContext().TraceID() {
+		return
+	}
+	span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
+		attribute.String("openwop.link", "run-start"),
+	}})
+}
+
+// runTraceContext returns ctx in the trace the run was started in, for
+// work on the run that no request asked for (the cancellation of a run
+// whose owning request went away).
+func (m *Mount) runTraceContext(ctx context.Context, caller signals.Subject, runID string) context.Context {
+	if m.tracer == nil {
+		return ctx
+	}
+	rt, ok := m.runs.(RunTraces)
+	if !ok {
+		return ctx
+	}
+	sc, err := rt.StartTrace(ctx, caller, runID)
+	if err != nil || !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc)
+}
+
+// runLog is the mount's logger with the fields of the run runID of tool.
+func (m *Mount) runLog(ctx context.Context, runID, tool string) *zap.Logger {
+	return m.log.With(telemetry.RunFields(ctx, runID, tool)...)
+}
