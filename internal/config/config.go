@@ -181,6 +181,11 @@ type Config struct {
 	UIPort int
 	// TemporalLogLevel is the level of the embedded server's logs.
 	TemporalLogLevel zapcore.Level
+	// ShareDataDir, when DataDir is held by another process (it runs the
+	// embedded server on it), uses that process's Temporal server instead
+	// of failing, and takes the directory over if that process exits. Not
+	// read from the environment: cmd/server -stdio sets it.
+	ShareDataDir bool
 }
 
 // Namespace is the namespace runs live in.
