@@ -7,6 +7,12 @@
 // internal/config's, which cmd/worker shares; this package is the part that
 // embeds the Temporal server and so stays out of the worker binary.
 //
+// The embedded server's data directory is locked (internal/datadir): a
+// second process on it fails naming the holder, or, with
+// Config.ShareDataDir (cmd/server -stdio), uses the holder's server and
+// runs the server itself once the holder exits. Two processes never open
+// one SQLite file.
+//
 // The caller supplies what is specific to the adapter through Parts: the
 // HTTP handler (the MCP mount, discovery, REST) and the worker, built from
 // Deps once Temporal is connected.
