@@ -94,7 +94,9 @@ func gateDo(t *testing.T, srv *httptest.Server, method, path, host, body string,
 	if host != "" {
 		req.Host = host
 	}
-	resp, err := srv.Client().Do(req)
+	// Every response is validated against the OpenAPI document.
+	client := &http.Client{Transport: restapi.CheckedTransport(t, srv.Client().Transport)}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

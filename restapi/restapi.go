@@ -1,7 +1,8 @@
 // Package restapi serves the OpenWOP v2 HTTP surface beside the MCP mount:
 // the discovery document (GET /.well-known/openwop) and the REST runs API
 // (createRun, getRun, listRuns, cancelRun, pollRunEvents,
-// resolveInterruptByRun).
+// resolveInterruptByRun), described by the OpenAPI 3.1 document served at
+// GET /openapi.json ([OpenAPI]).
 //
 // Every runs endpoint authenticates the caller with a bearer credential and
 // acts for the caller's tenant only. Run operations go through a [Runs]
@@ -149,6 +150,7 @@ func New(opts Options) http.Handler {
 		serve        http.HandlerFunc
 	}{
 		{http.MethodGet, "/.well-known/openwop", h.discovery},
+		{http.MethodGet, "/openapi.json", h.openAPI},
 		{http.MethodGet, "/runs", h.authed(h.listRuns)},
 		{http.MethodPost, "/runs", h.authed(h.createRun)},
 		{http.MethodGet, "/runs/{runId}", h.authed(h.getRun)},

@@ -65,11 +65,11 @@ const (
 // serverEnv documents the variables cmd/server reads, for -h.
 func serverEnv() []config.EnvVar {
 	return append([]config.EnvVar{
-		{Name: config.EnvHTTPAddr, Default: config.DefaultHTTPAddr, Meaning: "HTTP listen address (MCP at /mcp, REST, /healthz)"},
+		{Name: config.EnvHTTPAddr, Default: config.DefaultHTTPAddr + " (-stdio: a free port)", Meaning: "HTTP listen address (MCP at /mcp, REST, /healthz)"},
 		{Name: config.EnvWorker, Default: "on", Meaning: "off: run no in-process worker"},
 		{Name: config.EnvToolsFile, Default: "unset", Meaning: "JSON file of declared tools (docs/catalog.md)"},
-		{Name: config.EnvTemporalPort, Default: fmt.Sprint(config.DefaultTemporalPort), Meaning: "embedded Temporal frontend port (0: any free port)"},
-		{Name: config.EnvUIPort, Default: fmt.Sprint(config.DefaultUIPort), Meaning: "embedded Web UI port (0: any free port; off: no UI)"},
+		{Name: config.EnvTemporalPort, Default: fmt.Sprint(config.DefaultTemporalPort) + " (-stdio: a free port)", Meaning: "embedded Temporal frontend port (0: any free port)"},
+		{Name: config.EnvUIPort, Default: fmt.Sprint(config.DefaultUIPort) + " (-stdio: a free port)", Meaning: "embedded Web UI port (0: any free port; off: no UI)"},
 		{Name: config.EnvTemporalLogLevel, Default: "warn", Meaning: "level of the embedded Temporal server's logs"},
 		{Name: auth.EnvKeys, Default: "unset (every caller is anon:local)", Meaning: "API keys: key=tenant:subject,..."},
 		{Name: auth.EnvKeysFile, Default: "unset", Meaning: "JSON file of API keys [{key,tenant,subject}]"},
@@ -135,11 +135,7 @@ func run() error {
 		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins}
 	parts := ad.parts()
 	if *stdio {
-		if os.Getenv(config.EnvHTTPAddr) == "" {
-			// stdout is the client's: keep the HTTP side out of the way of
-			// a server on the default port.
-			cfg.HTTPAddr = "127.0.0.1:0"
-		}
+		stdioConfig(&cfg, os.Getenv)
 		err = serveStdio(ctx, cfg, logger, parts, ad)
 	} else {
 		err = app.Run(ctx, cfg, logger, parts)
@@ -197,6 +193,25 @@ func cursorKey(mrtrKey []byte) []byte {
 	mac := hmac.New(sha256.New, mrtrKey)
 	mac.Write([]byte("openwop listRuns cursor key"))
 	return mac.Sum(nil)
+}
+
+// stdioConfig adapts cfg to -stdio, where several hosts may each launch
+// the process with one configuration: the HTTP listener, the embedded
+// Temporal frontend and the Web UI take free ports unless their variable
+// is set, and a data directory held by another process is shared
+// (config.Config.ShareDataDir): this one uses the holder's Temporal server,
+// never opening the database itself, until the holder exits.
+func stdioConfig(cfg *config.Config, getenv func(string) string) {
+	if getenv(config.EnvHTTPAddr) == "" {
+		cfg.HTTPAddr = "127.0.0.1:0"
+	}
+	if getenv(config.EnvTemporalPort) == "" {
+		cfg.TemporalPort = 0
+	}
+	if getenv(config.EnvUIPort) == "" {
+		cfg.UIPort = 0
+	}
+	cfg.ShareDataDir = true
 }
 
 // serveStdio runs the process with one MCP client on stdin/stdout. The end

@@ -7,6 +7,12 @@
 // internal/config's, which cmd/worker shares; this package is the part that
 // embeds the Temporal server and so stays out of the worker binary.
 //
+// The embedded server's data directory is locked (internal/datadir): a
+// second process on it fails naming the holder, or, with
+// Config.ShareDataDir (cmd/server -stdio), uses the holder's server and
+// runs the server itself once the holder exits. Two processes never open
+// one SQLite file.
+//
 // The caller supplies what is specific to the adapter through Parts: the
 // HTTP handler (the MCP mount, discovery, REST) and the worker, built from
 // Deps once Temporal is connected.
@@ -20,6 +26,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -27,6 +35,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/config"
+	"github.com/openwop/temporal-mcp/internal/datadir"
 	"github.com/openwop/temporal-mcp/internal/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/runs"
@@ -100,20 +109,30 @@ type App struct {
 	HTTPAddr string
 	// TemporalAddress is the Temporal frontend host:port.
 	TemporalAddress string
-	// Embedded reports whether Temporal runs in this process.
+	// Embedded reports whether Temporal runs in this process (at Start).
 	Embedded bool
 	// UIURL is the embedded Web UI's URL ("" when not served).
 	UIURL string
-	// DBFile is the embedded server's SQLite file ("" when remote).
+	// DBFile is the embedded server's SQLite file ("" when remote or
+	// shared).
 	DBFile string
 	// MetricsAddr is the address the Prometheus endpoint is bound to (""
 	// when metrics are off).
 	MetricsAddr string
+	// SharedFrom, when the data directory was held by another process at
+	// Start (Config.ShareDataDir), is that process: this one uses its
+	// Temporal server, and runs the server itself once it exits.
+	SharedFrom *datadir.Holder
 
-	server     *devtemporal.Server
+	srvMu      sync.Mutex
+	server     *devtemporal.Server // guarded by srvMu
+	lock       *datadir.Lock       // guarded by srvMu
+	tookOver   chan struct{}       // closed once this process runs the server of a shared directory
+	stopWatch  context.CancelFunc
+	watchDone  chan struct{}
 	http       *http.Server
 	metrics    *export.MetricsServer
-	failed     chan error // a failed listener or worker
+	failed     chan error // a failed listener, worker or takeover
 	stopWorker context.CancelFunc
 	workerDone chan struct{}
 
@@ -149,7 +168,8 @@ func Run(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts
 // listener, waits for the worker to be ready, and returns. Call Shutdown to
 // stop them; receive from Failed to learn of a later failure.
 func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts) (a *App, err error) {
-	a = &App{Deps: Deps{Logger: logger, TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace()}, failed: make(chan error, 2)}
+	a = &App{Deps: Deps{Logger: logger, TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace()},
+		failed: make(chan error, 3), tookOver: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
@@ -247,6 +267,9 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 		fields = append(fields, zap.String("metrics", "http://"+a.MetricsAddr+"/metrics"))
 	}
 	fields = append(fields, zap.Bool("tracing", a.Telemetry.TracerProvider() != nil))
+	if a.SharedFrom != nil {
+		fields = append(fields, zap.Int("temporal_of_pid", a.SharedFrom.PID), zap.String("temporal_ui", a.SharedFrom.UIURL))
+	}
 	logger.Info("openwop server ready", fields...)
 	if cfg.Worker && parts.Worker == nil {
 		logger.Warn("no in-process worker: nothing to run")
@@ -255,45 +278,155 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 }
 
 // Failed delivers the first failure of the running process: the HTTP
-// listener's or the in-process worker's.
+// listener's, the in-process worker's, or a failed takeover of a shared
+// data directory.
 func (a *App) Failed() <-chan error { return a.failed }
 
+// TookOver is closed once this process, which used the Temporal server of
+// the process holding its data directory (SharedFrom), runs the server
+// itself because that process exited.
+func (a *App) TookOver() <-chan struct{} { return a.tookOver }
+
+// holderWait bounds the wait for the holder of the data directory to
+// publish its server when this process only reports it (no ShareDataDir).
+const holderWait = 10 * time.Second
+
 // connect starts the embedded server (unless remote) and dials the client.
+// The data directory is locked first (internal/datadir): when another
+// process holds it, this one uses that process's server with
+// cfg.ShareDataDir, and fails naming it otherwise.
 func (a *App) connect(ctx context.Context, cfg config.Config) error {
 	if !cfg.Remote {
-		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-			return fmt.Errorf("data directory: %w", err)
+		cctx := ctx
+		if !cfg.ShareDataDir {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithTimeout(ctx, holderWait)
+			defer cancel()
 		}
-		level := cfg.TemporalLogLevel
-		uiPort := 0 // no UI
-		if cfg.UI {
-			var err error
-			if uiPort, err = pickUIPort(cfg.UIPort); err != nil {
+		lock, err := datadir.Claim(cctx, cfg.DataDir)
+		var held *datadir.HeldError
+		switch {
+		case errors.As(err, &held) && cfg.ShareDataDir && held.Holder.TemporalAddress != "":
+			if held.Holder.Namespace != cfg.Namespace() {
+				return fmt.Errorf("%w; its namespace is not %s (%s)", err, cfg.Namespace(), config.EnvTemporalNamespace)
+			}
+			h := held.Holder
+			a.SharedFrom = &h
+			a.Logger.Info("the data directory is in use by another process: using its Temporal server",
+				zap.String("data", held.Dir), zap.Int("pid", h.PID), zap.String("temporal", h.TemporalAddress))
+			cfg.Client = client.Options{HostPort: h.TemporalAddress, Namespace: h.Namespace}
+		case held != nil:
+			msg := fmt.Sprintf("stop it, or set %s to another directory", config.EnvDataDir)
+			if held.Holder.TemporalAddress != "" {
+				msg += fmt.Sprintf(", or set %s=%s to use its server", config.EnvTemporalAddress, held.Holder.TemporalAddress)
+			}
+			return fmt.Errorf("%w: %s", err, msg)
+		case err != nil:
+			return err
+		default:
+			srv, err := a.startEmbedded(ctx, cfg, lock, cfg.TemporalPort)
+			if err != nil {
+				_ = lock.Release()
 				return err
 			}
+			a.server, a.lock, a.Embedded = srv, lock, true
+			a.UIURL, a.DBFile = srv.UIURL(), srv.DBFile()
+			cfg.Client = client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()}
 		}
-		srv, err := devtemporal.Start(ctx, devtemporal.Options{
-			DBFile:    cfg.DBFile(),
-			Port:      cfg.TemporalPort,
-			Namespace: cfg.Namespace(),
-			Logger:    a.Logger.Named("temporal-server"),
-			LogLevel:  &level,
-			UIPort:    uiPort,
-		})
-		if err != nil {
-			return fmt.Errorf("embedded Temporal server (ports: %s, %s; 0 = any free port): %w",
-				config.EnvTemporalPort, config.EnvUIPort, err)
-		}
-		a.server, a.Embedded = srv, true
-		a.UIURL, a.DBFile = srv.UIURL(), srv.DBFile()
-		cfg.Client = client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()}
 	}
 	c, err := cfg.Dial(ctx, a.Logger, a.Telemetry)
 	if err != nil {
 		return err
 	}
 	a.Client, a.TemporalAddress = c, cfg.HostPort()
+	if a.SharedFrom != nil {
+		a.watchHolder(cfg)
+	}
 	return nil
+}
+
+// embedded reports whether the Temporal server runs in this process now.
+func (a *App) embedded() bool {
+	a.srvMu.Lock()
+	defer a.srvMu.Unlock()
+	return a.server != nil
+}
+
+// startEmbedded starts the embedded server on the locked data directory,
+// its frontend on port (0: a free one), and publishes it in the directory.
+func (a *App) startEmbedded(ctx context.Context, cfg config.Config, lock *datadir.Lock, port int) (*devtemporal.Server, error) {
+	level := cfg.TemporalLogLevel
+	uiPort := 0 // no UI
+	if cfg.UI {
+		var err error
+		if uiPort, err = pickUIPort(cfg.UIPort); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := devtemporal.Start(ctx, devtemporal.Options{
+		DBFile:    filepath.Join(lock.Dir(), config.DBFileName),
+		Port:      port,
+		Namespace: cfg.Namespace(),
+		Logger:    a.Logger.Named("temporal-server"),
+		LogLevel:  &level,
+		UIPort:    uiPort,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded Temporal server (ports: %s, %s; 0 = any free port): %w",
+			config.EnvTemporalPort, config.EnvUIPort, err)
+	}
+	if err := lock.Publish(datadir.Holder{TemporalAddress: srv.Address(), Namespace: srv.Namespace(), UIURL: srv.UIURL()}); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	return srv, nil
+}
+
+// watchHolder waits, until Shutdown, for the process whose server this one
+// uses (SharedFrom) to release the data directory, and then runs the
+// embedded server on it, its frontend on the same address, so that the
+// client (and everything built on it) reconnects to it. A failure to do so
+// goes to Failed.
+func (a *App) watchHolder(cfg config.Config) {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stopWatch, a.watchDone = cancel, make(chan struct{})
+	prev := *a.SharedFrom
+	go func() {
+		defer close(a.watchDone)
+		fail := func(err error) {
+			if ctx.Err() == nil {
+				a.failed <- fmt.Errorf("take over the data directory after process %d exited: %w", prev.PID, err)
+			}
+		}
+		lock, err := datadir.Watch(ctx, cfg.DataDir)
+		if err != nil {
+			fail(err)
+			return
+		}
+		a.Logger.Warn("the process whose Temporal server this one used exited: running the embedded server here",
+			zap.Int("pid", prev.PID), zap.String("temporal", prev.TemporalAddress), zap.String("data", lock.Dir()))
+		_, p, err := net.SplitHostPort(prev.TemporalAddress)
+		port, perr := strconv.Atoi(p)
+		if err != nil || perr != nil {
+			_ = lock.Release()
+			fail(fmt.Errorf("the holder's address %q: want 127.0.0.1:port", prev.TemporalAddress))
+			return
+		}
+		sctx, scancel := context.WithTimeout(ctx, StartTimeout)
+		defer scancel()
+		srv, err := a.startEmbedded(sctx, cfg, lock, port)
+		if err != nil {
+			_ = lock.Release()
+			fail(err)
+			return
+		}
+		a.srvMu.Lock()
+		a.server, a.lock = srv, lock
+		a.srvMu.Unlock()
+		close(a.tookOver)
+		a.Logger.Info("embedded Temporal server running", zap.String("temporal", srv.Address()),
+			zap.String("temporal_ui", srv.UIURL()), zap.String("data", srv.DBFile()))
+	}()
 }
 
 // localGate applies the request gate (Host, Origin) to requests that
@@ -401,7 +534,8 @@ func (a *App) waitWorker(ctx context.Context, ready func(context.Context) (bool,
 }
 
 // Shutdown stops the HTTP listener (waiting for requests until ctx ends),
-// the worker, the client and the embedded server, in that order.
+// the worker, the client and the embedded server, in that order, and then
+// releases the data directory.
 func (a *App) Shutdown(ctx context.Context) error {
 	var errs []error
 	if a.http != nil {
@@ -420,10 +554,17 @@ func (a *App) Shutdown(ctx context.Context) error {
 		}
 		a.stopWorker = nil
 	}
+	if a.stopWatch != nil {
+		a.stopWatch()
+		<-a.watchDone // a takeover in progress stops with ctx
+		a.stopWatch = nil
+	}
 	if a.Client != nil {
 		a.Client.Close()
 		a.Client = nil
 	}
+	a.srvMu.Lock()
+	defer a.srvMu.Unlock()
 	if a.server != nil {
 		if err := a.server.Stop(); err != nil {
 			errs = append(errs, err)
@@ -442,6 +583,11 @@ func (a *App) Shutdown(ctx context.Context) error {
 		}
 		a.Telemetry = nil
 	}
+	// The database is closed: another process may open it now.
+	if err := a.lock.Release(); err != nil {
+		errs = append(errs, err)
+	}
+	a.lock = nil
 	return errors.Join(errs...)
 }
 
@@ -486,7 +632,7 @@ func (a *App) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
 	h := Health{Status: "ok", Temporal: TemporalHealth{
-		Address: a.TemporalAddress, Namespace: a.Namespace, Embedded: a.Embedded, Reachable: true,
+		Address: a.TemporalAddress, Namespace: a.Namespace, Embedded: a.embedded(), Reachable: true,
 	}}
 	code := http.StatusOK
 	if _, err := a.Client.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {

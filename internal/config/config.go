@@ -192,6 +192,11 @@ type Config struct {
 	// Tracing is what the OTEL_* variables ask of tracing
 	// (export.TracingFromEnv).
 	Tracing export.TracingConfig
+	// ShareDataDir, when DataDir is held by another process (it runs the
+	// embedded server on it), uses that process's Temporal server instead
+	// of failing, and takes the directory over if that process exits. Not
+	// read from the environment: cmd/server -stdio sets it.
+	ShareDataDir bool
 }
 
 // Namespace is the namespace runs live in.
