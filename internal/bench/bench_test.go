@@ -116,20 +116,35 @@ func warm(f func(int) error) error {
 	return nil
 }
 
+// rowGetWorking reads a working run, over the stock mount (tracing off)
+// and over a mount with tracing on (tracedMount), against the same raw
+// query, the three sides interleaved.
 func rowGetWorking(ctx context.Context, s *stack, t *table, n int) error {
 	m := s.mcp()
 	task, _, err := s.waiting(ctx, m)
 	if err != nil {
 		return err
 	}
-	id := runOf(task)
-	mount := func(int) error {
-		res, err := m.get(task)
-		if err == nil && res["status"] != "input_required" {
-			err = fmt.Errorf("tasks/get = %v", res["status"])
-		}
+	traced, stop, err := s.tracedMount(ctx)
+	if err != nil {
 		return err
 	}
+	defer stop()
+	tracedTask, _, err := s.waiting(ctx, traced)
+	if err != nil {
+		return err
+	}
+	id := runOf(task)
+	get := func(m *mcpClient, task string) func(int) error {
+		return func(int) error {
+			res, err := m.get(task)
+			if err == nil && res["status"] != "input_required" {
+				err = fmt.Errorf("tasks/get = %v", res["status"])
+			}
+			return err
+		}
+	}
+	mount, on := get(m, task), get(traced, tracedTask)
 	raw := func(int) error {
 		snap, err := s.rawQuery(ctx, id)
 		if err == nil && len(snap.Interrupts) == 0 {
@@ -137,16 +152,21 @@ func rowGetWorking(ctx context.Context, s *stack, t *table, n int) error {
 		}
 		return err
 	}
-	if err := errors.Join(warm(mount), warm(raw)); err != nil {
+	if err := errors.Join(warm(mount), warm(raw), warm(on)); err != nil {
 		return err
 	}
 	mc, _, _ := s.callsOf(id, func() error { return mount(0) })
 	rc, _, _ := s.callsOf(id, func() error { return raw(0) })
-	ms, rs, err := interleave(n, nil, mount, raw, nil)
+	oc, _, _ := s.callsOf(runOf(tracedTask), func() error { return on(0) })
+	out, err := interleaveAll(n, nil, []side{{op: mount}, {op: raw}, {op: on}}, nil)
 	if err != nil {
 		return err
 	}
+	ms, rs, ts := out[0], out[1], out[2]
 	t.latency("tasks/get, working run", "QueryWorkflow", ms, rs, targetGet, mc+" | "+rc)
+	t.add("  same, tracing on (every span sampled, exported to a no-op)", "QueryWorkflow", msf(ts.median()), msf(rs.median()),
+		fmt.Sprintf("%.2f×", ratio(ts.median(), rs.median())), msf(ts.p90()), msf(rs.p90()), fmt.Sprintf("%.2f×", ratio(ts.p90(), rs.p90())),
+		"", "", fmt.Sprintf("%s | %s; on / off %.2f× (p90 %.2f×)", oc, rc, ratio(ts.median(), ms.median()), ratio(ts.p90(), ms.p90())))
 	return nil
 }
 

@@ -10,7 +10,11 @@
 //
 // It prints one table with the median and p90 of each side, their ratios,
 // the Temporal calls each side made, and PASS or MISS against the issue's
-// target on every row. Environment variables scale it:
+// target on every row. The tasks/get row of a working run has a third
+// side, interleaved with the other two: the same read over a mount with
+// tracing on (an SDK tracer provider, a traced client and worker), next to
+// the stock mount's tracing off, both against the same raw query.
+// Environment variables scale it:
 //
 //	OPENWOP_BENCH_N        samples per latency row (default 40)
 //	OPENWOP_BENCH_SECONDS  seconds per throughput block (default 3; eight

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -25,6 +27,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -61,6 +64,7 @@ type stack struct {
 	// mounts are the MCP endpoints, one per startVariants entry.
 	mounts []*mcpClient
 	svc    *runs.Service
+	reg    *workflows.Registry
 
 	stopWorker context.CancelFunc
 	workerDone chan error
@@ -106,13 +110,12 @@ func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClient
 	if s.c, err = client.DialContext(ctx, opts); err != nil {
 		tb.Fatalf("dial: %v", err)
 	}
-	reg, err := exampletools.DefaultRegistry(activities.New(nop, activities.Options{OutputDir: filepath.Join(dir, "reports")}), true)
-	if err != nil {
+	if s.reg, err = exampletools.DefaultRegistry(activities.New(nop, activities.Options{OutputDir: filepath.Join(dir, "reports")}), true); err != nil {
 		tb.Fatal(err)
 	}
 	wctx, stopWorker := context.WithCancel(context.Background())
 	s.stopWorker, s.workerDone = stopWorker, make(chan error, 1)
-	go func() { s.workerDone <- reg.Run(wctx, s.c, s.tq, workflows.WorkerOptions{}) }()
+	go func() { s.workerDone <- s.reg.Run(wctx, s.c, s.tq, workflows.WorkerOptions{}) }()
 
 	live, err := catalog.NewLive(s.c, catalog.LiveOptions{Logger: nop})
 	if err != nil {
@@ -152,6 +155,66 @@ func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClient
 		s.mounts = append(s.mounts, &mcpClient{url: hs.URL + "/mcp", http: &http.Client{Transport: transport, Timeout: time.Minute}})
 	}
 	return s
+}
+
+// tracedTaskQueue is the task queue of the traced worker (tracedMount).
+const tracedTaskQueue = "bench-traced"
+
+// tracedMount starts beside the stack what a process with tracing on
+// runs, set up as cmd/server sets it up (telemetry/export): a second client
+// with the Temporal tracing interceptor, a worker of the same tools on it
+// (on a task queue of its own, so that no other row's run reaches it), and
+// the stock mount with its TracerProvider set. The provider is the
+// OpenTelemetry SDK's, sampling every span and exporting in batches to an
+// exporter that drops them: all the work of tracing but the network.
+// stop ends them all.
+func (s *stack) tracedMount(ctx context.Context) (m *mcpClient, stop func(), err error) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	tel := export.With(tp, nil)
+	nop := zap.NewNop()
+	opts := client.Options{HostPort: s.srv.Address(), Namespace: s.srv.Namespace(), Logger: devtemporal.SDKLogger(nop)}
+	if s.calls != nil {
+		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(s.calls.intercept)}
+	}
+	if err := tel.ClientOptions(&opts); err != nil {
+		return nil, nil, err
+	}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dial the traced client: %w", err)
+	}
+	w := worker.New(c, tracedTaskQueue, worker.Options{})
+	s.reg.Register(w)
+	var hs *httptest.Server
+	stop = func() {
+		if hs != nil {
+			hs.Close()
+		}
+		w.Stop()
+		c.Close()
+		_ = tel.Shutdown(context.Background())
+	}
+	spec := s.spec
+	spec.TaskQueue = tracedTaskQueue
+	cat, err := catalog.NewStatic(spec)
+	if err == nil {
+		err = w.Start()
+	}
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	o := startVariants[0].opts
+	o.TaskQueue, o.Namespace = tracedTaskQueue, s.srv.Namespace()
+	mnt, err := mcpmount.New(mcpmount.Options{Runs: runs.New(c, nop, o), Catalog: cat, Logger: nop, TracerProvider: tel.TracerProvider()})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mnt)
+	hs = httptest.NewServer(mux)
+	return &mcpClient{url: hs.URL + "/mcp", http: s.mcp().http}, stop, nil
 }
 
 // mcp is the default mount.

@@ -45,38 +45,42 @@ func interleave(n int, prepare, mount, raw, settle func(i int) error) (m, r samp
 
 // interleaveSides is interleave with a settle per side.
 func interleaveSides(n int, prepare func(i int) error, mount, raw side, settle func(i int) error) (m, r samples, err error) {
+	out, err := interleaveAll(n, prepare, []side{mount, raw}, settle)
+	return out[0], out[1], err
+}
+
+// interleaveAll runs each of sides n times, rotating which goes first (for
+// two sides: alternating), and returns their latencies in the order of
+// sides. prepare and settle, when set, run untimed before and after each
+// round.
+func interleaveAll(n int, prepare func(i int) error, sides []side, settle func(i int) error) ([]samples, error) {
+	out := make([]samples, len(sides))
 	for i := 0; i < n; i++ {
 		if prepare != nil {
 			if err := prepare(i); err != nil {
-				return m, r, err
+				return out, err
 			}
 		}
-		sides := []struct {
-			side
-			out *samples
-		}{{mount, &m}, {raw, &r}}
-		if i%2 == 1 {
-			sides[0], sides[1] = sides[1], sides[0]
-		}
-		for _, sd := range sides {
+		for k := range sides {
+			j := (i + k) % len(sides)
 			start := time.Now()
-			if err := sd.op(i); err != nil {
-				return m, r, err
+			if err := sides[j].op(i); err != nil {
+				return out, err
 			}
-			*sd.out = append(*sd.out, time.Since(start))
-			if sd.settle != nil {
-				if err := sd.settle(i); err != nil {
-					return m, r, err
+			out[j] = append(out[j], time.Since(start))
+			if sides[j].settle != nil {
+				if err := sides[j].settle(i); err != nil {
+					return out, err
 				}
 			}
 		}
 		if settle != nil {
 			if err := settle(i); err != nil {
-				return m, r, err
+				return out, err
 			}
 		}
 	}
-	return m, r, nil
+	return out, nil
 }
 
 func msf(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
