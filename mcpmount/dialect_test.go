@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"reflect"
 	"slices"
@@ -152,7 +153,8 @@ func TestDialectListPages(t *testing.T) {
 // real stack: create with params.task, tasks/get, tasks/result, tasks/list,
 // tasks/cancel, tenant isolation and method errors.
 func TestDialectWire(t *testing.T) {
-	s := newStack(t, keysFor(t, "ka=acme:alice,kb=globex:bob"), "")
+	var p *probe
+	s := newStackWith(t, keysFor(t, "ka=acme:alice,kb=globex:bob"), "", withProbe(&p, nil))
 	alice := &legacyClient{t: t, url: s.URL + "/mcp", key: "ka", version: "2025-11-25"}
 	bob := &legacyClient{t: t, url: s.URL + "/mcp", key: "kb", version: "2025-11-25"}
 	aliceSubject := signals.Subject{Tenant: "acme", SubjectID: "alice"}
@@ -177,6 +179,29 @@ func TestDialectWire(t *testing.T) {
 		if got := wantResult(t, alice.call("tasks/get", map[string]any{"taskId": id})); got["status"] != "completed" {
 			t.Fatalf("after tasks/result: %v", got)
 		}
+	})
+
+	t.Run("tasks/result owns the run", func(t *testing.T) {
+		// The client leaves while tasks/result waits: the run is
+		// cancelled, as for any request that continues a run.
+		alice.t = t
+		id := alice.createTask("slow_compute", map[string]any{"seconds": 60})["taskId"].(string)
+		p.mu.Lock()
+		p.holdAwaits = 1
+		p.mu.Unlock()
+		conn, err := net.Dial("tcp", s.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":%q}}`, id)
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n"+
+			"MCP-Protocol-Version: 2025-11-25\r\nAuthorization: Bearer ka\r\nContent-Length: %d\r\n\r\n%s",
+			s.addr(), acceptJSON, len(body), body)
+		if held := p.nextHeld(t); held != runOf(t, id) {
+			t.Fatalf("held %s, want %s", held, runOf(t, id))
+		}
+		conn.Close()
+		wantCancelledByRequest(t, s.awaitEnd(t, aliceSubject, runOf(t, id), 20*time.Second))
 	})
 
 	t.Run("tool error is failed", func(t *testing.T) {
