@@ -223,6 +223,11 @@ func (m *Mount) legacyCancel(ctx context.Context, caller signals.Subject, id str
 	case err != nil:
 		return nil, m.lookupErr(ctx, "cancel run", id, err)
 	}
+	// Cancel answers without reading the run; read it for the Task's
+	// other fields (its creation time above all).
+	if read, err := m.runs.Get(cctx, caller, id); err == nil {
+		snap = read
+	}
 	t := m.proj.legacyTask(snap)
 	t.Status = taskCancelled
 	return &legacyTaskResult{legacyTask: t}, nil

@@ -227,10 +227,11 @@ func TestDialectWire(t *testing.T) {
 	t.Run("cancel", func(t *testing.T) {
 		alice.t = t
 		id := alice.createTask("slow_compute", map[string]any{"seconds": 60})["taskId"].(string)
+		created := wantResult(t, alice.call("tasks/get", map[string]any{"taskId": id}))
 		res := wantResult(t, alice.call("tasks/cancel", map[string]any{"taskId": id}))
 		wantLegacyTask(t, res)
-		if res["status"] != "cancelled" || res["taskId"] != id {
-			t.Fatalf("tasks/cancel = %v", res)
+		if res["status"] != "cancelled" || res["taskId"] != id || res["createdAt"] != created["createdAt"] {
+			t.Fatalf("tasks/cancel = %v (created %v)", res, created)
 		}
 		if got := wantResult(t, alice.call("tasks/get", map[string]any{"taskId": id})); got["status"] != "cancelled" {
 			t.Fatalf("tasks/get after cancel = %v", got)
