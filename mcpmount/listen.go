@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"sort"
 	"strings"
@@ -50,6 +51,11 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signa
 	params, meta map[string]json.RawMessage) {
 	fail := func(status int, code int64, message string, data any) {
 		writeRPCError(w, rpcError{status: status, id: msg.ID, code: code, message: message, data: data})
+	}
+	if !acceptsSSE(r) {
+		fail(http.StatusBadRequest, codeInvalidRequest,
+			"subscriptions/listen answers with an event stream: Accept must list text/event-stream", nil)
+		return
 	}
 	var filter map[string]json.RawMessage
 	if err := json.Unmarshal(params["notifications"], &filter); err != nil || filter == nil {
@@ -112,6 +118,18 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signa
 		st.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
 			"resultType": resultComplete, "_meta": map[string]any{metaSubscriptionID: msg.ID}}})
 	}
+}
+
+// acceptsSSE reports whether the request's Accept lists text/event-stream.
+func acceptsSSE(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/event-stream" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // subscribedTask is a task id a listen honours.

@@ -223,5 +223,7 @@ func TestListen(t *testing.T) {
 		}
 		wantError(t, alice.call("subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": "x"}}, nil),
 			http.StatusBadRequest, -32602)
+		wantError(t, alice.call("subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{report}}},
+			map[string]string{"Accept": "application/json"}), http.StatusBadRequest, -32600)
 	})
 }
