@@ -11,7 +11,9 @@
 // Bearer API key authentication, the 2026-07-28 request validation in the
 // order the wire reference fixes (_meta keys, headers including Mcp-Name on
 // tasks/*, version, method), tools/list and tools/call from the catalog,
-// and tasks/get, tasks/update and tasks/cancel.
+// tasks/get, tasks/update and tasks/cancel, subscriptions/listen with the
+// extension's notifications.taskIds (listen.go), and the 2025-11-25 task
+// dialect for session-era clients (dialect.go).
 package mcpmount
 
 import (
