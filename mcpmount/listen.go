@@ -91,6 +91,13 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signa
 		return
 	}
 
+	// The followers stop when the client leaves or the mount closes its
+	// subscriptions (at shutdown); in the latter case the stream ends with
+	// the listen result.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(m.listening, cancel)()
+
 	st := newListenStream(w, msg.ID)
 	ack := map[string]any{}
 	if subscribed {
@@ -109,12 +116,13 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signa
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.followTask(r.Context(), st, caller, h.runID)
+			m.followTask(ctx, st, caller, h.runID)
 		}()
 	}
 	wg.Wait()
 	if r.Context().Err() == nil {
-		// Every subscribed task is terminal: end the subscription.
+		// Every subscribed task is terminal, or the server is shutting
+		// down: end the subscription.
 		st.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
 			"resultType": resultComplete, "_meta": map[string]any{metaSubscriptionID: msg.ID}}})
 	}
@@ -273,3 +281,9 @@ func (s *listenStream) stop() {
 	s.mu.Unlock()
 	s.wg.Wait()
 }
+
+// CloseSubscriptions ends every subscriptions/listen stream, now and from
+// now on, each with its listen result, so that a graceful HTTP shutdown
+// need not wait for the subscribed tasks to end. Call it as the server
+// starts shutting down (http.Server.RegisterOnShutdown).
+func (m *Mount) CloseSubscriptions() { m.endListening() }

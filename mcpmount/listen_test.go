@@ -226,4 +226,26 @@ func TestListen(t *testing.T) {
 		wantError(t, alice.call("subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{report}}},
 			map[string]string{"Accept": "application/json"}), http.StatusBadRequest, -32600)
 	})
+
+	t.Run("shutdown", func(t *testing.T) {
+		// At shutdown the stream ends with the listen result, though its
+		// task goes on.
+		id := callTool(t, alice, "slow_compute", map[string]any{"seconds": 60})["taskId"].(string)
+		t.Cleanup(func() { alice.call("tasks/cancel", map[string]any{"taskId": id}, nil) })
+		st := openListen(t, s.addr(), "ka", "listen:2", []string{id}, tasksCaps())
+		st.next(t) // ack
+		if n := st.next(t); n["method"] != "notifications/tasks" {
+			t.Fatalf("first notification = %v", n)
+		}
+		s.mount.CloseSubscriptions()
+		if msg := st.next(t); msg["id"] != "listen:2" || msg["result"] == nil {
+			t.Fatalf("after CloseSubscriptions: %v, want the listen result", msg)
+		}
+		if msg := st.next(t); msg != nil {
+			t.Fatalf("message after the listen result: %v", msg)
+		}
+		if got := counter.active.Load(); got != 0 {
+			t.Fatalf("%d history long polls in flight after the stream ended", got)
+		}
+	})
 }

@@ -182,6 +182,10 @@ type Mount struct {
 	keepAlive time.Duration
 	tracer    trace.Tracer // nil: no tracing
 	metrics   Recorder     // nil: no metrics
+	// listening ends when CloseSubscriptions is called: every
+	// subscriptions/listen stream then ends.
+	listening    context.Context
+	endListening context.CancelFunc
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -267,6 +271,7 @@ func New(opts Options) (*Mount, error) {
 		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
 	m.states = states
+	m.listening, m.endListening = context.WithCancel(context.Background())
 	m.maxRounds = opts.MRTRMaxRounds
 	m.maxWait = opts.MaxBlockingWait
 	m.keepAlive = opts.KeepAlive
