@@ -1,6 +1,7 @@
 package mcpmount
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -387,5 +388,69 @@ func TestDialectInputOverSession(t *testing.T) {
 	res, _ := resp["result"].(map[string]any)
 	if resp["id"] != "result" || res == nil || text(t, res) != "Deleted a.txt." || relatedTask(res) != id {
 		t.Fatalf("tasks/result = %v", resp)
+	}
+}
+
+// TestDialectInputOverHTTPSession is the TS SDK v1 experimental-tasks flow
+// in an HTTP session: the task is created with params.task, turns
+// input_required, and tasks/result carries the question as
+// elicitation/create (tied to the task) on its own stream; the answer, a
+// POST of the session, resolves it, and the tool's result follows.
+func TestDialectInputOverHTTPSession(t *testing.T) {
+	s := newStack(t, nil, "")
+	hdr := map[string]string{"Content-Type": "application/json", "Accept": acceptJSON}
+	r := post(t, s.URL+"/mcp", hdr, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",`+
+		`"capabilities":{"elicitation":{}},"clientInfo":{"name":"dialect","version":"0"}}}`))
+	session := r.Header.Get("Mcp-Session-Id")
+	if session == "" || r.Result["capabilities"].(map[string]any)["tasks"] == nil {
+		t.Fatalf("initialize: HTTP %d session %q %s", r.Status, session, r.Raw)
+	}
+	hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = session, "2025-11-25"
+	if r := post(t, s.URL+"/mcp", hdr, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); r.Status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: HTTP %d %s", r.Status, r.Raw)
+	}
+	created := wantResult(t, post(t, s.URL+"/mcp", hdr, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":`+
+		`{"name":"confirm_delete","arguments":{"filename":"s.txt"},"task":{}}}`)))
+	id := created["task"].(map[string]any)["taskId"].(string)
+	for i := 0; ; i++ {
+		got := wantResult(t, post(t, s.URL+"/mcp", hdr, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":%q}}`, id))))
+		if got["status"] == "input_required" {
+			break
+		}
+		if i > 200 {
+			t.Fatalf("the task never became input_required: %v", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	conn, err := net.Dial("tcp", s.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":%q}}`, id)
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n"+
+		"MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
+		s.addr(), acceptJSON, session, len(body), body)
+	_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := sseReader{bufio.NewReader(resp.Body)}
+	ask := stream.next(t)
+	params, _ := ask["params"].(map[string]any)
+	if ask["method"] != "elicitation/create" || relatedTask(params) != id {
+		t.Fatalf("first message on the tasks/result stream = %v", ask)
+	}
+	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": ask["id"],
+		"result": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}})
+	if r := post(t, s.URL+"/mcp", hdr, answer); r.Status != http.StatusAccepted {
+		t.Fatalf("answer: HTTP %d %s", r.Status, r.Raw)
+	}
+	res := stream.next(t)
+	result, _ := res["result"].(map[string]any)
+	if res["id"] != float64(4) || text(t, result) != "Deleted s.txt." || relatedTask(result) != id {
+		t.Fatalf("tasks/result = %v", res)
 	}
 }
