@@ -181,6 +181,10 @@ func paramsPath(err error) string {
 	return err.Error()
 }
 
+// sdkNotHandled starts the SDK's plain-text refusal of a method it does
+// not have.
+const sdkNotHandled = "JSON RPC not handled"
+
 // plainErrorWriter rewrites the SDK's plain-text transport errors (an
 // http.Error: status >= 400, Content-Type text/plain) as JSON-RPC errors,
 // so that no refusal on /mcp comes back as text. Everything else passes
@@ -232,6 +236,11 @@ func (w *plainErrorWriter) finish() {
 	msg := strings.TrimSpace(w.buf.String())
 	code := int64(codeInvalidRequest)
 	switch {
+	case strings.HasPrefix(msg, sdkNotHandled):
+		// A method the server does not have, in the legacy protocol (a
+		// 2026-07-28 one never gets here): answered as the SDK answers a
+		// method's error in that protocol, 200 and -32601.
+		code, w.status = codeMethodNotFound, http.StatusOK
 	case w.status == http.StatusNotFound:
 		code = codeMethodNotFound
 	case w.status >= 500:

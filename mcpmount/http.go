@@ -33,7 +33,8 @@ const (
 // -32601 / 404.
 func modernMethod(method string) bool {
 	switch method {
-	case "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel":
+	case "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel",
+		"subscriptions/listen":
 		return true
 	}
 	return false
@@ -165,6 +166,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
+	r.Header.Del(legacyTaskHeader)
 
 	if depth := nestingDepth(body); depth > maxNesting {
 		reject(rpcError{status: http.StatusBadRequest, code: codeParseError,
@@ -231,6 +233,13 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// A legacy (session-era) request, or a 2026-07-28 one that passed.
+	if modern && msg.Method == "subscriptions/listen" {
+		m.serveListen(w, r, caller, &msg, params, meta)
+		return
+	}
+	if !modern {
+		markLegacyTask(r.Header, msg.Method, params)
+	}
 	if msg.Method == "tools/call" {
 		// Arguments the SDK could not decode are a tool-input error, which
 		// callTool answers once it knows the tool: set them aside.

@@ -11,12 +11,15 @@
 // Bearer API key authentication, the 2026-07-28 request validation in the
 // order the wire reference fixes (_meta keys, headers including Mcp-Name on
 // tasks/*, version, method), tools/list and tools/call from the catalog,
-// and tasks/get, tasks/update and tasks/cancel.
+// tasks/get, tasks/update and tasks/cancel, subscriptions/listen with the
+// extension's notifications.taskIds (listen.go), and the 2025-11-25 task
+// dialect for session-era clients (dialect.go).
 package mcpmount
 
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -52,8 +55,12 @@ type Runs interface {
 	// Cancel requests cancellation of the run with a reason.
 	Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error)
 	// Await blocks until done holds for the run's snapshot or the run is
-	// terminal.
+	// terminal. done sees every snapshot the run reads as it moves, in
+	// order (the run's history followed by long poll).
 	Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error)
+	// List lists the caller's tenant's runs from visibility, a page at a
+	// time (runs.ErrBadCursor for a cursor it did not issue).
+	List(ctx context.Context, caller signals.Subject, req runs.ListRequest) (runs.ListPage, error)
 }
 
 // Options configure a Mount.
@@ -175,6 +182,10 @@ type Mount struct {
 	keepAlive time.Duration
 	tracer    trace.Tracer // nil: no tracing
 	metrics   Recorder     // nil: no metrics
+	// listening ends when CloseSubscriptions is called: every
+	// subscriptions/listen stream then ends.
+	listening    context.Context
+	endListening context.CancelFunc
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -260,6 +271,7 @@ func New(opts Options) (*Mount, error) {
 		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
 	m.states = states
+	m.listening, m.endListening = context.WithCancel(context.Background())
 	m.maxRounds = opts.MRTRMaxRounds
 	m.maxWait = opts.MaxBlockingWait
 	m.keepAlive = opts.KeepAlive
@@ -301,6 +313,20 @@ func New(opts Options) (*Mount, error) {
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", m.cancelTask); err != nil {
 		return nil, fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
 	}
+	// tasks/result and tasks/list exist only in the 2025-11-25 dialect,
+	// which the middleware serves; a 2026-07-28 request gets -32601.
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
+		func(context.Context, *mcp.ServerSession, *taskParams) (*toolResult, error) {
+			return nil, errMethodNotFound("tasks/result")
+		}); err != nil {
+		return nil, fmt.Errorf("mcpmount: register tasks/result: %w", err)
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/list",
+		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
+			return nil, errMethodNotFound("tasks/list")
+		}); err != nil {
+		return nil, fmt.Errorf("mcpmount: register tasks/list: %w", err)
+	}
 	m.server = server
 	getServer := func(*http.Request) *mcp.Server { return server }
 	// ServeHTTP does the Host check (DNS-rebinding protection) itself, with
@@ -322,9 +348,12 @@ func New(opts Options) (*Mount, error) {
 	return m, nil
 }
 
-// middleware answers tools/list and tools/call from the catalog and hides
-// the Tasks extension from legacy initialize results (the extension is
-// undefined before 2026-07-28).
+// middleware is the mount's one dispatch. It answers tools/list and
+// tools/call from the catalog, serves the 2025-11-25 task dialect's tasks/*
+// methods to session-era requests (the Tasks extension's to 2026-07-28
+// ones), and rewrites legacy initialize results: no Tasks extension (it is
+// undefined before 2026-07-28), and the dialect's tasks capability for
+// 2025-11-25.
 func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -336,25 +365,57 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, errInvalidParams("tools/call requires params")
 			}
 			var claim *ownership.Claim
+			legacyTask := false
 			if extra := r.GetExtra(); extra != nil {
 				claim = m.tracker.Lookup(extra.Header)
+				legacyTask = extra.Header.Get(legacyTaskHeader) != "" && !modernMeta(r.Params.Meta)
 			}
 			defer m.tracker.Track()()
-			return m.callTool(ctx, r, claim)
+			return m.callTool(ctx, r, claim, callOptions{legacyTask: legacyTask, version: r.ProtocolVersion()})
+		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
+			if legacyRequest(req) {
+				return m.dialect(ctx, method, req)
+			}
 		case "initialize":
 			res, err := next(ctx, method, req)
-			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir.Capabilities != nil {
-				caps := *ir.Capabilities
-				caps.Extensions = nil
-				ir.Capabilities = &caps
+			if err != nil {
+				return res, err
 			}
-			if err == nil {
-				m.trackSession(ctx, req)
+			m.trackSession(ctx, req)
+			if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
+				return legacyInitializeResult(ir)
 			}
-			return res, err
+			return res, nil
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// legacyInitializeResult rewrites an initialize result: the Tasks
+// extension is removed, and for 2025-11-25 the dialect's capabilities.tasks
+// is added (the SDK's capabilities type has no field for it).
+func legacyInitializeResult(ir *mcp.InitializeResult) (mcp.Result, error) {
+	caps := *ir.Capabilities
+	caps.Extensions = nil
+	ir.Capabilities = &caps
+	if ir.ProtocolVersion != dialectVersion {
+		return ir, nil
+	}
+	b, err := json.Marshal(ir)
+	if err != nil {
+		return nil, fmt.Errorf("encode the initialize result: %w", err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("decode the initialize result: %w", err)
+	}
+	capsObj, _ := fields["capabilities"].(map[string]any)
+	if capsObj == nil {
+		capsObj = map[string]any{}
+		fields["capabilities"] = capsObj
+	}
+	capsObj["tasks"] = dialectCapability()
+	return &rawResult{fields: fields}, nil
 }
 
 // caller returns the authenticated Subject the HTTP layer put in ctx.
@@ -381,13 +442,22 @@ func (m *Mount) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 		m.log.Error("read the tool catalog", zap.Error(err))
 		return nil, errInternal()
 	}
+	// The dialect says per tool whether it runs as a task.
+	var dialect bool
+	if r, ok := req.(*mcp.ListToolsRequest); ok {
+		dialect = !modernMeta(meta) && r.ProtocolVersion() == dialectVersion
+	}
 	res := &listToolsResult{Tools: []toolDescriptor{}}
 	for _, t := range tools {
 		spec := t.Spec()
 		if !spec.VisibleTo(caller.Tenant) {
 			continue
 		}
-		res.Tools = append(res.Tools, toolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema()})
+		d := toolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema()}
+		if dialect {
+			d.Execution = &toolExecution{TaskSupport: taskSupport(spec)}
+		}
+		res.Tools = append(res.Tools, d)
 	}
 	if modernMeta(meta) {
 		ttl := m.cacheTTLMs

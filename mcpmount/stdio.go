@@ -2,10 +2,13 @@ package mcpmount
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/auth"
@@ -21,11 +24,49 @@ import (
 // ServeStdio returns once those cancellations are done. Nothing but MCP
 // messages is written to out.
 func (m *Mount) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser) error {
-	t := m.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out})
+	t := legacyTaskTransport{m.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out})}
 	err := m.server.Run(auth.WithSubject(ctx, caller), t)
 	m.tracker.Wait()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve MCP over stdio: %w", err)
 	}
 	return nil
+}
+
+// legacyTaskTransport marks the tools/call requests that carry params.task
+// (the 2025-11-25 task dialect) in their extra headers, as ServeHTTP does
+// for HTTP: the SDK's params type drops the field.
+type legacyTaskTransport struct{ mcp.Transport }
+
+// Connect wraps the connection.
+func (t legacyTaskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return legacyTaskConn{c}, nil
+}
+
+type legacyTaskConn struct{ mcp.Connection }
+
+func (c legacyTaskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok || req.Method != "tools/call" {
+		return msg, err
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &params) != nil || !legacyTaskRequested(params) {
+		return msg, nil
+	}
+	extra, _ := req.Extra.(*mcp.RequestExtra)
+	if extra == nil {
+		extra = &mcp.RequestExtra{}
+		req.Extra = extra
+	}
+	if extra.Header == nil {
+		extra.Header = http.Header{}
+	}
+	extra.Header.Set(legacyTaskHeader, "1")
+	return req, nil
 }

@@ -19,12 +19,24 @@ import (
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
+// callOptions are what the transport and the session tell callTool about
+// a tools/call beyond its params.
+type callOptions struct {
+	// legacyTask: a session-era request that carried params.task (the
+	// 2025-11-25 task dialect).
+	legacyTask bool
+	// version is the request's protocol version.
+	version string
+}
+
 // callTool answers tools/call. Arguments are validated before anything
 // starts: an unknown tool is -32602, arguments the tool refuses are a
-// CallToolResult with isError naming the property and the rule. A request that declared the Tasks extension gets a CreateTaskResult
-// once the run exists (unless the tool forbids tasks); any other request
-// waits for the run to end and gets its CallToolResult.
-func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *ownership.Claim) (mcp.Result, error) {
+// CallToolResult with isError naming the property and the rule. A request
+// that declared the Tasks extension gets a CreateTaskResult once the run
+// exists (unless the tool forbids tasks), as does, in the 2025-11-25
+// dialect's shape, a session-era request with params.task; any other
+// request waits for the run to end and gets its CallToolResult.
+func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *ownership.Claim, o callOptions) (mcp.Result, error) {
 	p := req.Params
 	caller, err := m.caller(ctx)
 	if err != nil {
@@ -66,10 +78,18 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 		// (SEP-1303), not a protocol error; no run starts.
 		return completeResult(&toolResult{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}, modern), nil
 	}
-	if spec.TaskSupport == signals.TaskRequired && !caps.tasks() {
+	legacyTask := o.legacyTask && !modern
+	switch {
+	case legacyTask && spec.TaskSupport == signals.TaskForbidden:
+		return nil, &jsonrpc.Error{Code: codeMethodNotFound,
+			Message: fmt.Sprintf("tool %q does not run as a task: call it without params.task", p.Name)}
+	case spec.TaskSupport == signals.TaskRequired && !modern && !legacyTask && o.version == dialectVersion:
+		return nil, &jsonrpc.Error{Code: codeMethodNotFound,
+			Message: fmt.Sprintf("tool %q runs only as a task: call it with params.task", p.Name)}
+	case spec.TaskSupport == signals.TaskRequired && !caps.tasks() && !legacyTask:
 		return nil, errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", p.Name))
 	}
-	tasked := caps.tasks() && spec.TaskSupport != signals.TaskForbidden
+	tasked := (caps.tasks() || legacyTask) && spec.TaskSupport != signals.TaskForbidden
 	if !tasked && spec.CanSuspend && !caps.elicitationForm() {
 		// A blocking call could not carry the run's questions back.
 		return nil, errMissingCapability(
@@ -120,6 +140,9 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 		m.afterStart(snap.RunID)
 	}
 
+	if legacyTask {
+		return &legacyCreateTaskResult{Task: m.proj.legacyTask(snap)}, nil
+	}
 	if tasked {
 		if snap.Status.Terminal() && !rpcFailure(snap) {
 			return completeResult(runResult(snap), modern), nil

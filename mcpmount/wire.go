@@ -2,9 +2,12 @@ package mcpmount
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/signals"
 )
 
 // ExtensionTasks is the id of the MCP Tasks extension this mount implements
@@ -72,6 +75,10 @@ func errMissingCapability(message string, required map[string]any) *jsonrpc.Erro
 func errTasksExtensionRequired(what string) *jsonrpc.Error {
 	return errMissingCapability(what+" requires the client capability extensions[\""+ExtensionTasks+"\"]",
 		map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}})
+}
+
+func errMethodNotFound(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
 }
 
 func errInvalidParams(msg string) *jsonrpc.Error {
@@ -169,6 +176,22 @@ type toolDescriptor struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// Execution is set for 2025-11-25 requests (the task dialect).
+	Execution *toolExecution `json:"execution,omitempty"`
+}
+
+// toolExecution is a tool's execution object in the 2025-11-25 dialect.
+type toolExecution struct {
+	TaskSupport string `json:"taskSupport"`
+}
+
+// taskSupport is the tool's task support on the wire; a spec that names
+// none is optional, as callTool treats it.
+func taskSupport(spec signals.ToolSpec) string {
+	if spec.TaskSupport == "" {
+		return string(signals.TaskOptional)
+	}
+	return string(spec.TaskSupport)
 }
 
 // listToolsResult answers tools/list. TTLMs and CacheScope are required on

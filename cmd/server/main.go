@@ -281,10 +281,12 @@ func (ad *adapter) parts() app.Parts {
 			return ad.handler(d)
 		},
 		// Session-era MCP clients hold a GET stream open for as long as
-		// their session lives: end the sessions so the drain is not held.
+		// their session lives, and subscriptions/listen streams last until
+		// their tasks end: end both so the drain is not held.
 		OnShutdown: func() {
 			if ad.mount != nil {
 				ad.mount.CloseSessions()
+				ad.mount.CloseSubscriptions()
 			}
 		},
 		Worker: func(ctx context.Context, d app.Deps) error {

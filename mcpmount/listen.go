@@ -1,0 +1,289 @@
+package mcpmount
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// metaSubscriptionID is the _meta key naming the listen request every
+// message of its stream belongs to.
+const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+
+// maxListenTasks bounds the task ids one subscriptions/listen may name.
+const maxListenTasks = 100
+
+// taskNotification is the params of notifications/tasks: the task as
+// tasks/get answers it at that moment, without resultType.
+type taskNotification struct {
+	Meta map[string]any `json:"_meta"`
+	task
+	InputRequests map[string]inputRequest `json:"inputRequests,omitempty"`
+	Result        *toolResult             `json:"result,omitempty"`
+	Error         *taskError              `json:"error,omitempty"`
+}
+
+// serveListen serves a 2026-07-28 subscriptions/listen (the SDK drops the
+// Tasks extension's notifications.taskIds, so the mount serves the method
+// itself, after the checks every 2026-07-28 request passes). The response
+// is an SSE stream: notifications/subscriptions/acknowledged listing the
+// subscribed task ids the caller may read (any other id is dropped, as a
+// nonexistent one is), then notifications/tasks with each task's state
+// every time its status or open input requests change, and the listen
+// result once every subscribed task is terminal. Each task is followed by a
+// long poll of its run's history (Runs.Await), which ends when the client
+// leaves. Only taskIds is honoured: the core filters (list changes,
+// resource subscriptions) have nothing to report here.
+func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signals.Subject, msg *rpcMessage,
+	params, meta map[string]json.RawMessage) {
+	fail := func(status int, code int64, message string, data any) {
+		writeRPCError(w, rpcError{status: status, id: msg.ID, code: code, message: message, data: data})
+	}
+	if !acceptsSSE(r) {
+		fail(http.StatusBadRequest, codeInvalidRequest,
+			"subscriptions/listen answers with an event stream: Accept must list text/event-stream", nil)
+		return
+	}
+	var filter map[string]json.RawMessage
+	if err := json.Unmarshal(params["notifications"], &filter); err != nil || filter == nil {
+		fail(http.StatusBadRequest, codeInvalidParams, "subscriptions/listen requires params.notifications, an object", nil)
+		return
+	}
+	rawIDs, subscribed := filter["taskIds"]
+	var wireIDs []string
+	if subscribed {
+		var caps clientCaps
+		_ = json.Unmarshal(meta["io.modelcontextprotocol/clientCapabilities"], &caps)
+		if !caps.tasks() {
+			e := errTasksExtensionRequired("subscriptions/listen with notifications.taskIds")
+			fail(http.StatusBadRequest, e.Code, e.Message, e.Data)
+			return
+		}
+		if err := json.Unmarshal(rawIDs, &wireIDs); err != nil {
+			fail(http.StatusBadRequest, codeInvalidParams, "params.notifications.taskIds must be an array of task ids", nil)
+			return
+		}
+		if len(wireIDs) > maxListenTasks {
+			fail(http.StatusBadRequest, codeInvalidParams, fmt.Sprintf(
+				"params.notifications.taskIds names %d tasks; at most %d are accepted", len(wireIDs), maxListenTasks), nil)
+			return
+		}
+	}
+	honoured, err := m.readableTasks(r.Context(), caller, wireIDs)
+	if err != nil {
+		if r.Context().Err() == nil {
+			m.log.Error("subscriptions/listen: read the subscribed runs", zap.Error(err))
+		}
+		fail(http.StatusInternalServerError, codeInternalError, "internal error", nil)
+		return
+	}
+
+	// The followers stop when the client leaves or the mount closes its
+	// subscriptions (at shutdown); in the latter case the stream ends with
+	// the listen result.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(m.listening, cancel)()
+
+	st := newListenStream(w, msg.ID)
+	ack := map[string]any{}
+	if subscribed {
+		ids := make([]string, 0, len(honoured))
+		for _, h := range honoured {
+			ids = append(ids, h.wire)
+		}
+		ack["taskIds"] = ids
+	}
+	st.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": ack})
+	st.keepAlive(m.keepAlive)
+	defer st.stop()
+
+	var wg sync.WaitGroup
+	for _, h := range honoured {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.followTask(ctx, st, caller, h.runID)
+		}()
+	}
+	wg.Wait()
+	if r.Context().Err() == nil {
+		// Every subscribed task is terminal, or the server is shutting
+		// down: end the subscription.
+		st.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
+			"resultType": resultComplete, "_meta": map[string]any{metaSubscriptionID: msg.ID}}})
+	}
+}
+
+// acceptsSSE reports whether the request's Accept lists text/event-stream.
+func acceptsSSE(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/event-stream" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subscribedTask is a task id a listen honours.
+type subscribedTask struct {
+	wire  string // as the client named it
+	runID string
+}
+
+// readableTasks returns, once each and in the order given, the ids of wire
+// that name a run the caller may read. Ids that do not (malformed, unknown,
+// another tenant's) are dropped alike.
+func (m *Mount) readableTasks(ctx context.Context, caller signals.Subject, wire []string) ([]subscribedTask, error) {
+	seen := map[string]bool{}
+	var out []subscribedTask
+	for _, w := range wire {
+		id, err := runid.Parse(w)
+		if err != nil || seen[id] {
+			continue
+		}
+		seen[id] = true
+		if _, err := m.runs.Get(ctx, caller, id); err != nil {
+			if errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch) {
+				continue
+			}
+			return nil, fmt.Errorf("read run %s: %w", id, err)
+		}
+		out = append(out, subscribedTask{wire: w, runID: id})
+	}
+	return out, nil
+}
+
+// followTask sends the task's state on st now and each time its status or
+// open input requests change, until the run is terminal or ctx ends.
+func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
+	last := ""
+	observe := func(s signals.Snapshot) bool {
+		d := m.proj.detailedTask(s)
+		keys := make([]string, 0, len(d.InputRequests))
+		for k := range d.InputRequests {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if state := d.Status + "|" + strings.Join(keys, ","); state != last {
+			last = state
+			st.notify("notifications/tasks", taskNotification{task: d.task, InputRequests: d.InputRequests,
+				Result: d.Result, Error: d.Error})
+		}
+		return s.Status.Terminal()
+	}
+	snap, err := m.runs.Await(ctx, caller, runID, observe)
+	switch {
+	case err == nil:
+		observe(snap) // the state read once the history ended
+	case ctx.Err() != nil:
+	default:
+		m.runLog(ctx, runID, "").Warn("subscriptions/listen: following a run failed; no more notifications for it",
+			zap.Error(err))
+	}
+}
+
+// listenStream writes the SSE messages of one listen request, one at a
+// time, each tagged with the subscription id.
+type listenStream struct {
+	w  http.ResponseWriter
+	id json.RawMessage
+
+	mu      sync.Mutex
+	stopped bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// newListenStream sends the SSE response headers.
+func newListenStream(w http.ResponseWriter, id json.RawMessage) *listenStream {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(w).Flush()
+	return &listenStream{w: w, id: id, done: make(chan struct{})}
+}
+
+// notify sends a notification whose params get the subscription id.
+func (s *listenStream) notify(method string, params any) {
+	switch p := params.(type) {
+	case map[string]any:
+		p["_meta"] = map[string]any{metaSubscriptionID: s.id}
+	case taskNotification:
+		p.Meta = map[string]any{metaSubscriptionID: s.id}
+		params = p
+	}
+	s.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// send writes one message as an SSE event.
+func (s *listenStream) send(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	_, _ = fmt.Fprintf(s.w, "event: message\ndata: %s\n\n", b)
+	_ = http.NewResponseController(s.w).Flush()
+}
+
+// keepAlive writes a comment line every interval until stop.
+func (s *listenStream) keepAlive(interval time.Duration) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+				s.mu.Lock()
+				if !s.stopped {
+					_, _ = s.w.Write([]byte(": keep-alive\n\n"))
+					_ = http.NewResponseController(s.w).Flush()
+				}
+				s.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// stop ends the keep-alives; nothing is written afterwards.
+func (s *listenStream) stop() {
+	s.mu.Lock()
+	if !s.stopped {
+		s.stopped = true
+		close(s.done)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// CloseSubscriptions ends every subscriptions/listen stream, now and from
+// now on, each with its listen result, so that a graceful HTTP shutdown
+// need not wait for the subscribed tasks to end. Call it as the server
+// starts shutting down (http.Server.RegisterOnShutdown).
+func (m *Mount) CloseSubscriptions() { m.endListening() }
