@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
@@ -217,6 +218,13 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 	}
 	c.runID, c.round = st.RunID, st.Round
 	m.linkRun(ctx, c.caller, c.runID)
+	// The retry waits for the run again: it needs a waiting slot before it
+	// resolves anything.
+	ticket, err := m.admit(c.claim, c.caller.Tenant, admission.NeedWait)
+	if err != nil {
+		return nil, err
+	}
+	defer ticket.Done()
 	snap, err := m.runs.Get(ctx, c.caller, c.runID)
 	if err != nil {
 		return nil, m.lookupErr(ctx, "get run", c.runID, err)

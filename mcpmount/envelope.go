@@ -191,15 +191,21 @@ const sdkNotHandled = "JSON RPC not handled"
 // through untouched.
 type plainErrorWriter struct {
 	http.ResponseWriter
-	id      json.RawMessage
+	id json.RawMessage
+	// overload, when set, learns of a call refused by admission control,
+	// whose answer the writer replaces: status 503 (200 for a legacy
+	// request, !modern) with a Retry-After header.
+	overload *overloadNote
+	modern   bool
+
 	started bool // headers passed through
 	status  int  // the intercepted status; 0 when passing through
 	buf     bytes.Buffer
 }
 
 func (w *plainErrorWriter) WriteHeader(code int) {
-	if !w.started && w.status == 0 && code >= 400 &&
-		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+	if !w.started && w.status == 0 && (w.overload.get() != nil || code >= 400 &&
+		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain")) {
 		w.status = code
 		return
 	}
@@ -211,6 +217,9 @@ func (w *plainErrorWriter) WriteHeader(code int) {
 }
 
 func (w *plainErrorWriter) Write(p []byte) (int, error) {
+	if !w.started && w.status == 0 && w.overload.get() != nil {
+		w.status = http.StatusOK // an implicit WriteHeader
+	}
 	if w.status != 0 {
 		return w.buf.Write(p)
 	}
@@ -233,6 +242,17 @@ func (w *plainErrorWriter) finish() {
 	if w.status == 0 {
 		return
 	}
+	w.Header().Del("X-Content-Type-Options")
+	if rej := w.overload.get(); rej != nil {
+		status := http.StatusServiceUnavailable
+		if !w.modern {
+			status = http.StatusOK // as the SDK answers a legacy request's error
+		}
+		w.Header().Set("Retry-After", retryAfter(rej))
+		writeRPCError(w.ResponseWriter, rpcError{status: status, id: w.id, code: codeInternalError,
+			message: rej.Error(), data: overloadData(rej)})
+		return
+	}
 	msg := strings.TrimSpace(w.buf.String())
 	code := int64(codeInvalidRequest)
 	switch {
@@ -248,6 +268,5 @@ func (w *plainErrorWriter) finish() {
 	case strings.HasPrefix(msg, "malformed payload"):
 		code = codeParseError
 	}
-	w.Header().Del("X-Content-Type-Options")
 	writeRPCError(w.ResponseWriter, rpcError{status: w.status, id: w.id, code: code, message: msg})
 }

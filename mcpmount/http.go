@@ -110,7 +110,8 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 // stateless one otherwise, as before sessions existed.
 //
 // Every refusal is a JSON-RPC error with a JSON body, the SDK's transport
-// errors included (see plainErrorWriter).
+// errors included (see plainErrorWriter), and so is a tools/call refused by
+// admission control (Options.Admission): status 503 with Retry-After.
 func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var msg rpcMessage // its method labels a refusal's metrics
 	reject := func(e rpcError) { writeRPCError(w, e) }
@@ -266,10 +267,10 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	route := sdkRoute{handler: m.jsonHandler}
+	route := sdkRoute{handler: m.jsonHandler, modern: modern}
 	if prefersSSE(r) || (msg.Method == "tools/call" && meta["progressToken"] != nil) {
 		// Progress notifications need a stream: JSON mode would drop them.
-		route = sdkRoute{handler: m.sseHandler, stream: true}
+		route = sdkRoute{handler: m.sseHandler, stream: true, modern: modern}
 	}
 	m.serveSDK(w, r, caller, msg.ID, route)
 }
@@ -410,6 +411,9 @@ type sdkRoute struct {
 	// session is the Mcp-Session-Id of a request served by the stateful
 	// handler ("" for an initialize, which has none yet).
 	session string
+	// modern: a 2026-07-28 request, whose errors carry HTTP statuses (an
+	// admission refusal: 503).
+	modern bool
 }
 
 // sessionRoute is the route of requests that belong to a session-era
@@ -428,6 +432,10 @@ type httpCall struct {
 	// argumentsProblem is the tool-input error found in tools/call
 	// arguments before the SDK decoded them (see setArgumentsAside).
 	argumentsProblem error
+	// overload learns of a tools/call refused by admission control, which
+	// the response then answers with 503 and Retry-After (nil for a
+	// batch).
+	overload *overloadNote
 }
 
 // serveSDK hands a checked request to an SDK handler with the caller in
@@ -435,14 +443,20 @@ type httpCall struct {
 // or continues is cancelled unless its whole response is delivered. id is
 // the request's id (nil for a batch, a notification or a response): a
 // transport error the SDK answers in plain text is rewritten as a JSON-RPC
-// error carrying it. While the request is served, its httpCall is
+// error carrying it, and so is a tools/call refused by admission control
+// (status 503 and Retry-After for a modern request; see
+// Options.Admission). While the request is served, its httpCall is
 // registered under its claim's key, and a session's request is recorded
 // with its session, whose end settles it.
 func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject, id json.RawMessage, route sdkRoute) {
-	pw := &plainErrorWriter{ResponseWriter: w, id: id}
+	pw := &plainErrorWriter{ResponseWriter: w, id: id, modern: route.modern}
 	defer pw.finish()
 	r = r.WithContext(auth.WithSubject(r.Context(), caller))
 	call := &httpCall{argumentsProblem: argumentsProblem(r.Context())}
+	if id != nil {
+		call.overload = &overloadNote{}
+		pw.overload = call.overload
+	}
 	var out http.ResponseWriter = pw
 	if route.stream {
 		call.stream = &sseWriter{ResponseWriter: pw}

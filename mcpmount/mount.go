@@ -30,6 +30,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
@@ -142,6 +143,14 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// Metrics records the mount's metrics (telemetry/export.Metrics). Nil: none.
 	Metrics Recorder
+
+	// Admission bounds the run starts and waiting blocking calls (share
+	// one Controller with the REST API). A tools/call over a limit is
+	// refused before any run starts: a JSON-RPC error -32603 whose data
+	// holds retryAfter (seconds) and the reason, with HTTP status 503 and
+	// a Retry-After header for a 2026-07-28 request over HTTP (a
+	// session-era request gets status 200 and the header). Nil: no limits.
+	Admission *admission.Controller
 }
 
 // Defaults of Options.
@@ -186,6 +195,7 @@ type Mount struct {
 	// subscriptions/listen stream then ends.
 	listening    context.Context
 	endListening context.CancelFunc
+	admission    *admission.Controller
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -233,6 +243,7 @@ func New(opts Options) (*Mount, error) {
 		cacheTTLMs:   opts.CacheTTL.Milliseconds(),
 		maxBody:      opts.MaxBodyBytes,
 		metrics:      opts.Metrics,
+		admission:    opts.Admission,
 	}
 	if opts.TracerProvider != nil {
 		m.tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
@@ -116,6 +117,15 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 		return early, err
 	}
 
+	need := admission.NeedStart
+	if !tasked {
+		need |= admission.NeedWait
+	}
+	ticket, err := m.admit(claim, caller.Tenant, need)
+	if err != nil {
+		return nil, err
+	}
+	defer ticket.Done()
 	snap, err := m.runs.Start(ctx, runs.StartRequest{
 		Tool:         spec,
 		Arguments:    args,
@@ -123,6 +133,7 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 		Transport:    signals.TransportMCP,
 		PreRunInputs: inputs,
 	})
+	ticket.Started()
 	if err != nil {
 		m.log.Error("start run", zap.String(telemetry.FieldTool, spec.Name), zap.String(telemetry.FieldTenant, caller.Tenant),
 			zap.String(telemetry.FieldTraceID, telemetry.TraceID(ctx)), zap.Error(err))

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/runs"
@@ -82,6 +83,11 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusBadRequest, "validation_error", err.Error())
 		return
 	}
+	ticket, err := h.admission.Admit(caller.Tenant, admission.NeedStart)
+	if err != nil {
+		h.writeRejection(w, err)
+		return
+	}
 	snap, err := h.runs.Start(r.Context(), runs.StartRequest{
 		Tool:         spec,
 		Arguments:    args,
@@ -89,6 +95,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		Transport:    signals.TransportREST,
 		PreRunInputs: preRun,
 	})
+	ticket.Done()
 	if err != nil {
 		h.writeRunsError(w, r, "start", err)
 		return

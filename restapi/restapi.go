@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
@@ -84,6 +85,10 @@ type Options struct {
 	// MRTRMaxRounds is the advertised mcp.mrtr.maxRounds (1..16,
 	// DefaultMRTRMaxRounds when 0). It must match what the mount enforces.
 	MRTRMaxRounds int
+	// Admission bounds the run starts (share one Controller with the MCP
+	// mount). A POST /runs over a limit is refused before any run starts:
+	// 503 overloaded with a Retry-After header. Nil: no limits.
+	Admission *admission.Controller
 	// Logger receives unexpected errors (zap.NewNop() when nil).
 	Logger *zap.Logger
 	// Now is the clock (time.Now when nil). It stamps refreshedAt.
@@ -106,6 +111,7 @@ type handler struct {
 	refreshedAt time.Time
 	catalog     catalog.Source
 	traced      bool // requests are traced: link them to their run's trace
+	admission   *admission.Controller
 }
 
 // New returns the handler serving the discovery document and the REST runs
@@ -121,13 +127,14 @@ func New(opts Options) http.Handler {
 		PublicURL: opts.BaseURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
 	})
 	h := &handler{
-		runs:     opts.Runs,
-		auth:     opts.Authenticate,
-		log:      opts.Logger,
-		baseURL:  strings.TrimRight(opts.BaseURL, "/"),
-		mcpPath:  opts.MCPPath,
-		maxRound: opts.MRTRMaxRounds,
-		catalog:  opts.Catalog,
+		runs:      opts.Runs,
+		auth:      opts.Authenticate,
+		log:       opts.Logger,
+		baseURL:   strings.TrimRight(opts.BaseURL, "/"),
+		mcpPath:   opts.MCPPath,
+		maxRound:  opts.MRTRMaxRounds,
+		catalog:   opts.Catalog,
+		admission: opts.Admission,
 	}
 	if h.log == nil {
 		h.log = zap.NewNop()

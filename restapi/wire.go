@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/internal/runid"
 	"github.com/openwop/temporal-mcp/runs"
@@ -236,4 +238,17 @@ func newRequestID() (string, error) {
 		return "", fmt.Errorf("request id: %w", err)
 	}
 	return "rest-" + hex.EncodeToString(b), nil
+}
+
+// writeRejection answers a call admission control refused: 503 overloaded
+// with a Retry-After header (any other error of Admit is a 500).
+func (h *handler) writeRejection(w http.ResponseWriter, err error) {
+	var rej *admission.Rejection
+	if !errors.As(err, &rej) {
+		h.log.Error("admission", zap.Error(err))
+		writeError(w, http.StatusInternalServerError, "internal_error", "internal error")
+		return
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(rej.RetryAfterSeconds()))
+	writeError(w, http.StatusServiceUnavailable, "overloaded", rej.Error())
 }

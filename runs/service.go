@@ -95,6 +95,16 @@ const startTimeout = 30 * time.Second
 // the caller must learn the run's id to own it, so the calls to Temporal use
 // a context detached from ctx's cancellation. The caller must check that Tool
 // names a registered tool.
+//
+// No run is left behind by a start that fails. The run id exists before the
+// start call, so when that call fails (a timeout, an unavailable server, a
+// lost connection: the run may have started all the same), Start describes
+// the run: if it exists and ctx is not done (its caller can still be
+// answered) Start returns it as started; otherwise Start cancels it with
+// reason signals.ReasonStartFailed and returns the error. When Temporal
+// cannot tell, or the start may still land, a background check goes on
+// (bounded; see settleFailedStart) and cancels the run if it appears: a
+// caller answered an error never has a run executing.
 func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot, error) {
 	id, err := runid.New(req.Caller.Tenant, s.rand)
 	if err != nil {
@@ -159,12 +169,17 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	run, err := s.client.ExecuteWorkflow(sctx, opts, tool.Type(), input)
 	if err != nil {
 		if serr := s.searchAttributesErr(sctx, err); serr != nil {
-			err = serr
+			return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, serr)
 		}
-		return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, err)
+		// The start may have happened all the same (a timeout, a lost
+		// connection): the run either reaches its caller or is cancelled.
+		if !s.settleFailedStart(ctx, req.Caller, id, err) {
+			return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, err)
+		}
+	} else {
+		s.log.Info("run started", append(telemetry.RunFields(ctx, id, tool.Name),
+			zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))...)
 	}
-	s.log.Info("run started", append(telemetry.RunFields(ctx, id, tool.Name),
-		zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))...)
 
 	now := time.Now().UTC()
 	created := signals.Snapshot{

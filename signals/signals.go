@@ -99,6 +99,11 @@ const (
 	// ReasonElicitationCancelled is the reason when an elicitation answer
 	// was "cancel".
 	ReasonElicitationCancelled = "mcp-elicitation-cancelled"
+	// ReasonStartFailed is the reason when the call that started the run
+	// failed in a way that left its outcome unknown (a timeout, a lost
+	// connection) and its caller was answered an error: the run exists but
+	// nobody knows its id, so it is cancelled.
+	ReasonStartFailed = "start-failed"
 )
 
 // Status is an OpenWOP run status.

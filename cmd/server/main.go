@@ -33,6 +33,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app"
@@ -80,6 +81,9 @@ func serverEnv() []config.EnvVar {
 		{Name: config.EnvHTTPReadTimeout, Default: config.DefaultHTTPReadTimeout.String(), Meaning: "a request, headers and body, must arrive within it (responses are not bounded)"},
 		{Name: config.EnvHTTPIdleTimeout, Default: config.DefaultHTTPIdleTimeout.String(), Meaning: "idle keep-alive connections close after it"},
 		{Name: config.EnvHTTPMaxConns, Default: fmt.Sprint(config.DefaultHTTPMaxConns), Meaning: "most HTTP connections open at once"},
+		{Name: config.EnvMaxStarts, Default: fmt.Sprint(admission.DefaultMaxStarts), Meaning: "most run starts in progress at once; more are refused at once (503, Retry-After)"},
+		{Name: config.EnvMaxBlockingCalls, Default: fmt.Sprint(admission.DefaultMaxWaiting), Meaning: "most blocking tools/call requests waiting for their runs at once"},
+		{Name: config.EnvTenantMaxCalls, Default: fmt.Sprint(admission.DefaultTenantMax), Meaning: "most starts in progress plus blocking calls waiting of one tenant"},
 		{Name: envStdioTenant + ", " + envStdioSubject, Default: "anon:local", Meaning: "the caller of -stdio"},
 	}, config.WorkerEnv()...)
 }
@@ -131,8 +135,12 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	admit, err := admission.New(cfg.Admission)
+	if err != nil {
+		return fail("admission control", err)
+	}
 	ad := &adapter{registry: reg, declared: st.declared, authenticate: authenticate, mrtrKey: st.mrtrKey,
-		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins}
+		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins, admission: admit}
 	parts := ad.parts()
 	if *stdio {
 		stdioConfig(&cfg, os.Getenv)
@@ -266,6 +274,8 @@ type adapter struct {
 	// and the REST API.
 	publicURL                    string
 	allowedHosts, allowedOrigins []string
+	// admission is the admission control the mount and the REST API share.
+	admission *admission.Controller
 
 	// Set by the handler.
 	live  *catalog.Live
@@ -345,6 +355,7 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		PublicURL:    ad.publicURL,
 		AllowedHosts: ad.allowedHosts, AllowedOrigins: ad.allowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),
+		Admission:      ad.admission,
 	}
 	if m := d.Telemetry.Metrics(); m != nil {
 		mopts.Metrics = m
@@ -361,6 +372,7 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		BaseURL:      ad.publicURL,
 		AllowedHosts: ad.allowedHosts, AllowedOrigins: ad.allowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),
+		Admission:      ad.admission,
 	})
 	ad.live, ad.mount = live, mount
 	mux := http.NewServeMux()

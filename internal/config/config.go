@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
@@ -85,6 +86,16 @@ const (
 	// EnvMetricsAddr is the listen address (host:port) of the Prometheus
 	// endpoint GET /metrics (default off: no metrics are recorded).
 	EnvMetricsAddr = "OPENWOP_METRICS_ADDR"
+	// EnvMaxStarts bounds the run starts in progress at once, all tenants
+	// together (default admission.DefaultMaxStarts).
+	EnvMaxStarts = "OPENWOP_MAX_STARTS"
+	// EnvMaxBlockingCalls bounds the blocking tools/call requests waiting
+	// for their runs at once (default admission.DefaultMaxWaiting).
+	EnvMaxBlockingCalls = "OPENWOP_MAX_BLOCKING_CALLS"
+	// EnvTenantMaxCalls bounds one tenant's starts in progress and
+	// blocking calls waiting, together (default
+	// admission.DefaultTenantMax).
+	EnvTenantMaxCalls = "OPENWOP_TENANT_MAX_CALLS"
 )
 
 // Environment variables of the Temporal SDK that select a remote server.
@@ -174,6 +185,10 @@ type Config struct {
 	// limits of the HTTP listener (zero: the defaults).
 	HTTPReadTimeout, HTTPIdleTimeout time.Duration
 	HTTPMaxConns                     int
+	// Admission are the limits of admission control (the starts in
+	// progress, the blocking calls waiting, one tenant's share); zero
+	// fields mean the admission package's defaults.
+	Admission admission.Options
 
 	// DataDir holds the embedded server's database (DBFile).
 	DataDir string

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/contrib/envconfig"
+
+	"github.com/openwop/temporal-mcp/admission"
 )
 
 // loadHTTP reads the public URL, the request gate's lists and the
@@ -49,6 +51,32 @@ func (c *Config) loadHTTP(get func(string) string) error {
 			return fmt.Errorf("%s: %q: want a number of connections from 1 to 1000000", EnvHTTPMaxConns, v)
 		}
 		c.HTTPMaxConns = n
+	}
+	return c.loadAdmission(get)
+}
+
+// loadAdmission reads the limits of admission control.
+func (c *Config) loadAdmission(get func(string) string) error {
+	limits := []struct {
+		name string
+		dst  *int
+		def  int
+	}{
+		{EnvMaxStarts, &c.Admission.MaxStarts, admission.DefaultMaxStarts},
+		{EnvMaxBlockingCalls, &c.Admission.MaxWaiting, admission.DefaultMaxWaiting},
+		{EnvTenantMaxCalls, &c.Admission.TenantMax, admission.DefaultTenantMax},
+	}
+	for _, l := range limits {
+		*l.dst = l.def
+		v := get(l.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return fmt.Errorf("%s: %q: want a number of calls from 1 to 1000000", l.name, v)
+		}
+		*l.dst = n
 	}
 	return nil
 }
