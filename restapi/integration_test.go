@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/runid"
@@ -46,6 +47,21 @@ type itest struct {
 
 func newIntegration(t *testing.T) *itest {
 	t.Helper()
+	return newIntegrationWith(t, itestOptions{})
+}
+
+// itestOptions adjust the integration server.
+type itestOptions struct {
+	// faults, when set, are injected into the run service's Temporal calls.
+	faults *testenv.Faults
+	// admission is the server's admission control (nil: none).
+	admission *admission.Controller
+	// wrap, when set, wraps the server's handler.
+	wrap func(http.Handler) http.Handler
+}
+
+func newIntegrationWith(t *testing.T, o itestOptions) *itest {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: needs the embedded Temporal server")
 	}
@@ -58,7 +74,11 @@ func newIntegration(t *testing.T) *itest {
 		t.Fatal(err)
 	}
 	env.NewWorker(t, tq, reg.Register)
-	svc := runs.New(env.Client, logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
+	c := env.Client
+	if o.faults != nil {
+		c = env.DialFaulty(t, o.faults)
+	}
+	svc := runs.New(c, logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
 	it := &itest{t: t, svc: svc, tenantA: testenv.UniqueID("ta-"), tenantB: testenv.UniqueID("tb-")}
 	keys, err := auth.New([]auth.Key{
 		{Key: keyA, Tenant: it.tenantA, Subject: "urn:test:alice"},
@@ -70,7 +90,12 @@ func newIntegration(t *testing.T) *itest {
 	}
 	// The specs name no task queue: runs start on the service's TaskQueue,
 	// which the worker polls.
-	srv := httptest.NewServer(New(Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, reg.Specs()...), Logger: logger}))
+	var h http.Handler = New(Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, reg.Specs()...),
+		Logger: logger, Admission: o.admission})
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	it.url = srv.URL
 	return it

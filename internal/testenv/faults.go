@@ -29,14 +29,16 @@ type Faults struct {
 	// fail with describeCode.
 	describes    int
 	describeCode codes.Code
-	// failed holds the workflow IDs of the starts that failed.
-	failed []string
+	// failed holds the workflow IDs of the starts that failed; seen those
+	// of every start call.
+	failed, seen []string
 }
 
 // StartFault is how a start call fails.
 type StartFault struct {
 	// Code is the gRPC status the caller gets, e.g. codes.DeadlineExceeded
-	// or codes.Unavailable.
+	// or codes.Unavailable. codes.OK fails nothing: the caller gets the
+	// server's answer once After returned (to hold a start in progress).
 	Code codes.Code
 	// Forward sends the request to the server first (the workflow then
 	// exists); otherwise the request never leaves the client.
@@ -68,6 +70,13 @@ func (f *Faults) Failed() []string {
 	return append([]string(nil), f.failed...)
 }
 
+// Starts returns the workflow IDs of every start call made, in order.
+func (f *Faults) Starts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.seen...)
+}
+
 // intercept is the outermost unary interceptor of the client: it sits
 // outside the SDK's own retries, so the caller sees exactly the injected
 // error.
@@ -78,6 +87,7 @@ func (f *Faults) intercept(ctx context.Context, method string, req, reply any, c
 		sreq, _ := req.(*workflowservice.StartWorkflowExecutionRequest)
 		f.mu.Lock()
 		decide := f.starts
+		f.seen = append(f.seen, sreq.GetWorkflowId())
 		f.mu.Unlock()
 		if decide == nil || sreq == nil {
 			break
@@ -86,17 +96,21 @@ func (f *Faults) intercept(ctx context.Context, method string, req, reply any, c
 		if !ok {
 			break
 		}
-		if fault.Forward {
-			if err := invoker(ctx, method, req, reply, cc, opts...); err != nil {
-				return err
-			}
+		var err error
+		if fault.Forward || fault.Code == codes.OK {
+			err = invoker(ctx, method, req, reply, cc, opts...)
+		}
+		if err == nil && fault.Code != codes.OK {
+			f.mu.Lock()
+			f.failed = append(f.failed, sreq.GetWorkflowId())
+			f.mu.Unlock()
 		}
 		if fault.After != nil {
 			fault.After(sreq.GetWorkflowId())
 		}
-		f.mu.Lock()
-		f.failed = append(f.failed, sreq.GetWorkflowId())
-		f.mu.Unlock()
+		if err != nil || fault.Code == codes.OK {
+			return err
+		}
 		return status.Error(fault.Code, "testenv: injected start failure")
 	case strings.HasSuffix(method, "/DescribeWorkflowExecution"):
 		f.mu.Lock()
