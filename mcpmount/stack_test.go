@@ -38,6 +38,15 @@ func newStack(t testing.TB, keys *auth.Keys, addr string) *stack {
 // set unexported test hooks on the Mount once it is built.
 func newStackWith(t testing.TB, keys *auth.Keys, addr string, configure func(*Options) func(*Mount)) *stack {
 	t.Helper()
+	return newStackFaulty(t, keys, addr, nil, nil, configure)
+}
+
+// newStackFaulty is newStackWith with faults injected into the run
+// service's Temporal calls (nil: none) and the mount wrapped by wrap (nil:
+// not wrapped).
+func newStackFaulty(t testing.TB, keys *auth.Keys, addr string, faults *testenv.Faults, wrap func(http.Handler) http.Handler,
+	configure func(*Options) func(*Mount)) *stack {
+	t.Helper()
 	env := testenv.Temporal(t)
 	acts := activities.New(testenv.Logger(), activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
 	reg, err := exampletools.DefaultRegistry(acts, true)
@@ -46,7 +55,11 @@ func newStackWith(t testing.TB, keys *auth.Keys, addr string, configure func(*Op
 	}
 	tq := testenv.UniqueTaskQueue(t)
 	env.NewWorker(t, tq, reg.Register)
-	svc := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
+	c := env.Client
+	if faults != nil {
+		c = env.DialFaulty(t, faults)
+	}
+	svc := runs.New(c, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
 	// The specs name no task queue: runs start on the service's TaskQueue,
 	// which the worker polls.
 	opts := Options{Runs: svc, Catalog: staticCatalog(t, reg.Specs()...), Logger: env.Logger, PollInterval: 200 * time.Millisecond}
@@ -65,7 +78,11 @@ func newStackWith(t testing.TB, keys *auth.Keys, addr string, configure func(*Op
 		after(m)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", m)
+	var h http.Handler = m
+	if wrap != nil {
+		h = wrap(h)
+	}
+	mux.Handle("/mcp", h)
 	srv := httptest.NewUnstartedServer(mux)
 	if addr != "" {
 		l, err := net.Listen("tcp", addr)
