@@ -82,6 +82,7 @@ func testInvalidSettings(t *testing.T, server, worker string) {
 		{"server", EnvPublicURL, "wop.example.com"},
 		{"server", EnvAllowedOrigins, "evil.example"},
 		{"server", EnvHTTPMaxConns, "0"},
+		{"server", EnvTenantMaxCalls, "none"},
 		{"server", EnvHTTPReadTimeout, "forever"},
 		{"server", EnvTemporalTLS, "maybe"},
 		{"server", EnvTemporalConfigFile, "/nonexistent/temporal.toml"},
@@ -122,7 +123,8 @@ func testHelp(t *testing.T, server, worker string) {
 		want []string
 	}{
 		{"server", server, append([]string{"-stdio", EnvHTTPAddr, EnvUIPort, EnvPublicURL, EnvAllowedHosts, EnvAllowedOrigins,
-			EnvHTTPReadTimeout, EnvHTTPIdleTimeout, EnvHTTPMaxConns, "OPENWOP_API_KEYS", "OPENWOP_MRTR_KEY"}, shared...)},
+			EnvHTTPReadTimeout, EnvHTTPIdleTimeout, EnvHTTPMaxConns, EnvMaxStarts, EnvMaxBlockingCalls, EnvTenantMaxCalls,
+			"OPENWOP_API_KEYS", "OPENWOP_MRTR_KEY"}, shared...)},
 		{"worker", worker, shared},
 	}
 	for _, tt := range tests {

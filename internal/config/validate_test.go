@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
@@ -53,6 +54,11 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 		{EnvHTTPMaxConns, "-1"},
 		{EnvHTTPMaxConns, "lots"},
 		{EnvHTTPMaxConns, "18446744074"},
+		{EnvMaxStarts, "0"},
+		{EnvMaxStarts, "many"},
+		{EnvMaxBlockingCalls, "-3"},
+		{EnvMaxBlockingCalls, "18446744074"},
+		{EnvTenantMaxCalls, "1.5"},
 		{EnvTemporalTLS, "maybe"},
 		{EnvTemporalTLS, "2"},
 		{EnvTemporalTLSNoVerify, "sometimes"},
@@ -162,6 +168,14 @@ func TestHTTPSettings(t *testing.T) {
 		c.HTTPIdleTimeout != DefaultHTTPIdleTimeout || c.HTTPMaxConns != DefaultHTTPMaxConns {
 		t.Fatalf("defaults = %+v", c)
 	}
+	if !reflect.DeepEqual(c.Admission, admission.Options{MaxStarts: admission.DefaultMaxStarts, MaxWaiting: admission.DefaultMaxWaiting,
+		TenantMax: admission.DefaultTenantMax}) {
+		t.Fatalf("admission defaults = %+v", c.Admission)
+	}
+	if admission.DefaultTenantMax < 200 || admission.DefaultTenantMax >= admission.DefaultMaxStarts {
+		t.Fatalf("the default tenant share %d must admit 200 clients of one tenant and leave starts to others (%d)",
+			admission.DefaultTenantMax, admission.DefaultMaxStarts)
+	}
 	if DefaultHTTPReadTimeout > 30*time.Second || DefaultHTTPIdleTimeout > 45*time.Second {
 		t.Fatalf("defaults %v/%v do not close slow and idle connections soon", DefaultHTTPReadTimeout, DefaultHTTPIdleTimeout)
 	}
@@ -170,9 +184,13 @@ func TestHTTPSettings(t *testing.T) {
 		EnvAllowedHosts:    " proxy.internal, Other.example:8443 ,",
 		EnvAllowedOrigins:  "https://App.example.com/, http://localhost:5173",
 		EnvHTTPReadTimeout: "5s", EnvHTTPIdleTimeout: "1m", EnvHTTPMaxConns: "64",
+		EnvMaxStarts: "10", EnvMaxBlockingCalls: "20", EnvTenantMaxCalls: "5",
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Admission, admission.Options{MaxStarts: 10, MaxWaiting: 20, TenantMax: 5}) {
+		t.Fatalf("admission = %+v", c.Admission)
 	}
 	want := struct {
 		public         string
