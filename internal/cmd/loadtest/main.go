@@ -93,6 +93,12 @@ func run(o options) error {
 			return fmt.Errorf("build %s: %w", b[1], err)
 		}
 	}
+	// A fresh database and logs: the audit counts every run in Temporal.
+	for _, f := range []string{"temporal.db", "temporal.db-wal", "temporal.db-shm", "temporal.log", "worker.log", "server.log"} {
+		if err := os.Remove(filepath.Join(o.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
 	tport, err := freePort()
 	if err != nil {
 		return err
