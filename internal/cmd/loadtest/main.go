@@ -308,16 +308,19 @@ type stats struct {
 	mu        sync.Mutex
 	latencies []time.Duration
 	status    map[int]int
+	// byMethod counts the answers by method and HTTP status (0: no answer).
+	byMethod  map[string]int
 	transport int // requests that got no HTTP answer
 	overload  int // 503 overloaded
 }
 
-func (s *stats) record(d time.Duration, status int, err error) {
+func (s *stats) record(method string, d time.Duration, status int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.status == nil {
-		s.status = map[int]int{}
+		s.status, s.byMethod = map[int]int{}, map[string]int{}
 	}
+	s.byMethod[fmt.Sprintf("%s %d", method, status)]++
 	if err != nil {
 		s.transport++
 		return
@@ -384,12 +387,12 @@ func (c *mcpClient) call(ctx context.Context, method string, params map[string]a
 	began := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		c.st.record(0, 0, err)
+		c.st.record(method, 0, 0, err)
 		return rpcAnswer{}, err
 	}
 	raw, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	c.st.record(time.Since(began), resp.StatusCode, err)
+	c.st.record(method, time.Since(began), resp.StatusCode, err)
 	if err != nil {
 		return rpcAnswer{}, err
 	}
@@ -580,6 +583,7 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 	lat := slices.Clone(st.latencies)
 	codes := st.status
 	transport, overload := st.transport, st.overload
+	byMethod := st.byMethod
 	st.mu.Unlock()
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration {
@@ -598,6 +602,7 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 		intents, unfinished, len(held), len(all), cancelledUnheld)
 	fmt.Printf("requests %d: HTTP statuses %v, transport errors %d, 503 overloaded %d; latency p50 %s p99 %s\n",
 		len(lat)+fivexx, codes, transport, overload, pct(0.50).Round(time.Millisecond), pct(0.99).Round(time.Millisecond))
+	fmt.Printf("answers by method and HTTP status (0: none, the connection failed): %v\n", byMethod)
 	fmt.Printf("lost %d, duplicated %d, orphaned %d, 5xx %d\n", len(lost), len(duplicated), len(orphaned), fivexx)
 	for _, l := range [][]string{lost, duplicated, orphaned} {
 		for i, x := range l {
