@@ -64,6 +64,14 @@ type Runs interface {
 	List(ctx context.Context, caller signals.Subject, req runs.ListRequest) (runs.ListPage, error)
 }
 
+// releaser is implemented by a Runs that journals the runs not yet handed
+// to their callers (*runs.Service with runs.Options.Journal): the mount
+// releases each run it started once the response that names it was
+// delivered or the run cancelled.
+type releaser interface {
+	Release(runID string)
+}
+
 // Options configure a Mount.
 type Options struct {
 	// Runs starts and operates runs. Required.
@@ -297,6 +305,9 @@ func New(opts Options) (*Mount, error) {
 		}
 		return err
 	}, m.log)
+	if r, ok := m.runs.(releaser); ok {
+		m.tracker.OnRelease(r.Release)
+	}
 	gate, err := httpgate.New(httpgate.Options{
 		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
 	})

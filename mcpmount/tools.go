@@ -145,7 +145,11 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 	}
 	// From here until its whole response is sent, this request owns the
 	// run: if the client is already gone, Own cancels it at once.
-	claim.Own(caller, snap.RunID, telemetry.RunFields(ctx, snap.RunID, spec.Name)...)
+	if claim != nil {
+		claim.Own(caller, snap.RunID, telemetry.RunFields(ctx, snap.RunID, spec.Name)...)
+	} else if r, ok := m.runs.(releaser); ok {
+		r.Release(snap.RunID) // no transport tracks this request
+	}
 	m.annotate(ctx, snap.RunID, spec.Name)
 	if m.afterStart != nil {
 		m.afterStart(snap.RunID)

@@ -108,6 +108,9 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		EventsURL: status + "/events/poll",
 		StatusURL: status,
 	})
+	if rel, ok := h.runs.(interface{ Release(runID string) }); ok {
+		rel.Release(snap.RunID) // the answer naming the run was written
+	}
 }
 
 // validatePreRun checks the answers to a tool's pre-run input requests:

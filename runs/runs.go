@@ -102,6 +102,12 @@ type Options struct {
 	// History then records the client's identity, not the worker's, as
 	// the one that started that first task.
 	EagerStart bool
+	// Journal, when set, records each run from before its start call
+	// until its caller took it over (Service.Release) or it was cancelled,
+	// so that after a crash Service.Recover cancels the runs no caller
+	// learned of. Nil: none (a crash between a start and its answer can
+	// leave a run no caller knows).
+	Journal Journal
 	// CursorKey is the HMAC key that seals List cursors, so that only
 	// cursors this service issued reach Temporal. Nil: a random key per
 	// process (cursors then do not survive a restart or work across

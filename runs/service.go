@@ -105,6 +105,10 @@ const startTimeout = 30 * time.Second
 // cannot tell, or the start may still land, a background check goes on
 // (bounded; see settleFailedStart) and cancels the run if it appears: a
 // caller answered an error never has a run executing.
+//
+// With Options.Journal the run is recorded before the start call; the
+// caller of a Start that succeeded must call Release once its answer was
+// delivered (or the run cancelled).
 func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot, error) {
 	id, err := runid.New(req.Caller.Tenant, s.rand)
 	if err != nil {
@@ -164,11 +168,17 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	if traceParent != "" {
 		opts.Memo[signals.MemoTraceParent] = traceParent
 	}
+	if s.opts.Journal != nil {
+		if err := s.opts.Journal.Begin(JournalEntry{RunID: id, Caller: req.Caller, Transport: req.Transport}); err != nil {
+			return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, err)
+		}
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
 	defer cancel()
 	run, err := s.client.ExecuteWorkflow(sctx, opts, tool.Type(), input)
 	if err != nil {
 		if serr := s.searchAttributesErr(sctx, err); serr != nil {
+			s.Release(id) // refused: nothing started
 			return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, serr)
 		}
 		// The start may have happened all the same (a timeout, a lost

@@ -58,7 +58,9 @@ func (s *Service) settleFailedStart(ctx context.Context, caller signals.Subject,
 	if err := s.cancelFailedStart(dctx, caller, id); err != nil {
 		s.log.Warn("cancel of a run whose start failed; retrying in the background", zap.String("runId", id), zap.Error(err))
 		s.reconcileStart(caller, id, 0)
+		return false
 	}
+	s.Release(id)
 	return false
 }
 
@@ -113,17 +115,20 @@ func (s *Service) reconcileStart(caller signals.Subject, id string, delay time.D
 		for {
 			exists, err := s.runExists(ctx, id)
 			if err == nil && !exists {
+				s.Release(id)
 				return
 			}
 			if err == nil {
 				if err = s.cancelFailedStart(ctx, caller, id); err == nil {
 					s.log.Info("run of a failed start cancelled", zap.String("runId", id),
 						zap.String("reason", signals.ReasonStartFailed))
+					s.Release(id)
 					return
 				}
 			}
 			if !sleep(ctx, pause) {
-				s.log.Error("gave up cancelling the run of a failed start: it may run with no caller knowing its id",
+				s.log.Error("gave up cancelling the run of a failed start: it may run with no caller knowing its id "+
+					"(with a Journal, the next Recover cancels it)",
 					zap.String("runId", id), zap.Error(err))
 				return
 			}

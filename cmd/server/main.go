@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/worker"
@@ -140,7 +141,8 @@ func run() error {
 		return fail("admission control", err)
 	}
 	ad := &adapter{registry: reg, declared: st.declared, authenticate: authenticate, mrtrKey: st.mrtrKey,
-		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins, admission: admit}
+		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins, admission: admit,
+		journalPath: filepath.Join(cfg.DataDir, runJournalFile)}
 	parts := ad.parts()
 	if *stdio {
 		stdioConfig(&cfg, os.Getenv)
@@ -187,6 +189,16 @@ func loadSettings() (settings, error) {
 	}
 	return st, nil
 }
+
+// runJournalFile is the run journal's file in the data directory: the
+// runs being started and not yet handed to their callers, which a restart
+// after a crash cancels (runs.FileJournal). One server process per data
+// directory.
+const runJournalFile = "runs-journal.jsonl"
+
+// recoverTimeout bounds the start-up cancellation of the runs an earlier
+// process left without an owner.
+const recoverTimeout = 30 * time.Second
 
 // minMRTRKey is the shortest OPENWOP_MRTR_KEY accepted.
 const minMRTRKey = 32
@@ -276,6 +288,8 @@ type adapter struct {
 	allowedHosts, allowedOrigins []string
 	// admission is the admission control the mount and the REST API share.
 	admission *admission.Controller
+	// journalPath is the run journal's file (runs.FileJournal).
+	journalPath string
 
 	// Set by the handler.
 	live  *catalog.Live
@@ -340,12 +354,28 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool catalog: %w", err)
 	}
+	if err := os.MkdirAll(filepath.Dir(ad.journalPath), 0o755); err != nil {
+		return nil, fmt.Errorf("run journal: %w", err)
+	}
+	journal, err := runs.OpenFileJournal(ad.journalPath)
+	if err != nil {
+		return nil, err
+	}
 	svc := runs.New(d.Client, d.Logger.Named("runs"), runs.Options{
 		TaskQueue:  d.TaskQueue,
 		Namespace:  d.Namespace,
 		EagerStart: true, // the in-process worker shares d.Client
 		CursorKey:  cursorKey(ad.mrtrKey),
+		Journal:    journal,
 	})
+	// Runs an earlier life of this process started and never handed to
+	// their callers (it was killed in between) are cancelled before
+	// anything is served; what cannot be settled now stays for next time.
+	rctx, cancel := context.WithTimeout(context.Background(), recoverTimeout)
+	if err := svc.Recover(rctx); err != nil {
+		d.Logger.Warn("cancelling runs left without an owner by an earlier process", zap.Error(err))
+	}
+	cancel()
 	mopts := mcpmount.Options{
 		Runs:         svc,
 		Catalog:      live,

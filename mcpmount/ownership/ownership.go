@@ -46,6 +46,9 @@ const cancelTimeout = 30 * time.Second
 type Tracker struct {
 	cancel CancelFunc
 	log    *zap.Logger
+	// release, when set, learns of each owned run the tracker is done
+	// with: released to its handle, or cancelled.
+	release func(runID string)
 
 	mu     sync.Mutex
 	claims map[string]*Claim
@@ -58,6 +61,17 @@ func NewTracker(cancel CancelFunc, logger *zap.Logger) *Tracker {
 		logger = zap.NewNop()
 	}
 	return &Tracker{cancel: cancel, log: logger, claims: map[string]*Claim{}}
+}
+
+// OnRelease sets a function told of each owned run the tracker is done
+// with: its response was delivered, or it was cancelled (not after a
+// cancellation that failed). Set it before the tracker is used.
+func (t *Tracker) OnRelease(release func(runID string)) { t.release = release }
+
+func (t *Tracker) released(runID string) {
+	if t.release != nil {
+		t.release(runID)
+	}
 }
 
 // Claim records the runs one request owns.
@@ -189,6 +203,7 @@ func (c *Claim) Settle(delivered bool) {
 		c.t.forget(c.key)
 		for _, o := range owned {
 			c.t.log.Debug("response delivered; run released to its handle", o.logFields()...)
+			c.t.released(o.runID)
 		}
 		return
 	}
@@ -215,7 +230,9 @@ func (t *Tracker) cancelRuns(runs []ownedRun) {
 				o.logFields(zap.String("reason", signals.ReasonMCPRequestCancelled))...)
 			if err := t.cancel(ctx, o.caller, o.runID); err != nil {
 				t.log.Warn("cancel of an owned run failed", o.logFields(zap.Error(err))...)
+				return
 			}
+			t.released(o.runID)
 		}(o)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -172,4 +173,42 @@ func TestAbandonedClaimCancels(t *testing.T) {
 	}
 	var nilClaim *Claim
 	nilClaim.Abandon() // must not panic
+}
+
+// TestReleaseAfterSettle: a delivered claim releases its runs, an
+// undelivered one releases them once they were cancelled, and a failed
+// cancellation releases nothing (the run stays for a later recovery).
+func TestReleaseAfterSettle(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		delivered bool
+		cancelErr error
+		want      []string
+	}{
+		{"delivered", true, nil, []string{"t/a", "t/b"}},
+		{"not delivered, cancelled", false, nil, []string{"t/a", "t/b"}},
+		{"not delivered, cancel failed", false, io.ErrUnexpectedEOF, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(func(context.Context, signals.Subject, string) error { return tc.cancelErr }, nil)
+			var mu sync.Mutex
+			var released []string
+			tr.OnRelease(func(id string) {
+				mu.Lock()
+				released = append(released, id)
+				mu.Unlock()
+			})
+			c := tr.Open(context.Background())
+			c.Own(signals.Subject{Tenant: "t"}, "t/a")
+			c.Own(signals.Subject{Tenant: "t"}, "t/b")
+			c.Settle(tc.delivered)
+			tr.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			slices.Sort(released)
+			if !slices.Equal(released, tc.want) {
+				t.Fatalf("released %v, want %v", released, tc.want)
+			}
+		})
+	}
 }
