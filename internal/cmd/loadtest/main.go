@@ -311,6 +311,7 @@ type stats struct {
 	// byMethod counts the answers by method and HTTP status (0: no answer).
 	byMethod  map[string]int
 	transport int // requests that got no HTTP answer
+	samples   map[string]string
 	overload  int // 503 overloaded
 }
 
@@ -328,6 +329,19 @@ func (s *stats) record(method string, d time.Duration, status int, err error) {
 	s.status[status]++
 	if status < 500 {
 		s.latencies = append(s.latencies, d)
+	}
+}
+
+// sample keeps the first answer of each method and non-200 status.
+func (s *stats) sample(method string, status int, raw []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.samples == nil {
+		s.samples = map[string]string{}
+	}
+	k := fmt.Sprintf("%s %d", method, status)
+	if _, ok := s.samples[k]; !ok {
+		s.samples[k] = string(raw)
 	}
 }
 
@@ -403,6 +417,9 @@ func (c *mcpClient) call(ctx context.Context, method string, params map[string]a
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		c.st.sample(method, resp.StatusCode, raw)
 	}
 	if err := json.Unmarshal(raw, &env); err != nil {
 		return a, fmt.Errorf("HTTP %d: %s", resp.StatusCode, raw)
@@ -583,7 +600,7 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 	lat := slices.Clone(st.latencies)
 	codes := st.status
 	transport, overload := st.transport, st.overload
-	byMethod := st.byMethod
+	byMethod, samples := st.byMethod, st.samples
 	st.mu.Unlock()
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration {
@@ -603,6 +620,9 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 	fmt.Printf("requests %d: HTTP statuses %v, transport errors %d, 503 overloaded %d; latency p50 %s p99 %s\n",
 		len(lat)+fivexx, codes, transport, overload, pct(0.50).Round(time.Millisecond), pct(0.99).Round(time.Millisecond))
 	fmt.Printf("answers by method and HTTP status (0: none, the connection failed): %v\n", byMethod)
+	for k, v := range samples {
+		fmt.Printf("  first %s answer: %.300s\n", k, v)
+	}
 	fmt.Printf("lost %d, duplicated %d, orphaned %d, 5xx %d\n", len(lost), len(duplicated), len(orphaned), fivexx)
 	for _, l := range [][]string{lost, duplicated, orphaned} {
 		for i, x := range l {
