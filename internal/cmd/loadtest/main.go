@@ -312,6 +312,7 @@ type stats struct {
 	byMethod  map[string]int
 	transport int // requests that got no HTTP answer
 	samples   map[string]string
+	methodLat map[string][]time.Duration
 	overload  int // 503 overloaded
 }
 
@@ -322,6 +323,12 @@ func (s *stats) record(method string, d time.Duration, status int, err error) {
 		s.status, s.byMethod = map[int]int{}, map[string]int{}
 	}
 	s.byMethod[fmt.Sprintf("%s %d", method, status)]++
+	if s.methodLat == nil {
+		s.methodLat = map[string][]time.Duration{}
+	}
+	if err == nil && status < 500 {
+		s.methodLat[method] = append(s.methodLat[method], d)
+	}
 	if err != nil {
 		s.transport++
 		return
@@ -535,45 +542,44 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 		intents += cl.intents
 		unfinished += cl.unfinished
 	}
-	type wf struct {
-		status enumspb.WorkflowExecutionStatus
-	}
-	all := map[string]wf{}
-	var token []byte
-	for {
-		// Every run of the (development mode) tenant; the catalog's own
-		// workflows carry no tenant.
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", PageSize: 1000,
-			NextPageToken: token, Query: signals.SearchAttrTenant + " = 'anon:local'"})
-		if err != nil {
-			return fmt.Errorf("list workflows: %w", err)
+	// Visibility follows a run's close a moment later: list again while a
+	// run a client saw finish still reads running (for at most a minute).
+	var all map[string]enumspb.WorkflowExecutionStatus
+	for settle := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		if all, err = listRuns(ctx, c); err != nil {
+			return err
 		}
-		for _, e := range resp.GetExecutions() {
-			all[e.GetExecution().GetWorkflowId()] = wf{e.GetStatus()}
+		behind := 0
+		for _, cl := range clients {
+			for id, final := range cl.finals {
+				if final != "input_required" && all[id] == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+					behind++
+				}
+			}
 		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
+		if behind == 0 || time.Now().After(settle) {
 			break
 		}
 	}
 	var lost, orphaned []string
 	completedBy := map[string]int{} // intent -> completed runs
 	for id, in := range held {
-		w, ok := all[id]
+		status, ok := all[id]
 		switch {
 		case !ok:
 			lost = append(lost, id+" (missing)")
-		case w.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		case status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 			lost = append(lost, id+" (still running)")
-		case w.status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		case status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 			completedBy[in]++
 		}
 	}
 	cancelledUnheld := 0
-	for id, w := range all {
+	for id, status := range all {
 		if _, ok := held[id]; ok {
 			continue
 		}
-		switch w.status {
+		switch status {
 		case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 			cancelledUnheld++
 			continue
@@ -587,7 +593,7 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 				}
 			}
 		}
-		orphaned = append(orphaned, id+" ("+w.status.String()+")")
+		orphaned = append(orphaned, id+" ("+status.String()+")")
 	}
 	var duplicated []string
 	for in, n := range completedBy {
@@ -601,14 +607,25 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 	codes := st.status
 	transport, overload := st.transport, st.overload
 	byMethod, samples := st.byMethod, st.samples
+	perMethod := map[string][]time.Duration{}
+	for m, l := range st.methodLat {
+		perMethod[m] = slices.Clone(l)
+	}
 	st.mu.Unlock()
 	slices.Sort(lat)
-	pct := func(p float64) time.Duration {
+	pctOf := func(lat []time.Duration, p float64) time.Duration {
 		if len(lat) == 0 {
 			return 0
 		}
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(time.Millisecond)
 	}
+	pct := func(p float64) time.Duration { return pctOf(lat, p) }
+	var methods []string
+	for m, l := range perMethod {
+		slices.Sort(l)
+		methods = append(methods, fmt.Sprintf("%s p50 %s p99 %s", m, pctOf(l, 0.5), pctOf(l, 0.99)))
+	}
+	slices.Sort(methods)
 	fivexx := 0
 	for code, n := range codes {
 		if code >= 500 {
@@ -619,6 +636,7 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 		intents, unfinished, len(held), len(all), cancelledUnheld)
 	fmt.Printf("requests %d: HTTP statuses %v, transport errors %d, 503 overloaded %d; latency p50 %s p99 %s\n",
 		len(lat)+fivexx, codes, transport, overload, pct(0.50).Round(time.Millisecond), pct(0.99).Round(time.Millisecond))
+	fmt.Printf("latency by method: %s\n", strings.Join(methods, "; "))
 	fmt.Printf("answers by method and HTTP status (0: none, the connection failed): %v\n", byMethod)
 	for k, v := range samples {
 		fmt.Printf("  first %s answer: %.300s\n", k, v)
@@ -637,6 +655,26 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 		return errors.New("targets missed")
 	}
 	return nil
+}
+
+// listRuns lists every run of the development-mode tenant (the catalog's
+// own workflows carry no tenant) with its status.
+func listRuns(ctx context.Context, c client.Client) (map[string]enumspb.WorkflowExecutionStatus, error) {
+	all := map[string]enumspb.WorkflowExecutionStatus{}
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", PageSize: 1000,
+			NextPageToken: token, Query: signals.SearchAttrTenant + " = 'anon:local'"})
+		if err != nil {
+			return nil, fmt.Errorf("list workflows: %w", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			all[e.GetExecution().GetWorkflowId()] = e.GetStatus()
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return all, nil
+		}
+	}
 }
 
 // quietLogger drops the SDK's logs.
