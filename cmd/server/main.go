@@ -288,7 +288,8 @@ type adapter struct {
 	allowedHosts, allowedOrigins []string
 	// admission is the admission control the mount and the REST API share.
 	admission *admission.Controller
-	// journalPath is the run journal's file (runs.FileJournal).
+	// journalPath is the run journal's file (runs.FileJournal); "" keeps
+	// none.
 	journalPath string
 
 	// Set by the handler.
@@ -354,12 +355,16 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool catalog: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(ad.journalPath), 0o755); err != nil {
-		return nil, fmt.Errorf("run journal: %w", err)
-	}
-	journal, err := runs.OpenFileJournal(ad.journalPath)
-	if err != nil {
-		return nil, err
+	var journal runs.Journal
+	if ad.journalPath != "" {
+		if err := os.MkdirAll(filepath.Dir(ad.journalPath), 0o755); err != nil {
+			return nil, fmt.Errorf("run journal: %w", err)
+		}
+		fj, err := runs.OpenFileJournal(ad.journalPath)
+		if err != nil {
+			return nil, err
+		}
+		journal = fj
 	}
 	svc := runs.New(d.Client, d.Logger.Named("runs"), runs.Options{
 		TaskQueue:  d.TaskQueue,
