@@ -263,6 +263,17 @@ func TestIntegrationAdmission(t *testing.T) {
 				if len(got) != 1 || got[0] != tc.reason {
 					t.Fatalf("OnReject reasons %v; want [%s]", got, tc.reason)
 				}
+				// A session-era request: the same error, with status 200 as
+				// that protocol answers errors, and Retry-After.
+				if !tc.tasked {
+					legacy := post(t, s.URL+"/mcp", map[string]string{"Content-Type": "application/json", "Accept": acceptJSON,
+						"Authorization": "Bearer " + tc.key},
+						[]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"conformance-delay","arguments":{"delayMs":200}}}`))
+					wantError(t, legacy, http.StatusOK, codeInternalError)
+					if legacy.Header.Get("Retry-After") != "1" || !strings.Contains(string(legacy.Error.Data), `"retryAfter":1`) {
+						t.Fatalf("legacy refusal: Retry-After %q body %s", legacy.Header.Get("Retry-After"), legacy.Raw)
+					}
+				}
 			}
 			release <- struct{}{}
 			if hr := <-heldDone; hr.Status != http.StatusOK || hr.Error != nil {
