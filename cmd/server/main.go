@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ import (
 	"github.com/openwop/temporal-mcp/restapi"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry/export"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -136,13 +138,19 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	admit, err := admission.New(cfg.Admission)
-	if err != nil {
+	ad := &adapter{registry: reg, declared: st.declared, authenticate: authenticate, mrtrKey: st.mrtrKey,
+		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins,
+		journalPath: filepath.Join(cfg.DataDir, runJournalFile)}
+	if *stdio {
+		// Several stdio servers may share one data directory: none keeps
+		// a journal there.
+		ad.journalPath = ""
+	}
+	limits := cfg.Admission
+	limits.OnReject = ad.rejected
+	if ad.admission, err = admission.New(limits); err != nil {
 		return fail("admission control", err)
 	}
-	ad := &adapter{registry: reg, declared: st.declared, authenticate: authenticate, mrtrKey: st.mrtrKey,
-		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins, admission: admit,
-		journalPath: filepath.Join(cfg.DataDir, runJournalFile)}
 	parts := ad.parts()
 	if *stdio {
 		stdioConfig(&cfg, os.Getenv)
@@ -288,6 +296,9 @@ type adapter struct {
 	allowedHosts, allowedOrigins []string
 	// admission is the admission control the mount and the REST API share.
 	admission *admission.Controller
+	// metrics, set by the handler when metrics are on, counts the
+	// admission refusals (rejected).
+	metrics atomic.Pointer[export.Metrics]
 	// journalPath is the run journal's file (runs.FileJournal); "" keeps
 	// none.
 	journalPath string
@@ -347,6 +358,13 @@ func (ad *adapter) parts() app.Parts {
 	}
 }
 
+// rejected counts an admission refusal (admission.Options.OnReject).
+func (ad *adapter) rejected(_, reason string) {
+	if m := ad.metrics.Load(); m != nil {
+		m.AdmissionRejected(reason)
+	}
+}
+
 // handler builds the catalog (published and declared tools) and serves
 // the MCP mount at /mcp and the OpenWOP discovery document and REST runs
 // API on every other path, all on one run service.
@@ -393,6 +411,7 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		Admission:      ad.admission,
 	}
 	if m := d.Telemetry.Metrics(); m != nil {
+		ad.metrics.Store(m)
 		mopts.Metrics = m
 	}
 	mount, err := mcpmount.New(mopts)
