@@ -172,6 +172,10 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
 				m.runLog(ctx, runID, snap.WorkflowID).Debug("input response resolved nothing",
 					zap.String("interruptId", key), zap.Error(err))
+			case errors.Is(err, runs.ErrNotApplied):
+				// Recorded with the run: applied when a worker serves it.
+				m.log.Debug("input response recorded, not applied yet", zap.String("runId", runID),
+					zap.String("interruptId", key))
 			default:
 				return m.lookupErr(ctx, "resolve interrupt", runID, err)
 			}

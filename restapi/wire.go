@@ -140,6 +140,11 @@ func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op stri
 		writeError(w, http.StatusBadRequest, "validation_error", cursorProblem(err))
 	case errors.Is(err, runs.ErrNotOpen):
 		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no such open interrupt")
+	case errors.Is(err, runs.ErrNotApplied):
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, "worker_unavailable",
+			"the resolution was recorded, but no worker serves the run to apply it now; it is applied when one does "+
+				"(sending it again is harmless)")
 	case errors.Is(err, runs.ErrSearchAttributesMissing):
 		h.log.Error("runs operation failed", zap.String("op", op), zap.String("path", r.URL.Path), zap.Error(err))
 		writeError(w, http.StatusServiceUnavailable, "search_attributes_missing", err.Error())
@@ -165,7 +170,7 @@ func cursorProblem(err error) string {
 // knownRunsError reports whether err is one of the runs.Err* outcomes.
 func knownRunsError(err error) bool {
 	for _, known := range []error{runs.ErrNotFound, runs.ErrTenantMismatch, runs.ErrTerminal, runs.ErrNotEligible,
-		runs.ErrNotOpen, runs.ErrAlreadyResolved, runs.ErrBadCursor} {
+		runs.ErrNotOpen, runs.ErrAlreadyResolved, runs.ErrBadCursor, runs.ErrNotApplied} {
 		if errors.Is(err, known) {
 			return true
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -12,6 +13,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
 
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/telemetry"
@@ -27,6 +29,10 @@ type reading struct {
 	// known only when the run was described (a run that answers getRun
 	// follows the run contract).
 	plain bool
+	// described reports a running run summarised from a describe call
+	// (no worker answered): snap holds what the run published, not its
+	// event log.
+	described bool
 }
 
 // read reads a run of tenant in as few round trips as Temporal allows:
@@ -40,7 +46,16 @@ type reading struct {
 //     run terminated outside the harness), from a describe call (a third).
 //   - When the query cannot answer (no worker, a plain workflow without a
 //     getRun handler, a run whose first workflow task failed), the run is
-//     described and summarised from what Temporal knows, as before.
+//     described and summarised from what Temporal knows: the state the run
+//     published in its memo (status, open interrupts), or for a run that
+//     publishes none its status attribute.
+//
+// The query waits at most Options.QueryPatience: no worker answers it
+// while none polls the run's task queue, and Temporal would hold it until
+// the deadline. A run that does not answer in time marks its task queue
+// unserved (Service.workers), and while it is, reads of its runs skip the
+// query and answer from the describe call at once. A run whose queue is not
+// known yet is described first while any queue is unserved.
 //
 // What Service.known remembers saves the round trips that would carry no
 // information: a run known to be closed skips the query (its close event
@@ -51,56 +66,130 @@ type reading struct {
 // recorded owner is another tenant (or that no service started) reads
 // ErrNotFound, like a missing run.
 func (s *Service) read(ctx context.Context, id, tenant string) (reading, error) {
-	facts, _ := s.known.get(id)
+	return s.readRun(ctx, id, tenant, s.opts.QueryPatience)
+}
+
+// readAfterSignal is read for a caller that must see the effect of a
+// signal it sent: what a run published lags its getRun answer (it holds no
+// resolutions), so the query waits as long as ctx allows, and is asked
+// even while the run's task queue is marked unserved.
+func (s *Service) readAfterSignal(ctx context.Context, id, tenant string) (reading, error) {
+	return s.readRun(ctx, id, tenant, -1)
+}
+
+// readRun is read with the given query patience (negative: no bound and
+// no shortcut for unserved task queues).
+func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.Duration) (reading, error) {
+	entry, _ := s.known.entry(id)
+	facts := entry.facts
 	if facts&factClosed != 0 {
 		return s.readClosed(ctx, id, tenant)
 	}
+	var (
+		noAnswer bool      // the query got no answer in time
+		sent     time.Time // when it was sent
+		// askLater: the run is described first (its queue is unknown
+		// while some queue is unserved) and queried when its queue is
+		// served.
+		askLater bool
+	)
 	if facts&factPlain == 0 {
-		resp, err := s.client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
-			WorkflowID:           id,
-			QueryType:            signals.QueryGetRun,
-			QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
-		})
 		switch {
-		case err == nil && resp.QueryRejected != nil:
-			r, err := s.readClosed(ctx, id, tenant)
-			if err == nil {
-				s.known.add(id, r.facts()|factClosed)
+		case patience >= 0 && s.workers.unserved(ctx, entry.queue):
+		case patience >= 0 && entry.queue == "" && s.workers.anyDown():
+			askLater = true
+		default:
+			sent = time.Now()
+			r, answered, late, err := s.queryRun(ctx, id, tenant, patience)
+			if answered || err != nil {
+				return r, err
 			}
-			return r, err
-		case err == nil:
-			var snap signals.Snapshot
-			if err := resp.QueryResult.Get(&snap); err != nil {
-				return reading{}, fmt.Errorf("decode %s of run %s: %w", signals.QueryGetRun, id, err)
-			}
-			if snap.Owner.Tenant != tenant {
-				return reading{}, ErrNotFound
-			}
-			s.known.note(id, snap.WorkflowID, false, "")
-			return reading{snap: snap}, nil
-		case missing(err):
-			return reading{}, ErrNotFound
-		case ctx.Err() != nil:
-			return reading{}, fmt.Errorf("get run %s: %w", id, ctx.Err())
+			noAnswer = late
 		}
-		s.log.Debug("getRun query failed; describing the run", s.fields(ctx, id, zap.Error(err))...)
 	}
 	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return reading{}, s.lookupErr(id, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
+	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	queue := info.GetTaskQueue()
+	if noAnswer && running {
+		s.workers.noAnswer(ctx, queue, sent)
+	}
 	r := reading{plain: s.plain(info)}
+	if askLater && running && !r.plain && !s.workers.unserved(ctx, queue) {
+		if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != tenant {
+			return reading{}, ErrNotFound
+		}
+		sent = time.Now()
+		qr, answered, late, err := s.queryRun(ctx, id, tenant, patience)
+		if answered || err != nil {
+			if err == nil {
+				s.known.setQueue(id, queue)
+			}
+			return qr, err
+		}
+		if late {
+			s.workers.noAnswer(ctx, queue, sent)
+		}
+	}
 	r.snap, r.events, _, err = s.fromDescribe(ctx, id, tenant, info, false)
+	r.described = running
 	if err == nil {
 		f := r.facts()
-		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		if !running {
 			f |= factClosed
 		}
 		s.known.add(id, f)
 		s.noteDescribed(id, info)
 	}
 	return r, err
+}
+
+// queryRun asks a run its getRun query, waiting at most patience (no
+// bound but ctx when it is not positive). It reports answered when the
+// query settled the read (an answer, a closed run, a missing run); with
+// answered false and a nil error the caller describes the run instead,
+// and late tells that the query got no answer in time (rather than
+// failing).
+func (s *Service) queryRun(ctx context.Context, id, tenant string, patience time.Duration) (r reading, answered, late bool, err error) {
+	qctx := ctx
+	if patience > 0 {
+		var cancel context.CancelFunc
+		qctx, cancel = context.WithTimeout(ctx, patience)
+		defer cancel()
+	}
+	resp, err := s.client.QueryWorkflowWithOptions(qctx, &client.QueryWorkflowWithOptionsRequest{
+		WorkflowID:           id,
+		QueryType:            signals.QueryGetRun,
+		QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
+	})
+	switch {
+	case err == nil && resp.QueryRejected != nil:
+		r, err := s.readClosed(ctx, id, tenant)
+		if err == nil {
+			s.known.add(id, r.facts()|factClosed)
+		}
+		return r, true, false, err
+	case err == nil:
+		var snap signals.Snapshot
+		if err := resp.QueryResult.Get(&snap); err != nil {
+			return reading{}, true, false, fmt.Errorf("decode %s of run %s: %w", signals.QueryGetRun, id, err)
+		}
+		if snap.Owner.Tenant != tenant {
+			return reading{}, true, false, ErrNotFound
+		}
+		s.known.note(id, snap.WorkflowID, false, "")
+		return reading{snap: snap}, true, false, nil
+	case missing(err):
+		return reading{}, true, false, ErrNotFound
+	case ctx.Err() != nil:
+		return reading{}, true, false, fmt.Errorf("get run %s: %w", id, ctx.Err())
+	}
+	late = qctx.Err() != nil || serviceerror.ToStatus(err).Code() == codes.DeadlineExceeded
+	s.log.Debug("getRun query failed; describing the run", s.fields(ctx, id, zap.Bool("late", late), zap.Error(err))...)
+	return reading{}, false, late, nil
 }
 
 // facts is what r tells about the run for Service.known.
@@ -174,6 +263,9 @@ type memoEntry struct {
 	facts runFacts
 	tool  string // "" until known
 	trace string // valid with factTraced
+	// queue is the run's task queue once a describe call told it ("":
+	// unknown); the string is shared with the describe response's.
+	queue string
 }
 
 // runMemo remembers the runs this process started or read lately: that
@@ -243,8 +335,13 @@ func (m *runMemo) entry(id string) (memoEntry, bool) {
 	return e, ok
 }
 
-// noteDescribed remembers the tool and the start trace a describe call
-// found.
+// setQueue records the task queue of the run id (a run of this service).
+func (m *runMemo) setQueue(id, queue string) {
+	m.update(id, func(e *memoEntry) { e.queue = queue })
+}
+
+// noteDescribed remembers the tool, the task queue and the start trace a
+// describe call found.
 func (s *Service) noteDescribed(id string, info *workflowpb.WorkflowExecutionInfo) {
 	tool, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
 	var trace string
@@ -252,6 +349,7 @@ func (s *Service) noteDescribed(id string, info *workflowpb.WorkflowExecutionInf
 		_ = s.dc.FromPayload(p, &trace)
 	}
 	s.known.note(id, tool, true, trace)
+	s.known.setQueue(id, info.GetTaskQueue())
 }
 
 // fields are the log fields of a line about the run id (telemetry.RunFields,

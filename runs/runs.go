@@ -37,6 +37,12 @@ var (
 	ErrAlreadyResolved = errors.New("interrupt already resolved")
 	// ErrBadCursor: a List cursor that this service did not issue.
 	ErrBadCursor = errors.New("invalid cursor")
+	// ErrNotApplied: the resolution was recorded with the run (its signal
+	// was accepted), but no worker answered to apply it: none serves the
+	// run's task queue now. The run applies it, if it is still the first
+	// eligible one, when a worker serves the queue again; sending it again
+	// is harmless (a run applies one resolution per interrupt).
+	ErrNotApplied = errors.New("resolution recorded; no worker serves the run to apply it yet")
 )
 
 // StartRequest asks Service.Start for a new run.
@@ -108,6 +114,16 @@ type Options struct {
 	// learned of. Nil: none (a crash between a start and its answer can
 	// leave a run no caller knows).
 	Journal Journal
+	// QueryPatience bounds how long a read (Get, and the reads of
+	// Resolve, Cancel and Events) waits for the getRun query of a running
+	// run. A run whose worker does not answer in time is read from what it
+	// published in Temporal (signals.MemoState: status and open
+	// interrupts) by a describe call, and its task queue is marked
+	// unserved: later reads of its runs skip the query until a worker
+	// polls the queue again (see Service.UnservedQueues). 0 means
+	// DefaultQueryPatience; negative, as long as the caller's context
+	// allows.
+	QueryPatience time.Duration
 	// CursorKey is the HMAC key that seals List cursors, so that only
 	// cursors this service issued reach Temporal. Nil: a random key per
 	// process (cursors then do not survive a restart or work across

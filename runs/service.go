@@ -48,6 +48,8 @@ type Service struct {
 	// runMemo): reading a plain one skips the getRun query it cannot
 	// answer, and cancelling one skips the describe call.
 	known *runMemo
+	// workers watches whether workers serve the task queues of runs.
+	workers *workers
 }
 
 // Defaults of Options, also the defaults of the stock server and worker.
@@ -70,11 +72,24 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 	if opts.StartQueryTimeout <= 0 {
 		opts.StartQueryTimeout = 5 * time.Second
 	}
+	if opts.QueryPatience == 0 {
+		opts.QueryPatience = DefaultQueryPatience
+	}
 	if logger == nil {
 		logger = zap.NewNop()
 	}
 	return &Service{client: c, log: logger, opts: opts, dc: converter.GetDefaultDataConverter(), rand: rand.Reader,
-		known: newRunMemo(runsRemembered)}
+		known: newRunMemo(runsRemembered), workers: newWorkers(c, logger)}
+}
+
+// UnservedQueues returns the task queues that no worker serves now, sorted:
+// those whose runs did not answer a getRun query in time and that no
+// worker has polled for 5 s (see Options.QueryPatience), and those no
+// worker has polled for 90 s. It checks the queues in also and every queue it checked
+// or found unserved before (at most 1024). Each outage is logged once at
+// WARN, and at INFO when a worker polls again.
+func (s *Service) UnservedQueues(ctx context.Context, also ...string) ([]string, error) {
+	return s.workers.unservedQueues(ctx, also...)
 }
 
 // startTimeout bounds the Temporal calls of Start, which run detached from
@@ -152,6 +167,9 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		// What the Temporal UI shows on the workflow's page.
+		StaticSummary: staticSummary(tool.Name, req.Caller, req.Transport),
+		StaticDetails: staticDetails(id, tool, req.Caller, req.Transport),
 		Memo: map[string]any{
 			signals.MemoOwner:     owner,
 			signals.MemoTransport: req.Transport,
@@ -337,6 +355,19 @@ func (s *Service) plain(info *workflowpb.WorkflowExecutionInfo) bool {
 	return s.dc.FromPayload(p, &c) == nil && c == signals.ContractPlain
 }
 
+// published decodes the state a running run published in its memo.
+func (s *Service) published(info *workflowpb.WorkflowExecutionInfo) (signals.PublishedState, bool) {
+	p, ok := info.GetMemo().GetFields()[signals.MemoState]
+	if !ok {
+		return signals.PublishedState{}, false
+	}
+	var pub signals.PublishedState
+	if err := s.dc.FromPayload(p, &pub); err != nil || !pub.Status.Valid() || pub.Status.Terminal() {
+		return signals.PublishedState{}, false
+	}
+	return pub, true
+}
+
 // fromInfo builds a summary snapshot from visibility data alone.
 func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snapshot {
 	snap := signals.Snapshot{
@@ -361,6 +392,16 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	// harness's back (terminated, timed out) or the attribute lags.
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		if pub, ok := s.published(info); ok {
+			// What the run published (its memo) tells the open
+			// interrupts too; a run started before the harness published
+			// has only the status attribute.
+			snap.Status, snap.Interrupts, snap.CancelReason = pub.Status, pub.Interrupts, pub.CancelReason
+			snap.LastSequence = pub.LastSequence
+			if !pub.UpdatedAt.IsZero() {
+				snap.UpdatedAt = pub.UpdatedAt
+			}
+		}
 		if !snap.Status.Valid() || snap.Status.Terminal() {
 			snap.Status = signals.StatusPending
 		}
@@ -495,14 +536,14 @@ func (s *Service) Events(ctx context.Context, caller signals.Subject, runID stri
 	if err != nil {
 		return signals.EventPage{}, signals.Snapshot{}, err
 	}
-	snap, events := cur.snap, cur.events
+	snap, events, described := cur.snap, cur.events, cur.described
 	if snap.LastSequence <= afterSequence && !snap.Status.Terminal() && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		next, err := s.await(wctx, runID, caller.Tenant, func(x signals.Snapshot) bool { return x.LastSequence > afterSequence })
 		cancel()
 		switch {
 		case err == nil:
-			snap = next
+			snap, described = next, false
 		case ctx.Err() != nil:
 			return signals.EventPage{}, signals.Snapshot{}, ctx.Err()
 		case !errors.Is(err, context.DeadlineExceeded):
@@ -526,6 +567,11 @@ func (s *Service) Events(ctx context.Context, caller signals.Subject, runID stri
 	}
 	if snap.LastSequence <= afterSequence {
 		return signals.EventPage{Events: []signals.Event{}, LastSequence: snap.LastSequence}, snap, nil
+	}
+	if described {
+		// No worker answered getRun, so none would answer the events
+		// query: no events until one does (the caller keeps its place).
+		return signals.EventPage{Events: []signals.Event{}, LastSequence: afterSequence}, snap, nil
 	}
 	v, err := s.client.QueryWorkflow(ctx, runID, "", signals.QueryEvents, signals.EventsQuery{AfterSequence: afterSequence})
 	if err != nil {
@@ -619,9 +665,18 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		}
 		return final.snap, ErrTerminal
 	}
-	cur, err := s.read(ctx, runID, caller.Tenant)
+	if e, _ := s.known.entry(runID); s.workers.unserved(ctx, e.queue) {
+		// No worker would answer the read that confirms it.
+		return snap, ErrNotApplied
+	}
+	cur, err := s.readAfterSignal(ctx, runID, caller.Tenant)
 	if err != nil {
 		return snap, err
+	}
+	if cur.described {
+		// No worker answered getRun (what the run published holds no
+		// resolutions).
+		return cur.snap, ErrNotApplied
 	}
 	after := cur.snap
 	got, done := after.ResolvedBy(r.InterruptID)

@@ -50,7 +50,55 @@ const (
 	// started the run, when it was traced (a run started untraced has
 	// none). Later requests about the run link their spans to it.
 	MemoTraceParent = "openwopTraceparent"
+	// MemoState holds the run's PublishedState. An openwop run keeps it
+	// current (the Go harness does from its first workflow task on), so
+	// that a describe call answers the run's status and open interrupts
+	// when no worker can answer the getRun query.
+	MemoState = "openwopState"
 )
+
+// PublishedState is what a running openwop run keeps in its memo under
+// MemoState: the part of its Snapshot that a reader needs to tell, without
+// a worker, whether and how the run waits for input. The run upserts it
+// whenever its status, its open interrupts or its cancel reason change.
+type PublishedState struct {
+	Status        Status `json:"status"`
+	StatusMessage string `json:"statusMessage"`
+	// Interrupts are the open interrupts, as in the Snapshot. They are left
+	// out when their JSON exceeds MaxPublishedInterrupts bytes (the memo is
+	// small by design); OpenInterrupts still counts them.
+	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	// OpenInterrupts is the number of open interrupts.
+	OpenInterrupts int    `json:"openInterrupts"`
+	CancelReason   string `json:"cancelReason,omitempty"`
+	// UpdatedAt and LastSequence are the Snapshot's when the state was
+	// published.
+	UpdatedAt    time.Time `json:"updatedAt"`
+	LastSequence int       `json:"lastSequence"`
+}
+
+// MaxPublishedInterrupts bounds the JSON size of PublishedState.Interrupts.
+// Temporal terminates a run whose memo grows past its limit (2 MiB by
+// default), and logs a warning for every memo over 2 KiB.
+const MaxPublishedInterrupts = 16 << 10
+
+// Published returns the PublishedState of s.
+func (s Snapshot) Published() PublishedState {
+	p := PublishedState{
+		Status:         s.Status,
+		StatusMessage:  s.StatusMessage,
+		OpenInterrupts: len(s.Interrupts),
+		CancelReason:   s.CancelReason,
+		UpdatedAt:      s.UpdatedAt,
+		LastSequence:   s.LastSequence,
+	}
+	if len(s.Interrupts) > 0 {
+		if raw, err := json.Marshal(s.Interrupts); err == nil && len(raw) <= MaxPublishedInterrupts {
+			p.Interrupts = s.Interrupts
+		}
+	}
+	return p
+}
 
 // The tool catalog in Temporal (docs/catalog.md). A worker publishes the
 // tools it serves by starting a workflow of type PublicationWorkflowType on

@@ -11,8 +11,11 @@
 // contract (package signals, docs/contract.md) describes: it decodes the tool
 // arguments into In, keeps the run snapshot and the OpenWOP event log,
 // answers the getRun and events queries, keeps the OpenWOPStatus search
-// attribute current, routes interrupt resolutions and ends the run with
-// exactly one terminal event:
+// attribute current, publishes the run's status and open interrupts in its
+// memo (signals.MemoState, read when no worker answers a query) and as
+// current details for the Temporal UI (the open question, who may answer it
+// and how), routes interrupt resolutions and ends the run with exactly one
+// terminal event:
 //
 //   - completed when fn returns an output (an object becomes the run's
 //     outputs as is, anything else {"result": value});
@@ -177,6 +180,19 @@ const (
 // statusKey is the search attribute the run keeps current.
 var statusKey = temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrStatus)
 
+// Changes to the commands the harness emits, each guarded with
+// workflow.GetVersion so that runs started before it still replay
+// (docs/upgrades.md).
+const (
+	// changePublishState: the run keeps its signals.PublishedState in its
+	// memo (signals.MemoState), an upsert at every change of status, open
+	// interrupts or cancel reason.
+	changePublishState = "openwop-publish-state"
+	// versionPublishState is the version of changePublishState that
+	// publishes.
+	versionPublishState workflow.Version = 1
+)
+
 // runKey is the workflow.Context key under which the run state is stored.
 type runKey struct{}
 
@@ -201,6 +217,11 @@ type run struct {
 	cancelReason string
 	cancelledBy  signals.Subject
 	terminal     bool
+
+	// Published state (see publish).
+	publishState bool   // the run keeps signals.MemoState current
+	published    string // key of the state last published
+	details      string // the current details last set
 }
 
 // start runs a tool: the whole life of one run, from run.started to its
@@ -243,6 +264,8 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 	}); err != nil {
 		return signals.RunRecord{}, fmt.Errorf("set %s query handler: %w", signals.QueryEvents, err)
 	}
+
+	r.publishState = workflow.GetVersion(ctx, changePublishState, workflow.DefaultVersion, versionPublishState) >= versionPublishState
 
 	r.emit(signals.EventRunStarted, "", map[string]any{
 		"owner":      req.Owner,
@@ -328,16 +351,54 @@ func (r *run) emit(typ, nodeID string, payload any) {
 }
 
 // setStatus changes the run status and keeps the search attribute current.
+// Every change of the open interrupts or the cancel reason ends with a
+// call, so it also publishes the run's state (publish).
 func (r *run) setStatus(s signals.Status) {
 	r.snap.UpdatedAt = r.now()
-	if r.snap.Status == s {
+	if r.snap.Status != s {
+		r.snap.Status = s
+		r.snap.StatusMessage = s.Message()
+		if err := workflow.UpsertTypedSearchAttributes(r.root, statusKey.ValueSet(string(s))); err != nil {
+			r.logger.Error("Status search attribute not updated", "status", string(s), "error", err)
+		}
+	}
+	r.publish()
+}
+
+// publish makes the run's state readable without a worker when it
+// changed: the memo (signals.MemoState, for a describe call) in runs that
+// started with changePublishState, and the current details the Temporal
+// UI shows (workflow.SetCurrentDetails) in every run. The memo is upserted
+// only when the status, the open interrupts or the cancel reason changed,
+// so replays emit the same commands.
+func (r *run) publish() {
+	if d := currentDetails(r.snap); d != r.details {
+		workflow.SetCurrentDetails(r.root, d)
+		r.details = d
+	}
+	if !r.publishState {
 		return
 	}
-	r.snap.Status = s
-	r.snap.StatusMessage = s.Message()
-	if err := workflow.UpsertTypedSearchAttributes(r.root, statusKey.ValueSet(string(s))); err != nil {
-		r.logger.Error("Status search attribute not updated", "status", string(s), "error", err)
+	st := r.snap.Published()
+	key := publishedKey(st)
+	if key == r.published {
+		return
 	}
+	if err := workflow.UpsertMemo(r.root, map[string]any{signals.MemoState: st}); err != nil {
+		r.logger.Error("Published run state not updated", "status", string(st.Status), "error", err)
+		return
+	}
+	r.published = key
+}
+
+// publishedKey identifies what a PublishedState says: its status, cancel
+// reason and open interrupts (and whether they are listed).
+func publishedKey(st signals.PublishedState) string {
+	key := fmt.Sprintf("%s|%s|%d|%t", st.Status, st.CancelReason, st.OpenInterrupts, st.Interrupts != nil)
+	for _, in := range st.Interrupts {
+		key += "|" + in.ID
+	}
+	return key
 }
 
 // waitingStatus is the status the run has while interrupts are open:

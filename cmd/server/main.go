@@ -140,7 +140,7 @@ func run() error {
 	defer stop()
 	ad := &adapter{registry: reg, declared: st.declared, authenticate: authenticate, mrtrKey: st.mrtrKey,
 		publicURL: cfg.PublicURL, allowedHosts: cfg.AllowedHosts, allowedOrigins: cfg.AllowedOrigins,
-		journalPath: filepath.Join(cfg.DataDir, runJournalFile)}
+		journalPath: filepath.Join(cfg.DataDir, runJournalFile), worker: cfg.Worker}
 	if *stdio {
 		// Several stdio servers may share one data directory: none keeps
 		// a journal there.
@@ -302,10 +302,13 @@ type adapter struct {
 	// journalPath is the run journal's file (runs.FileJournal); "" keeps
 	// none.
 	journalPath string
+	// worker: the process runs the in-process worker on its task queue.
+	worker bool
 
 	// Set by the handler.
 	live  *catalog.Live
 	mount *mcpmount.Mount
+	runs  *runs.Service
 }
 
 // parts are the app.Parts of the adapter.
@@ -354,6 +357,20 @@ func (ad *adapter) parts() app.Parts {
 				}
 			}
 			return true, nil
+		},
+		// The task queues of the in-process worker, of the served tools
+		// and of runs read lately with no worker polling them.
+		Unserved: func(ctx context.Context) ([]string, error) {
+			var queues []string
+			if ad.worker {
+				queues = append(queues, taskQueue)
+			}
+			if tools, err := ad.live.Tools(ctx); err == nil {
+				for _, t := range tools {
+					queues = append(queues, t.Spec().TaskQueue)
+				}
+			}
+			return ad.runs.UnservedQueues(ctx, queues...)
 		},
 	}
 }
@@ -428,7 +445,7 @@ func (ad *adapter) handler(d app.Deps) (http.Handler, error) {
 		TracerProvider: d.Telemetry.TracerProvider(),
 		Admission:      ad.admission,
 	})
-	ad.live, ad.mount = live, mount
+	ad.live, ad.mount, ad.runs = live, mount, svc
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mount)
 	mux.Handle("/", rest)

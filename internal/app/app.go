@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,6 +101,10 @@ type Parts struct {
 	// the configuration (Config.Tracing, Config.MetricsAddr). Shutdown
 	// shuts it down.
 	Telemetry *export.Telemetry
+	// Unserved, when set, names the task queues that no worker serves now
+	// (runs.Service.UnservedQueues); /healthz then reports "degraded",
+	// naming them. It is called only after Handler.
+	Unserved func(ctx context.Context) ([]string, error)
 }
 
 // App is a started process: Temporal connection, worker, HTTP listener.
@@ -136,6 +141,8 @@ type App struct {
 	stopWorker context.CancelFunc
 	workerDone chan struct{}
 
+	unserved func(ctx context.Context) ([]string, error)
+
 	saMu      sync.Mutex
 	saErr     error // the last search attribute check; nil when they exist
 	saChecked time.Time
@@ -169,7 +176,7 @@ func Run(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts
 // stop them; receive from Failed to learn of a later failure.
 func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts) (a *App, err error) {
 	a = &App{Deps: Deps{Logger: logger, TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace()},
-		failed: make(chan error, 3), tookOver: make(chan struct{})}
+		failed: make(chan error, 3), tookOver: make(chan struct{}), unserved: parts.Unserved}
 	defer func() {
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
@@ -593,13 +600,24 @@ func (a *App) Shutdown(ctx context.Context) error {
 
 // Health is the body of GET /healthz.
 type Health struct {
-	// Status is "ok" (HTTP 200); "unavailable" when Temporal does not
-	// answer, or "unhealthy" when the namespace lacks the run search
-	// attributes (both HTTP 503).
+	// Status is "ok" (HTTP 200); "degraded" (HTTP 200) when no worker
+	// serves some task queue; "unavailable" when Temporal does not answer,
+	// or "unhealthy" when the namespace lacks the run search attributes
+	// (both HTTP 503).
 	Status   string         `json:"status"`
 	Temporal TemporalHealth `json:"temporal"`
 	// SearchAttributes is set when the run search attributes are missing.
 	SearchAttributes *SearchAttributesHealth `json:"searchAttributes,omitempty"`
+	// Workers is set when no worker serves some task queue.
+	Workers *WorkersHealth `json:"workers,omitempty"`
+}
+
+// WorkersHealth names the task queues that no worker serves.
+type WorkersHealth struct {
+	// Unserved are the task queues, sorted.
+	Unserved []string `json:"unserved"`
+	// Message says what that means and what to do.
+	Message string `json:"message"`
 }
 
 // TemporalHealth reports the Temporal connection.
@@ -645,6 +663,17 @@ func (a *App) healthz(w http.ResponseWriter, r *http.Request) {
 			Commands: []string{missing.CreateCommand(), missing.CloudCommand()},
 		}
 		code = http.StatusServiceUnavailable
+	} else if a.unserved != nil {
+		queues, err := a.unserved(ctx)
+		if err != nil {
+			a.Logger.Debug("/healthz: check the task queues' workers", zap.Error(err))
+		}
+		if len(queues) > 0 {
+			h.Status = "degraded"
+			h.Workers = &WorkersHealth{Unserved: queues, Message: fmt.Sprintf(
+				"no worker polls task queue(s) %s: their runs do not progress, and are read from the state they published "+
+					"in Temporal; start a worker that serves them", strings.Join(queues, ", "))}
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
