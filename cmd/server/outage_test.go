@@ -20,7 +20,9 @@ import (
 	"github.com/openwop/temporal-mcp/internal/app"
 	"github.com/openwop/temporal-mcp/internal/config"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/internal/openapicheck"
 	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/restapi"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -231,7 +233,11 @@ func TestWorkerOutage(t *testing.T) {
 	// An approval is accepted now and applied once a worker returns: REST
 	// says it is recorded but not applied, MCP acks it.
 	run := getRunREST(t, a.HTTPAddr, id)
-	resp, err := http.Post("http://"+a.HTTPAddr+"/runs/"+id+"/interrupts/"+run.Interrupts[0].NodeID, "application/json",
+	checker, err := openapicheck.New(restapi.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := checker.Client(t).Post("http://"+a.HTTPAddr+"/runs/"+id+"/interrupts/"+run.Interrupts[0].NodeID, "application/json",
 		strings.NewReader(`{"resumeValue":{"action":"accept"}}`))
 	if err != nil {
 		t.Fatal(err)
