@@ -806,7 +806,7 @@ func (s *Service) await(ctx context.Context, id, tenant string, done func(signal
 			return snap, nil
 		}
 		var followErr error
-		snap, seen, followErr = s.follow(ctx, id, tenant, snap, seen, done)
+		snap, _, followErr = s.follow(ctx, id, tenant, snap, seen, done)
 		switch {
 		case followErr == nil:
 			return snap, nil

@@ -107,7 +107,8 @@ func TryLock(dir string) (*Lock, error) {
 	l := &Lock{dir: abs, f: f}
 	// The lock file names the holder from now on; a previous holder's
 	// record is stale.
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	if err != nil {
