@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -20,12 +18,7 @@ import (
 // (reason mcp-request-cancelled) and leaves the other alone.
 func TestJournalRecoverAfterCrash(t *testing.T) {
 	env := testenv.Temporal(t)
-	tq := testenv.UniqueTaskQueue(t)
-	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.NewWorker(t, tq, reg.Register)
+	tq := exampleWorker(t, env)
 	path := filepath.Join(t.TempDir(), "runs-journal.jsonl")
 
 	j1, err := runs.OpenFileJournal(path)

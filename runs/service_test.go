@@ -36,17 +36,25 @@ func setup(t testing.TB) (*runs.Service, client.Client) {
 func setupWith(t testing.TB, adjust func(*runs.Options)) (*runs.Service, client.Client) {
 	t.Helper()
 	env := testenv.Temporal(t)
+	tq := exampleWorker(t, env)
+	opts := runs.Options{TaskQueue: tq, Namespace: env.Namespace}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	return runs.New(env.Client, env.Logger, opts), env.Client
+}
+
+// exampleWorker runs a worker of the example tools and fixtures on a new
+// task queue of env and returns the queue.
+func exampleWorker(t testing.TB, env *testenv.Env) string {
+	t.Helper()
 	tq := testenv.UniqueTaskQueue(t)
 	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env.NewWorker(t, tq, reg.Register)
-	opts := runs.Options{TaskQueue: tq, Namespace: env.Namespace}
-	if adjust != nil {
-		adjust(&opts)
-	}
-	return runs.New(env.Client, env.Logger, opts), env.Client
+	return tq
 }
 
 func ctxT(t testing.TB) context.Context {

@@ -8,8 +8,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -22,12 +20,7 @@ import (
 // and that a start that never arrived answers its error.
 func TestFailedStartLeavesNoUnknownRun(t *testing.T) {
 	env := testenv.Temporal(t)
-	tq := testenv.UniqueTaskQueue(t)
-	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.NewWorker(t, tq, reg.Register)
+	tq := exampleWorker(t, env)
 
 	cases := []struct {
 		name      string
