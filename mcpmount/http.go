@@ -257,6 +257,9 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case modern && directMethod(msg.Method) && m.servesDirect(r):
+		m.serveDirect(w, r, caller, &msg, params, meta)
+		return
 	case modern:
 	case session != "":
 		m.serveSDK(w, r, caller, msg.ID, m.sessionRoute(session))

@@ -192,6 +192,7 @@ type Mount struct {
 	// ownership claim key.
 	calls     sync.Map
 	server    *mcp.Server
+	impl      *mcp.Implementation // the server's name and version
 	tracker   *ownership.Tracker
 	states    *requeststate.Codec
 	maxRounds int
@@ -204,6 +205,9 @@ type Mount struct {
 	listening    context.Context
 	endListening context.CancelFunc
 	admission    *admission.Controller
+	// sdkOnly (tests only) sends every request to the SDK handlers, the
+	// tasks/* methods too (see serveDirect).
+	sdkOnly bool
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -317,7 +321,8 @@ func New(opts Options) (*Mount, error) {
 	m.gate = gate
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	caps.AddExtension(ExtensionTasks, map[string]any{})
-	server := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+	m.impl = &mcp.Implementation{Name: opts.Name, Version: opts.Version}
+	server := mcp.NewServer(m.impl, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		Capabilities: caps,
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {

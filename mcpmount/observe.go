@@ -115,50 +115,60 @@ func (m *Mount) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req) // not a request: nothing answers it
 		}
-		start := time.Now()
-		var span trace.Span
-		if m.tracer != nil {
-			ctx, span = m.startSpan(ctx, method, req)
+		var header map[string][]string
+		if extra := req.GetExtra(); extra != nil {
+			header = extra.Header
 		}
-		res, err := next(ctx, method, req)
-		outcome := outcomeOf(res, err)
-		if span != nil {
-			if err != nil {
-				var rpcErr *jsonrpc.Error
-				if errors.As(err, &rpcErr) {
-					span.SetAttributes(attrCode.Int64(rpcErr.Code))
-				}
-				span.SetStatus(codes.Error, err.Error())
-			} else if outcome == OutcomeToolError {
-				span.SetStatus(codes.Error, outcome)
-			}
-			span.SetAttributes(attribute.String("openwop.outcome", outcome))
-			span.End()
+		tool := ""
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+			tool = p.Name
 		}
-		if m.metrics != nil {
-			m.metrics.Request(methodLabel(method), outcome, time.Since(start))
-		}
-		return res, err
+		return m.observed(ctx, method, requestMeta(req), header, tool, func(ctx context.Context) (mcp.Result, error) {
+			return next(ctx, method, req)
+		})
 	}
 }
 
-// startSpan starts the server span of an MCP request, the child of the
-// trace context of its params._meta or, without one there, of its HTTP
-// headers.
-func (m *Mount) startSpan(ctx context.Context, method string, req mcp.Request) (context.Context, trace.Span) {
-	meta := requestMeta(req)
-	var header map[string][]string
-	if extra := req.GetExtra(); extra != nil {
-		header = extra.Header
+// observed runs handle, the handler of one request of method, under the
+// request's server span (the child of the trace context of meta, its
+// params._meta, or without one there of header, its HTTP headers) and
+// records its metrics. tool names the tool of a tools/call ("" otherwise).
+func (m *Mount) observed(ctx context.Context, method string, meta map[string]any, header map[string][]string, tool string,
+	handle func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	if m.tracer == nil && m.metrics == nil {
+		return handle(ctx)
 	}
-	ctx = telemetry.Extract(ctx, meta, header)
-	name := method
-	attrs := []attribute.KeyValue{attrMethod.String(method)}
-	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
-		name += " " + p.Name
-		attrs = append(attrs, attrTool.String(p.Name))
+	start := time.Now()
+	var span trace.Span
+	if m.tracer != nil {
+		ctx = telemetry.Extract(ctx, meta, header)
+		name := method
+		attrs := []attribute.KeyValue{attrMethod.String(method)}
+		if tool != "" {
+			name += " " + tool
+			attrs = append(attrs, attrTool.String(tool))
+		}
+		ctx, span = m.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	}
-	return m.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	res, err := handle(ctx)
+	outcome := outcomeOf(res, err)
+	if span != nil {
+		if err != nil {
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				span.SetAttributes(attrCode.Int64(rpcErr.Code))
+			}
+			span.SetStatus(codes.Error, err.Error())
+		} else if outcome == OutcomeToolError {
+			span.SetStatus(codes.Error, outcome)
+		}
+		span.SetAttributes(attribute.String("openwop.outcome", outcome))
+		span.End()
+	}
+	if m.metrics != nil {
+		m.metrics.Request(methodLabel(method), outcome, time.Since(start))
+	}
+	return res, err
 }
 
 // requestMeta is the request's params._meta (nil when it has no params).

@@ -1,0 +1,206 @@
+package mcpmount
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// The Tasks extension's methods (tasks/get, tasks/update, tasks/cancel) are
+// the hot path of every client that polls a task. A 2026-07-28 request for
+// one of them that asks for a JSON response is answered here, by the same
+// method handlers the SDK would call (getTask, updateTask, cancelTask)
+// under the same span and metrics (observed), without the SDK's stateless
+// session: building one per request, and decoding the body again with the
+// SDK's JSON decoder, cost more than the whole HTTP exchange around it.
+// Nothing else changes on the wire: the answer is byte for byte the one the
+// SDK writes (TestDirectTaskMethodsMatchSDK), errors included, with their
+// SEP-2575 HTTP statuses.
+//
+// Requests the SDK would refuse at its transport (an Accept header that
+// does not list both JSON and SSE) and requests that prefer an SSE
+// response still go to the SDK.
+
+// directMethod reports whether method is answered by serveDirect.
+func directMethod(method string) bool {
+	switch method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return true
+	}
+	return false
+}
+
+// servesDirect reports whether a checked 2026-07-28 request of a
+// directMethod is answered by serveDirect rather than the SDK.
+func (m *Mount) servesDirect(r *http.Request) bool {
+	if m.sdkOnly {
+		return false
+	}
+	jsonOK, streamOK := acceptsOf(r.Header.Values("Accept"))
+	return jsonOK && streamOK && !prefersSSE(r)
+}
+
+// serveDirect answers one checked 2026-07-28 tasks/* request (see
+// directMethod): the _meta triple is decoded as the SDK decodes it (-32602
+// for a clientInfo or clientCapabilities it cannot read), then the method's
+// handler runs with the caller in its context.
+func (m *Mount) serveDirect(w http.ResponseWriter, r *http.Request, caller signals.Subject, msg *rpcMessage,
+	params, rawMeta map[string]json.RawMessage) {
+	var meta map[string]any
+	if err := json.Unmarshal(params["_meta"], &meta); err != nil {
+		writeDirect(w, msg.ID, nil, errInvalidParams("invalid params: params._meta must be an object"))
+		return
+	}
+	if err := checkMetaTriple(rawMeta); err != nil {
+		writeDirect(w, msg.ID, nil, err)
+		return
+	}
+	ctx := auth.WithSubject(r.Context(), caller)
+	base := mcp.ParamsBase{Meta: meta}
+	res, err := m.observed(ctx, msg.Method, meta, r.Header, "", func(ctx context.Context) (mcp.Result, error) {
+		switch msg.Method {
+		case "tasks/get":
+			return m.getTask(ctx, nil, &taskParams{ParamsBase: base, TaskID: params["taskId"]})
+		case "tasks/update":
+			return m.updateTask(ctx, nil, &updateParams{ParamsBase: base, TaskID: params["taskId"],
+				InputResponses: params["inputResponses"]})
+		default:
+			return m.cancelTask(ctx, nil, &taskParams{ParamsBase: base, TaskID: params["taskId"]})
+		}
+	})
+	if err == nil {
+		m.annotateServerInfo(res)
+	}
+	writeDirect(w, msg.ID, res, err)
+}
+
+// annotateServerInfo names the server in a result's _meta, as the SDK
+// does for every 2026-07-28 result (SEP-2575), unless the result names one.
+func (m *Mount) annotateServerInfo(res mcp.Result) {
+	if res == nil {
+		return
+	}
+	meta := res.GetMeta()
+	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
+		return
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[mcp.MetaKeyServerInfo] = m.impl
+	res.SetMeta(meta)
+}
+
+// checkMetaTriple decodes the _meta clientInfo (when present) and
+// clientCapabilities as the SDK's request validation does, with its
+// answers.
+func checkMetaTriple(meta map[string]json.RawMessage) error {
+	if raw, ok := meta[mcp.MetaKeyClientInfo]; ok && string(raw) != "null" {
+		var info mcp.Implementation
+		if json.Unmarshal(raw, &info) != nil {
+			return errInvalidParams(`invalid _meta field "` + mcp.MetaKeyClientInfo + `"`)
+		}
+	}
+	var caps struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil {
+		return errInvalidParams(`missing or invalid _meta field "` + mcp.MetaKeyClientCapabilities + `"`)
+	}
+	return nil
+}
+
+// writeDirect writes the JSON-RPC response to the request id: res, or
+// err with the HTTP status SEP-2575 gives its code (404 for -32601; 400 for
+// -32602, -32021 and -32022; 200 otherwise). An error that is not a
+// JSON-RPC error is an internal error.
+func writeDirect(w http.ResponseWriter, id json.RawMessage, res mcp.Result, err error) {
+	type wireResponse struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result,omitempty"`
+		Error   *jsonrpc.Error  `json:"error,omitempty"`
+	}
+	out := wireResponse{JSONRPC: "2.0", ID: canonicalID(id)}
+	status := http.StatusOK
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			rpcErr = errInternal()
+		}
+		out.Error = rpcErr
+		switch rpcErr.Code {
+		case codeMethodNotFound:
+			status = http.StatusNotFound
+		case codeInvalidParams, codeMissingCapabity, codeUnsupportedVer:
+			status = http.StatusBadRequest
+		}
+	} else {
+		out.Result = res
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		buf.Reset()
+		out.Result, out.Error, status = nil, errInternal(), http.StatusOK
+		_ = enc.Encode(out)
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+// canonicalID is a request id (a string or an integer; checkEnvelope
+// checked it) as the SDK echoes it: decoded and encoded again.
+func canonicalID(id json.RawMessage) json.RawMessage {
+	id = bytes.TrimSpace(id)
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) != nil {
+			return id
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		return bytes.TrimRight(buf.Bytes(), "\n")
+	}
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	if err != nil {
+		return id
+	}
+	return strconv.AppendInt(nil, n, 10)
+}
+
+// acceptsOf reads Accept header values as the SDK's transport does: the
+// response types they allow.
+func acceptsOf(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for _, raw := range strings.Split(value, ",") {
+			base, _, _ := strings.Cut(raw, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}

@@ -1,0 +1,163 @@
+package mcpmount
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openwop/temporal-mcp/internal/runid"
+)
+
+// TestDirectTaskMethodsMatchSDK sends the same tasks/* requests, valid and
+// invalid, to the stock mount (which answers them itself, serveDirect) and
+// to a mount that hands every request to the SDK, both over one run service
+// on the embedded Temporal server, and wants byte-identical answers: HTTP
+// status, Content-Type, Cache-Control and body.
+func TestDirectTaskMethodsMatchSDK(t *testing.T) {
+	var opts Options
+	s := newStackWith(t, nil, "", func(o *Options) func(*Mount) {
+		opts = *o
+		return nil
+	})
+	sdk, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk.sdkOnly = true
+	sdkSrv := httptest.NewServer(sdk)
+	t.Cleanup(sdkSrv.Close)
+
+	c := s.client(t, "", tasksCaps())
+	started := wantResult(t, c.call("tools/call", map[string]any{"name": "conformance-approval", "arguments": map[string]any{}}, nil))
+	task, _ := started["taskId"].(string)
+	if task == "" {
+		t.Fatalf("tools/call = %v, want a CreateTaskResult", started)
+	}
+	key := ""
+	for deadline := time.Now().Add(30 * time.Second); key == "" && time.Now().Before(deadline); {
+		got := wantResult(t, c.call("tasks/get", map[string]any{"taskId": task}, nil))
+		for k := range got["inputRequests"].(map[string]any) {
+			key = k
+		}
+	}
+	if key == "" {
+		t.Fatal("the approval was never asked")
+	}
+	foreign := runid.Project("other-tenant/AAAAAAAAAAAAAAAAAAAAAAAA")
+	meta := func(caps any, info any) map[string]any {
+		m := map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    ProtocolVersion,
+			"io.modelcontextprotocol/clientCapabilities": caps,
+		}
+		if info != nil {
+			m["io.modelcontextprotocol/clientInfo"] = info
+		}
+		return m
+	}
+	okMeta := meta(tasksCaps(), map[string]any{"name": "x", "version": "1"})
+	accept := func(content any) map[string]any {
+		return map[string]any{key: map[string]any{"action": "accept", "content": content}}
+	}
+	tests := []struct {
+		name   string
+		id     any
+		method string
+		params map[string]any
+	}{
+		{"get", 1, "tasks/get", map[string]any{"taskId": task, "_meta": okMeta}},
+		{"get, string id with escapes", "a\u0041<&>é", "tasks/get", map[string]any{"taskId": task, "_meta": okMeta}},
+		{"get, no clientInfo", 2, "tasks/get", map[string]any{"taskId": task, "_meta": meta(tasksCaps(), nil)}},
+		{"get, clientInfo a string", 3, "tasks/get", map[string]any{"taskId": task, "_meta": meta(tasksCaps(), "bench")}},
+		{"get, clientInfo name a number", 4, "tasks/get", map[string]any{"taskId": task, "_meta": meta(tasksCaps(), map[string]any{"name": 5})}},
+		{"get, capabilities with a bad extensions", 5, "tasks/get", map[string]any{"taskId": task, "_meta": meta(map[string]any{"extensions": []any{}}, nil)}},
+		{"get, extension not declared", 6, "tasks/get", map[string]any{"taskId": task, "_meta": meta(map[string]any{}, nil)}},
+		{"get, malformed taskId", 7, "tasks/get", map[string]any{"taskId": "nope", "_meta": okMeta}},
+		{"get, taskId a number", 8, "tasks/get", map[string]any{"taskId": 8, "_meta": okMeta}},
+		{"get, no taskId", 9, "tasks/get", map[string]any{"_meta": okMeta}},
+		{"get, another tenant's task", 10, "tasks/get", map[string]any{"taskId": foreign, "_meta": okMeta}},
+		{"update, inputResponses a number", 11, "tasks/update", map[string]any{"taskId": task, "inputResponses": 5, "_meta": okMeta}},
+		{"update, unknown action", 12, "tasks/update", map[string]any{"taskId": task, "_meta": okMeta,
+			"inputResponses": map[string]any{key: map[string]any{"action": "maybe"}}}},
+		{"update, a key never asked", 13, "tasks/update", map[string]any{"taskId": task, "_meta": okMeta,
+			"inputResponses": map[string]any{"never": map[string]any{"action": "accept"}}}},
+		{"update, another tenant's task", 14, "tasks/update", map[string]any{"taskId": foreign, "_meta": okMeta,
+			"inputResponses": accept(map[string]any{"action": "accept"})}},
+		{"cancel, another tenant's task", 15, "tasks/cancel", map[string]any{"taskId": foreign, "_meta": okMeta}},
+		{"update, accept (the first resolves it)", 16, "tasks/update", map[string]any{"taskId": task, "_meta": okMeta,
+			"inputResponses": accept(map[string]any{"action": "accept"})}},
+		{"get, completed", 17, "tasks/get", map[string]any{"taskId": task, "_meta": okMeta}},
+		{"cancel, completed", 18, "tasks/cancel", map[string]any{"taskId": task, "_meta": okMeta}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": tt.id, "method": tt.method, "params": tt.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := ""
+			if v, ok := tt.params["taskId"].(string); ok {
+				name = v
+			}
+			if tt.name == "get, completed" {
+				// Compare reads of the run once it has ended.
+				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+					got := wantResult(t, c.call("tasks/get", map[string]any{"taskId": task}, nil))
+					if got["status"] != "working" && got["status"] != "input_required" {
+						break
+					}
+				}
+			}
+			direct := rawPost(t, s.URL+"/mcp", tt.method, name, body)
+			viaSDK := rawPost(t, sdkSrv.URL, tt.method, name, body)
+			if direct.String() != viaSDK.String() {
+				t.Errorf("direct answer:\n%s\nSDK answer:\n%s", direct, viaSDK)
+			}
+			if direct.status >= 500 || !strings.HasPrefix(direct.body, `{"jsonrpc":"2.0"`) {
+				t.Errorf("answer %s", direct)
+			}
+		})
+	}
+}
+
+// rawAnswer is what TestDirectTaskMethodsMatchSDK compares.
+type rawAnswer struct {
+	status                    int
+	contentType, cacheControl string
+	body                      string
+}
+
+func (a rawAnswer) String() string {
+	return http.StatusText(a.status) + " | " + a.contentType + " | " + a.cacheControl + "\n" + a.body
+}
+
+// rawPost posts a 2026-07-28 request with the standard headers and returns
+// the answer as it came.
+func rawPost(t *testing.T, url, method, name string, body []byte) rawAnswer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", acceptJSON)
+	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return rawAnswer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+		cacheControl: resp.Header.Get("Cache-Control"), body: buf.String()}
+}
