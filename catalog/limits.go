@@ -40,6 +40,9 @@ func (e *NumberRangeError) Error() string {
 // value raw that a 64-bit float cannot represent, nil when there is none.
 // It reports nothing about malformed JSON: decoding raw reports that.
 func CheckNumbers(raw []byte) error {
+	if !mayOverflow(raw) {
+		return nil
+	}
 	type frame struct {
 		obj     bool
 		wantKey bool
@@ -123,4 +126,39 @@ func (t *Tool) checkArgumentsLimits(what string, raw []byte) error {
 		return &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("invalid %s: %v", what, err), Err: err}
 	}
 	return nil
+}
+
+// mayOverflow reports whether the JSON text raw may hold a number a 64-bit
+// float cannot represent: one with an exponent, or with more than 300
+// digits. It is a single pass over the bytes, so that CheckNumbers costs
+// next to nothing on the usual message, which has neither.
+func mayOverflow(raw []byte) bool {
+	inString, escaped, digits := false, false, 0
+	for _, b := range raw {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case b == '"':
+			inString, digits = true, 0
+		case b >= '0' && b <= '9':
+			if digits++; digits > 300 {
+				return true
+			}
+		case b == '.':
+		case (b == 'e' || b == 'E') && digits > 0:
+			return true
+		default:
+			digits = 0
+		}
+	}
+	return false
 }

@@ -17,19 +17,21 @@ import (
 )
 
 // The Tasks extension's methods (tasks/get, tasks/update, tasks/cancel) are
-// the hot path of every client that polls a task. A 2026-07-28 request for
-// one of them that asks for a JSON response is answered here, by the same
-// method handlers the SDK would call (getTask, updateTask, cancelTask)
-// under the same span and metrics (observed), without the SDK's stateless
-// session: building one per request, and decoding the body again with the
+// the hot path of every client that polls a task, and tools/call starts
+// every run. A 2026-07-28 request for one of them that asks for a JSON
+// response is answered by the mount itself: the same method handlers the
+// SDK would call (getTaskOf, updateTaskOf, cancelTaskOf, callTool), under
+// the same span and metrics (observed), without the SDK's stateless
+// session. Building one per request, and decoding the body again with the
 // SDK's JSON decoder, cost more than the whole HTTP exchange around it.
-// Nothing else changes on the wire: the answer is byte for byte the one the
-// SDK writes (TestDirectTaskMethodsMatchSDK), errors included, with their
-// SEP-2575 HTTP statuses.
+// Nothing changes on the wire: the answer is byte for byte the one the SDK
+// writes (TestDirectMethodsMatchSDK), errors included, with their SEP-2575
+// HTTP statuses.
 //
 // Requests the SDK would refuse at its transport (an Accept header that
-// does not list both JSON and SSE) and requests that prefer an SSE
-// response still go to the SDK.
+// does not list both JSON and SSE), requests that prefer an SSE response
+// and MRTR retries of tools/call (inputResponses, requestState) still go
+// to the SDK.
 
 // directMethod reports whether method is answered by serveDirect.
 func directMethod(method string) bool {
@@ -56,32 +58,92 @@ func (m *Mount) servesDirect(r *http.Request) bool {
 // handler runs with the caller in its context.
 func (m *Mount) serveDirect(w http.ResponseWriter, r *http.Request, caller signals.Subject, msg *rpcMessage,
 	params, rawMeta map[string]json.RawMessage) {
-	var meta map[string]any
-	if err := json.Unmarshal(params["_meta"], &meta); err != nil {
-		writeDirect(w, msg.ID, nil, errInvalidParams("invalid params: params._meta must be an object"))
-		return
-	}
-	if err := checkMetaTriple(rawMeta); err != nil {
+	declared, err := checkMetaTriple(rawMeta)
+	if err != nil {
 		writeDirect(w, msg.ID, nil, err)
 		return
 	}
+	var meta map[string]any // for the trace context it may carry
+	if m.tracer != nil {
+		_ = json.Unmarshal(params["_meta"], &meta) // an object: validateModern checked it
+	}
 	ctx := auth.WithSubject(r.Context(), caller)
-	base := mcp.ParamsBase{Meta: meta}
 	res, err := m.observed(ctx, msg.Method, meta, r.Header, "", func(ctx context.Context) (mcp.Result, error) {
 		switch msg.Method {
 		case "tasks/get":
-			return m.getTask(ctx, nil, &taskParams{ParamsBase: base, TaskID: params["taskId"]})
+			return m.getTaskOf(ctx, declared, params["taskId"])
 		case "tasks/update":
-			return m.updateTask(ctx, nil, &updateParams{ParamsBase: base, TaskID: params["taskId"],
-				InputResponses: params["inputResponses"]})
+			return m.updateTaskOf(ctx, declared, params["taskId"], params["inputResponses"])
 		default:
-			return m.cancelTask(ctx, nil, &taskParams{ParamsBase: base, TaskID: params["taskId"]})
+			return m.cancelTaskOf(ctx, declared, params["taskId"])
 		}
 	})
 	if err == nil {
 		m.annotateServerInfo(res)
 	}
 	writeDirect(w, msg.ID, res, err)
+}
+
+// checkMetaTriple decodes the _meta clientInfo (when present) and
+// clientCapabilities as the SDK's request validation does, with its
+// answers, and reports whether the capabilities declare the Tasks
+// extension.
+func checkMetaTriple(meta map[string]json.RawMessage) (tasks bool, err error) {
+	if raw, ok := meta[mcp.MetaKeyClientInfo]; ok && string(raw) != "null" {
+		var info mcp.Implementation
+		if json.Unmarshal(raw, &info) != nil {
+			return false, errInvalidParams(`invalid _meta field "` + mcp.MetaKeyClientInfo + `"`)
+		}
+	}
+	var caps struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil {
+		return false, errInvalidParams(`missing or invalid _meta field "` + mcp.MetaKeyClientCapabilities + `"`)
+	}
+	_, tasks = caps.Extensions[ExtensionTasks]
+	return tasks, nil
+}
+
+// directCall reports whether the params of a 2026-07-28 tools/call are
+// answered by callHandler: a string name, and no inputResponses or
+// requestState (MRTR rounds, whose typed decoding stays the SDK's).
+func directCall(params map[string]json.RawMessage) bool {
+	var name string
+	if json.Unmarshal(params["name"], &name) != nil {
+		return false
+	}
+	_, answers := params["inputResponses"]
+	_, state := params["requestState"]
+	return !answers && !state
+}
+
+// callHandler is the handler of one checked 2026-07-28 tools/call (see
+// directCall) with a JSON response. serveSDK runs it where it would run
+// the SDK's, under the same request ownership, admission answer and
+// plain-error rewriting; it calls callTool as the SDK's middleware does.
+func (m *Mount) callHandler(id json.RawMessage, params, rawMeta map[string]json.RawMessage) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := checkMetaTriple(rawMeta); err != nil {
+			writeDirect(w, id, nil, err)
+			return
+		}
+		var meta map[string]any
+		_ = json.Unmarshal(params["_meta"], &meta) // an object: validateModern checked it
+		p := &mcp.CallToolParamsRaw{Meta: meta, Arguments: params["arguments"]}
+		_ = json.Unmarshal(params["name"], &p.Name) // a string: directCall checked it
+		claim := m.tracker.Lookup(r.Header)
+		req := &mcp.CallToolRequest{Params: p, Extra: &mcp.RequestExtra{Header: r.Header}}
+		res, err := m.observed(r.Context(), "tools/call", meta, r.Header, p.Name, func(ctx context.Context) (mcp.Result, error) {
+			defer m.tracker.Track()()
+			return m.callTool(ctx, req, claim, callOptions{version: ProtocolVersion})
+		})
+		if err == nil {
+			m.annotateServerInfo(res)
+		}
+		writeDirect(w, id, res, err)
+	})
 }
 
 // annotateServerInfo names the server in a result's _meta, as the SDK
@@ -99,26 +161,6 @@ func (m *Mount) annotateServerInfo(res mcp.Result) {
 	}
 	meta[mcp.MetaKeyServerInfo] = m.impl
 	res.SetMeta(meta)
-}
-
-// checkMetaTriple decodes the _meta clientInfo (when present) and
-// clientCapabilities as the SDK's request validation does, with its
-// answers.
-func checkMetaTriple(meta map[string]json.RawMessage) error {
-	if raw, ok := meta[mcp.MetaKeyClientInfo]; ok && string(raw) != "null" {
-		var info mcp.Implementation
-		if json.Unmarshal(raw, &info) != nil {
-			return errInvalidParams(`invalid _meta field "` + mcp.MetaKeyClientInfo + `"`)
-		}
-	}
-	var caps struct {
-		mcp.ClientCapabilities
-		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
-	}
-	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil {
-		return errInvalidParams(`missing or invalid _meta field "` + mcp.MetaKeyClientCapabilities + `"`)
-	}
-	return nil
 }
 
 // writeDirect writes the JSON-RPC response to the request id: res, or

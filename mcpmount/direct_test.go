@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,12 +13,13 @@ import (
 	"github.com/openwop/temporal-mcp/internal/runid"
 )
 
-// TestDirectTaskMethodsMatchSDK sends the same tasks/* requests, valid and
-// invalid, to the stock mount (which answers them itself, serveDirect) and
-// to a mount that hands every request to the SDK, both over one run service
-// on the embedded Temporal server, and wants byte-identical answers: HTTP
-// status, Content-Type, Cache-Control and body.
-func TestDirectTaskMethodsMatchSDK(t *testing.T) {
+// TestDirectMethodsMatchSDK sends the same tasks/* and tools/call requests,
+// valid and invalid, to the stock mount (which answers them itself:
+// serveDirect, callHandler) and to a mount that hands every request to the
+// SDK, both over one run service on the embedded Temporal server, and wants
+// byte-identical answers: HTTP status, Content-Type, Cache-Control and body
+// (task ids and times masked in tools/call answers).
+func TestDirectMethodsMatchSDK(t *testing.T) {
 	var opts Options
 	s := newStackWith(t, nil, "", func(o *Options) func(*Mount) {
 		opts = *o
@@ -92,6 +94,32 @@ func TestDirectTaskMethodsMatchSDK(t *testing.T) {
 		{"get, completed", 17, "tasks/get", map[string]any{"taskId": task, "_meta": okMeta}},
 		{"cancel, completed", 18, "tasks/cancel", map[string]any{"taskId": task, "_meta": okMeta}},
 	}
+	call := func(name string, args any) map[string]any {
+		return map[string]any{"name": name, "arguments": args, "_meta": okMeta}
+	}
+	blocking := meta(map[string]any{}, map[string]any{"name": "x", "version": "1"})
+	calls := []struct {
+		name   string
+		id     any
+		method string
+		params map[string]any
+	}{
+		{"call as a task", 30, "tools/call", call("conformance-approval", map[string]any{})},
+		{"call of a task-forbidden tool", 31, "tools/call", call("greet", map[string]any{"name": "Ada"})},
+		{"call, unknown tool", 32, "tools/call", call("nope", map[string]any{})},
+		{"call, arguments the schema refuses", 33, "tools/call", call("conformance-delay", map[string]any{"delayMs": -5})},
+		{"call, arguments out of float range", 34, "tools/call", call("conformance-delay", json.RawMessage(`{"delayMs":1e999}`))},
+		{"call, pre-run input asked", 35, "tools/call", call("test_tool_with_task", map[string]any{})},
+		{"call, clientInfo a string", 36, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "A"},
+			"_meta": meta(tasksCaps(), "x")}},
+		{"blocking call of a task-required tool", 37, "tools/call", map[string]any{"name": "protocol_error_job", "arguments": map[string]any{},
+			"_meta": blocking}},
+		{"blocking call of a suspending tool without elicitation", 38, "tools/call", map[string]any{"name": "conformance-approval",
+			"arguments": map[string]any{}, "_meta": blocking}},
+		{"blocking call that completes", 39, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"},
+			"_meta": blocking}},
+	}
+	tests = append(tests, calls...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": tt.id, "method": tt.method, "params": tt.params})
@@ -100,6 +128,9 @@ func TestDirectTaskMethodsMatchSDK(t *testing.T) {
 			}
 			name := ""
 			if v, ok := tt.params["taskId"].(string); ok {
+				name = v
+			}
+			if v, ok := tt.params["name"].(string); ok {
 				name = v
 			}
 			if tt.name == "get, completed" {
@@ -113,6 +144,9 @@ func TestDirectTaskMethodsMatchSDK(t *testing.T) {
 			}
 			direct := rawPost(t, s.URL+"/mcp", tt.method, name, body)
 			viaSDK := rawPost(t, sdkSrv.URL, tt.method, name, body)
+			if tt.method == "tools/call" {
+				direct.body, viaSDK.body = maskRun(direct.body), maskRun(viaSDK.body)
+			}
 			if direct.String() != viaSDK.String() {
 				t.Errorf("direct answer:\n%s\nSDK answer:\n%s", direct, viaSDK)
 			}
@@ -123,7 +157,7 @@ func TestDirectTaskMethodsMatchSDK(t *testing.T) {
 	}
 }
 
-// rawAnswer is what TestDirectTaskMethodsMatchSDK compares.
+// rawAnswer is what TestDirectMethodsMatchSDK compares.
 type rawAnswer struct {
 	status                    int
 	contentType, cacheControl string
@@ -160,4 +194,11 @@ func rawPost(t *testing.T, url, method, name string, body []byte) rawAnswer {
 	}
 	return rawAnswer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
 		cacheControl: resp.Header.Get("Cache-Control"), body: buf.String()}
+}
+
+// maskRun replaces what differs between two starts of the same tool in an
+// answer: the task id and the times.
+func maskRun(body string) string {
+	body = regexp.MustCompile(`"taskId":"[^"]*"`).ReplaceAllString(body, `"taskId":"*"`)
+	return regexp.MustCompile(`"(createdAt|lastUpdatedAt)":"[^"]*"`).ReplaceAllString(body, `"$1":"*"`)
 }

@@ -271,9 +271,12 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	route := sdkRoute{handler: m.jsonHandler, modern: modern}
-	if prefersSSE(r) || (msg.Method == "tools/call" && meta["progressToken"] != nil) {
+	switch {
+	case prefersSSE(r) || (msg.Method == "tools/call" && meta["progressToken"] != nil):
 		// Progress notifications need a stream: JSON mode would drop them.
 		route = sdkRoute{handler: m.sseHandler, stream: true, modern: modern}
+	case modern && msg.Method == "tools/call" && m.servesDirect(r) && directCall(params):
+		route.handler = m.callHandler(msg.ID, params, meta)
 	}
 	m.serveSDK(w, r, caller, msg.ID, route)
 }

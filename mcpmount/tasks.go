@@ -20,11 +20,12 @@ import (
 // cancelTimeout bounds a cancellation that runs detached from its request.
 const cancelTimeout = 30 * time.Second
 
-// taskTarget checks the extension gate and decodes the taskId. Every id the
-// caller cannot use gets errTaskNotFound. The gate comes first, so a
-// non-declaring request learns nothing about the id.
-func (m *Mount) taskTarget(ctx context.Context, method string, meta map[string]any, rawID json.RawMessage) (signals.Subject, string, error) {
-	if !capsFromMeta(meta).tasks() {
+// taskTarget checks the extension gate (declared: the request declared the
+// Tasks extension) and decodes the taskId. Every id the caller cannot use
+// gets errTaskNotFound. The gate comes first, so a non-declaring request
+// learns nothing about the id.
+func (m *Mount) taskTarget(ctx context.Context, method string, declared bool, rawID json.RawMessage) (signals.Subject, string, error) {
+	if !declared {
 		return signals.Subject{}, "", errTasksExtensionRequired(method)
 	}
 	caller, err := m.caller(ctx)
@@ -53,21 +54,19 @@ func (m *Mount) lookupErr(ctx context.Context, op, runID string, err error) erro
 	return errInternal()
 }
 
-func paramsMeta(p *mcp.ParamsBase) map[string]any {
+// getTask answers tasks/get (the SDK's handler; see getTaskOf).
+func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*detailedTaskResult, error) {
 	if p == nil {
-		return nil
+		return m.getTaskOf(ctx, false, nil)
 	}
-	return p.Meta
+	return m.getTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID)
 }
 
-// getTask answers tasks/get with the run's getRun query, projected.
-func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*detailedTaskResult, error) {
-	var meta map[string]any
-	var rawID json.RawMessage
-	if p != nil {
-		meta, rawID = paramsMeta(&p.ParamsBase), p.TaskID
-	}
-	caller, id, err := m.taskTarget(ctx, "tasks/get", meta, rawID)
+// getTaskOf answers tasks/get of the task rawID with the run's getRun
+// query, projected; declared tells whether the request declared the Tasks
+// extension.
+func (m *Mount) getTaskOf(ctx context.Context, declared bool, rawID json.RawMessage) (*detailedTaskResult, error) {
+	caller, id, err := m.taskTarget(ctx, "tasks/get", declared, rawID)
 	if err != nil {
 		return nil, err
 	}
@@ -78,17 +77,21 @@ func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams
 	return m.proj.detailedTask(snap), nil
 }
 
-// updateTask answers tasks/update: each inputResponses entry naming an open
-// interrupt resolves it (Runs checks eligibility and applies it at most
-// once). Entries naming nothing open resolve nothing. The ack is sent after
-// every resolution was applied, so the next tasks/get no longer lists it.
+// updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
 func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateParams) (*ackResult, error) {
-	var meta map[string]any
-	var rawID, rawResponses json.RawMessage
-	if p != nil {
-		meta, rawID, rawResponses = paramsMeta(&p.ParamsBase), p.TaskID, p.InputResponses
+	if p == nil {
+		return m.updateTaskOf(ctx, false, nil, nil)
 	}
-	caller, id, err := m.taskTarget(ctx, "tasks/update", meta, rawID)
+	return m.updateTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID, p.InputResponses)
+}
+
+// updateTaskOf answers tasks/update: each inputResponses entry naming an
+// open interrupt resolves it (Runs checks eligibility and applies it at
+// most once). Entries naming nothing open resolve nothing. The ack is sent
+// after every resolution was applied, so the next tasks/get no longer lists
+// it.
+func (m *Mount) updateTaskOf(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) (*ackResult, error) {
+	caller, id, err := m.taskTarget(ctx, "tasks/update", declared, rawID)
 	if err != nil {
 		return nil, err
 	}
@@ -108,15 +111,19 @@ func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateP
 	return &ackResult{ResultType: resultComplete}, nil
 }
 
-// cancelTask answers tasks/cancel: the run is cancelled as cancelRun does,
-// with reason caller-requested. A terminal run is acked and left alone.
+// cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
 func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*ackResult, error) {
-	var meta map[string]any
-	var rawID json.RawMessage
-	if p != nil {
-		meta, rawID = paramsMeta(&p.ParamsBase), p.TaskID
+	if p == nil {
+		return m.cancelTaskOf(ctx, false, nil)
 	}
-	caller, id, err := m.taskTarget(ctx, "tasks/cancel", meta, rawID)
+	return m.cancelTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID)
+}
+
+// cancelTaskOf answers tasks/cancel: the run is cancelled as cancelRun
+// does, with reason caller-requested. A terminal run is acked and left
+// alone.
+func (m *Mount) cancelTaskOf(ctx context.Context, declared bool, rawID json.RawMessage) (*ackResult, error) {
+	caller, id, err := m.taskTarget(ctx, "tasks/cancel", declared, rawID)
 	if err != nil {
 		return nil, err
 	}
