@@ -60,7 +60,8 @@ type LiveOptions struct {
 
 // Live is the Source the stock server uses: the tools that live workers
 // published in Temporal, plus the declared ones. It reads Temporal on
-// demand, at most once per MaxAge, and is safe for concurrent use.
+// demand, at most once per MaxAge, in the background while requests keep
+// coming (see current), and is safe for concurrent use.
 type Live struct {
 	c        client.Client
 	opts     LiveOptions
@@ -70,6 +71,8 @@ type Live struct {
 	refresh sync.Mutex // one reader of Temporal at a time
 	mu      sync.Mutex // guards the fields below
 	view    *view
+	// reading is set while a background reading runs.
+	reading bool
 	// deadSince is when each dead publication (by workflow ID) was first
 	// seen dead.
 	deadSince map[string]time.Time
@@ -134,11 +137,18 @@ func (l *Live) Tools(ctx context.Context) ([]*Tool, error) {
 	return v.tools, nil
 }
 
-// Lookup implements Source.
+// Lookup implements Source. A name the view does not know as available is
+// looked up again in a fresh reading when the view was not fresh, so that
+// a tool a new worker just published is found at once.
 func (l *Live) Lookup(ctx context.Context, name string) (*Tool, error) {
 	v, err := l.current(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := v.byKey[name]; !ok && l.opts.Now().Sub(v.at) >= l.opts.MaxAge {
+		if v, err = l.read(ctx, v); err != nil {
+			return nil, err
+		}
 	}
 	if t, ok := v.byKey[name]; ok {
 		return t, nil
@@ -153,27 +163,79 @@ func (l *Live) Lookup(ctx context.Context, name string) (*Tool, error) {
 func (l *Live) Refresh(ctx context.Context) error {
 	l.refresh.Lock()
 	defer l.refresh.Unlock()
-	_, err := l.read(ctx)
+	_, err := l.readLocked(ctx)
 	return err
 }
 
-// current returns a view no older than MaxAge, reading Temporal when the
-// last one is older. Concurrent callers share one read.
+// staleFactor times MaxAge is how old a view may be and still be answered
+// at once while a background reading replaces it.
+const staleFactor = 5
+
+// backgroundReadTimeout bounds a background reading of the catalog.
+const backgroundReadTimeout = 30 * time.Second
+
+// current returns the view to answer from without waiting for Temporal
+// when it can: a view younger than MaxAge as it is; a view older than that
+// but younger than staleFactor × MaxAge as it is too, while one background
+// reading replaces it (so that no request of a busy server waits for a
+// reading). An older view, or none, is read now (concurrent callers share
+// one reading).
 func (l *Live) current(ctx context.Context) (*view, error) {
-	if v := l.fresh(); v != nil {
+	l.mu.Lock()
+	v := l.view
+	age := time.Duration(0)
+	if v != nil {
+		age = l.opts.Now().Sub(v.at)
+	}
+	if v != nil && age < l.opts.MaxAge {
+		l.mu.Unlock()
 		return v, nil
 	}
+	if v != nil && age < staleFactor*l.opts.MaxAge {
+		if !l.reading {
+			l.reading = true
+			go l.readInBackground()
+		}
+		l.mu.Unlock()
+		return v, nil
+	}
+	l.mu.Unlock()
+	return l.read(ctx, v)
+}
+
+// readInBackground replaces the view with a new reading.
+func (l *Live) readInBackground() {
+	defer func() {
+		l.mu.Lock()
+		l.reading = false
+		l.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), backgroundReadTimeout)
+	defer cancel()
 	l.refresh.Lock()
 	defer l.refresh.Unlock()
-	if v := l.fresh(); v != nil {
+	if l.fresh() != nil {
+		return // another caller just read it
+	}
+	if _, err := l.readLocked(ctx); err != nil {
+		l.log.Warn("read the tool catalog in the background; answering from the last reading", zap.Error(err))
+	}
+}
+
+// read reads the catalog now, unless another caller read it since old was
+// current. A failed reading answers from the last good view while it is
+// younger than LiveWindow (a short outage of visibility).
+func (l *Live) read(ctx context.Context, old *view) (*view, error) {
+	l.refresh.Lock()
+	defer l.refresh.Unlock()
+	l.mu.Lock()
+	v := l.view
+	l.mu.Unlock()
+	if v != nil && v != old {
 		return v, nil // another caller just read it
 	}
-	v, err := l.read(ctx)
+	v, err := l.readLocked(ctx)
 	if err != nil {
-		l.mu.Lock()
-		old := l.view
-		l.mu.Unlock()
-		// A short outage of visibility answers from the last good view.
 		if old != nil && l.opts.Now().Sub(old.at) < l.opts.LiveWindow {
 			l.log.Warn("read the tool catalog; answering from the last reading", zap.Error(err))
 			return old, nil
@@ -199,7 +261,9 @@ type listed struct {
 }
 
 // read lists the publications, judges their liveness and builds a view.
-func (l *Live) read(ctx context.Context) (*view, error) {
+// readLocked reads the catalog from Temporal and makes it the view; the
+// caller holds l.refresh.
+func (l *Live) readLocked(ctx context.Context) (*view, error) {
 	now := l.opts.Now()
 	pubs, err := listPublications(ctx, l.c)
 	if err != nil {

@@ -138,8 +138,8 @@ func rowGetWorking(ctx context.Context, s *stack, t *table, n int) error {
 	get := func(m *mcpClient, task string) func(int) error {
 		return func(int) error {
 			res, err := m.get(task)
-			if err == nil && res["status"] != "input_required" {
-				err = fmt.Errorf("tasks/get = %v", res["status"])
+			if err == nil && res.Status != "input_required" {
+				err = fmt.Errorf("tasks/get = %v", res.Status)
 			}
 			return err
 		}
@@ -215,8 +215,8 @@ func rowGetTerminal(ctx context.Context, s *stack, t *table, n int) error {
 	task := runid.Project(id)
 	mount := func(int) error {
 		res, err := m.get(task)
-		if err == nil && res["status"] != "completed" {
-			err = fmt.Errorf("tasks/get = %v", res["status"])
+		if err == nil && res.Status != "completed" {
+			err = fmt.Errorf("tasks/get = %v", res.Status)
 		}
 		return err
 	}
@@ -251,8 +251,8 @@ func rowGetTerminalCold(ctx context.Context, s *stack, t *table, n int) error {
 	}
 	mount := func(i int) error {
 		res, err := cold.get(runid.Project(ids[i]))
-		if err == nil && res["status"] != "completed" {
-			err = fmt.Errorf("tasks/get = %v", res["status"])
+		if err == nil && res.Status != "completed" {
+			err = fmt.Errorf("tasks/get = %v", res.Status)
 		}
 		return err
 	}
@@ -300,7 +300,7 @@ func rowToolsCall(ctx context.Context, s *stack, t *table, n int) error {
 			if err != nil {
 				return fmt.Errorf("immediate tasks/get: %w", err)
 			}
-			statuses[fmt.Sprint(res["status"])]++
+			statuses[fmt.Sprint(res.Status)]++
 			return nil
 		}
 		settleRaw := func() error {
@@ -402,7 +402,7 @@ func rowUpdate(ctx context.Context, s *stack, t *table, n int) error {
 		if err != nil {
 			return err
 		}
-		if reqs, _ := res["inputRequests"].(map[string]any); reqs[p.key] != nil {
+		if _, open := res.InputRequests[p.key]; open {
 			return fmt.Errorf("task %s still lists %s after tasks/update", p.task, p.key)
 		}
 	}
@@ -462,11 +462,11 @@ func rowCancel(ctx context.Context, s *stack, t *table, n int, canceller *mcpCli
 			if err != nil {
 				return err
 			}
-			if res["status"] == "cancelled" {
+			if res.Status == "cancelled" {
 				break
 			}
-			if res["status"] != "working" && res["status"] != "input_required" {
-				return fmt.Errorf("cancelled task %s: %v", tk, res["status"])
+			if res.Status != "working" && res.Status != "input_required" {
+				return fmt.Errorf("cancelled task %s: %v", tk, res.Status)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -508,8 +508,8 @@ func rowHistoryLength(ctx context.Context, s *stack, t *table, n int) error {
 	get := func(task string) func(int) error {
 		return func(int) error {
 			res, err := m.get(task)
-			if err == nil && res["status"] != "input_required" {
-				err = fmt.Errorf("tasks/get = %v", res["status"])
+			if err == nil && res.Status != "input_required" {
+				err = fmt.Errorf("tasks/get = %v", res.Status)
 			}
 			return err
 		}

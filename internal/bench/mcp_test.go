@@ -22,25 +22,44 @@ type mcpClient struct {
 	id   atomic.Int64
 }
 
-var tasksMeta = map[string]any{
+// tasksMeta is the _meta of every request, encoded once as a client that
+// declares the same capabilities on every request would.
+var tasksMeta = mustJSON(map[string]any{
 	"io.modelcontextprotocol/protocolVersion":    mcpmount.ProtocolVersion,
 	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench", "version": "0"},
 	"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcpmount.ExtensionTasks: map[string]any{}}},
+})
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// taskResult is what the benchmark reads of a result, decoded into a
+// struct as a typed client does (the raw side decodes its snapshot so).
+type taskResult struct {
+	ResultType    string                     `json:"resultType"`
+	TaskID        string                     `json:"taskId"`
+	Status        string                     `json:"status"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
 }
 
 // call sends one request and returns its result.
-func (c *mcpClient) call(method string, params map[string]any) (map[string]any, error) {
+func (c *mcpClient) call(method string, params map[string]any) (taskResult, error) {
 	p := map[string]any{"_meta": tasksMeta}
 	for k, v := range params {
 		p[k] = v
 	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id.Add(1), "method": method, "params": p})
 	if err != nil {
-		return nil, err
+		return taskResult{}, err
 	}
 	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return taskResult{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -54,12 +73,12 @@ func (c *mcpClient) call(method string, params map[string]any) (map[string]any, 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		return taskResult{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return taskResult{}, err
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		for _, line := range strings.Split(string(raw), "\n") {
@@ -69,19 +88,19 @@ func (c *mcpClient) call(method string, params map[string]any) (map[string]any, 
 		}
 	}
 	var out struct {
-		Result map[string]any `json:"result"`
+		Result *taskResult `json:"result"`
 		Error  *struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("%s: HTTP %d %q: %w", method, resp.StatusCode, raw, err)
+		return taskResult{}, fmt.Errorf("%s: HTTP %d %q: %w", method, resp.StatusCode, raw, err)
 	}
 	if out.Error != nil || out.Result == nil {
-		return nil, fmt.Errorf("%s: HTTP %d %s", method, resp.StatusCode, raw)
+		return taskResult{}, fmt.Errorf("%s: HTTP %d %s", method, resp.StatusCode, raw)
 	}
-	return out.Result, nil
+	return *out.Result, nil
 }
 
 // callTool calls tool as a task and returns the taskId.
@@ -90,21 +109,20 @@ func (c *mcpClient) callTool(tool string, args map[string]any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, _ := res["taskId"].(string)
-	if res["resultType"] != "task" || id == "" {
+	id := res.TaskID
+	if res.ResultType != "task" || id == "" {
 		return "", fmt.Errorf("tools/call %s = %v, want a CreateTaskResult", tool, res)
 	}
 	return id, nil
 }
 
-func (c *mcpClient) get(taskID string) (map[string]any, error) {
+func (c *mcpClient) get(taskID string) (taskResult, error) {
 	return c.call("tasks/get", map[string]any{"taskId": taskID})
 }
 
 // inputKey is the first inputRequests key of a tasks/get result.
-func inputKey(res map[string]any) string {
-	reqs, _ := res["inputRequests"].(map[string]any)
-	for k := range reqs {
+func inputKey(res taskResult) string {
+	for k := range res.InputRequests {
 		return k
 	}
 	return ""

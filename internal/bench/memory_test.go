@@ -129,8 +129,8 @@ func TestOpenTasksChild(t *testing.T) {
 		start := time.Now()
 		res, err := m.get(task)
 		*out = append(*out, time.Since(start))
-		if err == nil && res["status"] != "input_required" {
-			err = fmt.Errorf("tasks/get %s = %v", task, res["status"])
+		if err == nil && res.Status != "input_required" {
+			err = fmt.Errorf("tasks/get %s = %v", task, res.Status)
 		}
 		return err
 	}

@@ -196,12 +196,12 @@ func (s *stack) mountLifecycle(ctx context.Context, m *mcpClient) (string, error
 		if err != nil {
 			return id, err
 		}
-		switch res["status"] {
+		switch res.Status {
 		case "completed":
 			return id, nil
 		case "working", "input_required":
 		default:
-			return id, fmt.Errorf("task %s: %v", task, res["status"])
+			return id, fmt.Errorf("task %s: %v", task, res.Status)
 		}
 		if ctx.Err() != nil {
 			return id, ctx.Err()
@@ -216,10 +216,10 @@ func waitInput(ctx context.Context, m *mcpClient, task string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if k := inputKey(res); k != "" && res["status"] == "input_required" {
+		if k := inputKey(res); k != "" && res.Status == "input_required" {
 			return k, nil
 		}
-		if res["status"] != "working" {
+		if res.Status != "working" {
 			return "", fmt.Errorf("task %s: %v", task, res)
 		}
 		if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package runid
 import (
 	"bytes"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -138,6 +139,30 @@ func FuzzProjection(f *testing.F) {
 			if again, err := Unproject(Project(id)); err != nil || again != id {
 				t.Fatalf("re-projection of %q: %q, %v", id, again, err)
 			}
+		}
+	})
+}
+
+// grammar is the runId grammar as a regular expression, which Valid and
+// ValidTenant check by hand.
+var (
+	grammar       = regexp.MustCompile(`^(anon:)?[A-Za-z0-9._~-]{1,128}/[A-Za-z0-9._~-]{16,128}$`)
+	tenantGrammar = regexp.MustCompile(`^(anon:)?[A-Za-z0-9._~-]{1,128}$`)
+)
+
+func FuzzValidMatchesGrammar(f *testing.F) {
+	long := strings.Repeat("a", 128)
+	for _, s := range []string{"acme/AAAAAAAAAAAAAAAAAAAAAAAA", "anon:local/AAAAAAAAAAAAAAAA", "anon:/AAAAAAAAAAAAAAAA",
+		"anon:anon:x/AAAAAAAAAAAAAAAA", long + "/" + long, long + "a/AAAAAAAAAAAAAAAA", "a/" + long + "a", "a/AAAAAAAAAAAAAAA",
+		"a/b/AAAAAAAAAAAAAAAA", "a~b/AAAAAAAAAAAAAA~~", "é/AAAAAAAAAAAAAAAA", "", "/", "anon:", "acme", "ac me"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Valid(s), grammar.MatchString(s); got != want {
+			t.Errorf("Valid(%q) = %v, the grammar says %v", s, got, want)
+		}
+		if got, want := ValidTenant(s), tenantGrammar.MatchString(s); got != want {
+			t.Errorf("ValidTenant(%q) = %v, the grammar says %v", s, got, want)
 		}
 	})
 }
