@@ -20,8 +20,8 @@ import (
 type gatedClient struct {
 	client.Client
 	mu    sync.Mutex
-	lists int // started
-	done  int // returned
+	lists int           // started
+	done  int           // returned
 	gate  chan struct{} // nil: open
 }
 
