@@ -97,7 +97,11 @@ func checkMetaTriple(meta map[string]json.RawMessage) (tasks bool, err error) {
 	}
 	var caps struct {
 		mcp.ClientCapabilities
-		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+		// Roots shadows the embedded field as the SDK's decoding does
+		// (the roots capability itself is deprecated).
+		Roots *struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		} `json:"roots,omitempty"`
 	}
 	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil {
 		return false, errInvalidParams(`missing or invalid _meta field "` + mcp.MetaKeyClientCapabilities + `"`)
