@@ -693,21 +693,18 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 }
 
 // Cancel answers cancelRun: it records the reason with the run (the
-// cancelReason signal) and requests workflow cancellation. It returns
-// ErrTerminal (and the run's snapshot) when the run has already ended.
+// cancelReason signal; a plain workflow has no handler for it and gets
+// none) and requests workflow cancellation. It returns ErrTerminal (and the
+// run's snapshot) when the run has already ended.
 //
 // It returns once Temporal accepted the request, without reading the run
 // afterwards: the snapshot reads cancelling, with the reason; the run reads
 // cancelling, then cancelled, once it handled the request. A run of the run
 // contract that this process started or read lately (Service.known) is
 // cancelled with the same two calls as the raw SDK's: the signal fails if
-// the run has closed. Any other run is described, to check its tenant,
-// whether it is open and whether it is plain (Temporal accepts a
-// cancellation request for a closed run, so a plain run needs the check),
-// and the cancellation request waits for that answer; the signal goes out
-// at the same time as the describe call for a run this process never saw
-// (a plain workflow ignores it: it has no handler), and not at all to a run
-// known to be plain.
+// the run has closed. Any other run is described first, to check its
+// tenant, whether it is open and whether it is plain (Temporal accepts a
+// cancellation request for a closed run, so a plain run needs the check).
 func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error) {
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
@@ -725,23 +722,8 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		return r.snap, ErrTerminal
 	}
 	plain := facts&factPlain != 0
-	signalled := false
 	if !known || plain {
-		// The describe call checks the tenant, whether the run is open
-		// and whether it is plain. For a run this process never saw, the
-		// cancelReason signal goes out at the same time, which saves a
-		// round trip: a closed or missing run refuses it, and a plain
-		// workflow has no handler for it and ignores it.
-		var sigErr chan error
-		if !known {
-			sigErr = make(chan error, 1)
-			go func() { sigErr <- s.signalCancel(ctx, caller, runID, reason) }()
-		}
 		desc, err := s.client.DescribeWorkflowExecution(ctx, runID, "")
-		var serr error
-		if sigErr != nil {
-			serr, signalled = <-sigErr, true
-		}
 		if err != nil {
 			return signals.Snapshot{}, s.lookupErr(runID, err)
 		}
@@ -764,19 +746,14 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		}
 		s.known.add(runID, facts)
 		snap = s.fromInfo(info)
-		if serr != nil && !plain {
-			if errors.Is(s.lookupErr(runID, serr), ErrNotFound) {
-				return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
-			}
-			return snap, serr
-		}
 	}
-	if !plain && !signalled {
-		if err := s.signalCancel(ctx, caller, runID, reason); err != nil {
+	if !plain {
+		if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason,
+			signals.CancelRequest{Reason: reason, CancelledBy: caller}); err != nil {
 			if errors.Is(s.lookupErr(runID, err), ErrNotFound) {
 				return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
 			}
-			return snap, err
+			return snap, fmt.Errorf("signal cancel reason to run %s: %w", runID, err)
 		}
 	}
 	if err := s.client.CancelWorkflow(ctx, runID, ""); err != nil {
@@ -789,15 +766,6 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	snap.Status, snap.StatusMessage = signals.StatusCancelling, signals.StatusCancelling.Message()
 	snap.CancelReason = reason
 	return snap, nil
-}
-
-// signalCancel sends the run the cancelReason signal.
-func (s *Service) signalCancel(ctx context.Context, caller signals.Subject, runID, reason string) error {
-	if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason,
-		signals.CancelRequest{Reason: reason, CancelledBy: caller}); err != nil {
-		return fmt.Errorf("signal cancel reason to run %s: %w", runID, err)
-	}
-	return nil
 }
 
 // terminalSnapshot reads a run that closed (or disappeared) while being
