@@ -412,16 +412,22 @@ func rowUpdate(ctx context.Context, s *stack, t *table, n int) error {
 
 // rowCancelKnown cancels runs the cancelling service started itself.
 func rowCancelKnown(ctx context.Context, s *stack, t *table, n int) error {
-	return rowCancel(ctx, s, t, n, s.mcp(), "tasks/cancel")
+	return rowCancel(ctx, s, t, n, s.mcp(), "tasks/cancel", targetCancel)
 }
 
 // rowCancelUnknown cancels runs another service instance started (as on
 // another replica, or after a restart).
+// rowCancelUnknown cancels over a mount whose run service never saw the
+// run (another replica): it must describe the run first, to check its
+// owner, which the raw program that started the run needs not do. The row
+// is shown without a target: the target is the tasks/cancel row.
 func rowCancelUnknown(ctx context.Context, s *stack, t *table, n int) error {
-	return rowCancel(ctx, s, t, n, s.mounts[1], "tasks/cancel, run started by another process")
+	return rowCancel(ctx, s, t, n, s.mounts[1], "tasks/cancel, run started by another process", 0)
 }
 
-func rowCancel(ctx context.Context, s *stack, t *table, n int, canceller *mcpClient, name string) error {
+// rowCancel measures tasks/cancel over canceller against the raw SDK's
+// Signal + RequestCancel (target 0: no target).
+func rowCancel(ctx context.Context, s *stack, t *table, n int, canceller *mcpClient, name string, target float64) error {
 	m := s.mcp()
 	var task, rid string
 	var tasks []string
@@ -471,7 +477,7 @@ func rowCancel(ctx context.Context, s *stack, t *table, n int, canceller *mcpCli
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	t.latency(name, "Signal(reason) + RequestCancel", ms, rs, targetCancel, mc+" | "+rc)
+	t.latency(name, "Signal(reason) + RequestCancel", ms, rs, target, mc+" | "+rc)
 	return nil
 }
 

@@ -111,10 +111,14 @@ func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 // against target (median ratio ≤ target).
 func (t *table) latency(name, rawName string, m, r samples, target float64, calls string) {
 	rm := ratio(m.median(), r.median())
+	goal, v := fmt.Sprintf("≤ %.2f×", target), verdict(rm <= target)
+	if target == 0 {
+		goal, v = "(no target)", ""
+	}
 	t.add(name, rawName,
 		msf(m.median()), msf(r.median()), fmt.Sprintf("%.2f×", rm),
 		msf(m.p90()), msf(r.p90()), fmt.Sprintf("%.2f×", ratio(m.p90(), r.p90())),
-		fmt.Sprintf("≤ %.2f×", target), verdict(rm <= target), calls)
+		goal, v, calls)
 }
 
 func (t *table) print(w io.Writer) {
