@@ -173,7 +173,7 @@ func (a rawAnswer) String() string {
 
 // rawPost posts a 2026-07-28 request with the standard headers and returns
 // the answer as it came.
-func rawPost(t *testing.T, url, method, name string, body []byte) rawAnswer {
+func rawPost(t testing.TB, url, method, name string, body []byte) rawAnswer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
