@@ -4,7 +4,9 @@
 // run and every task operation is a run operation of Runs.
 //
 // The go-sdk's stateless StreamableHTTPHandler does the JSON-RPC transport
-// and server/discover; its stateful one serves session-era (2025-xx)
+// and server/discover (the hot methods, tools/call and tasks/*, with a JSON
+// response, are answered by the same handlers without it: direct.go); its
+// stateful one serves session-era (2025-xx)
 // clients in HTTP sessions on the same endpoint, so that their blocking
 // calls can ask the run's questions with elicitation/create. Mount adds
 // what the SDK does not do: Origin and Host checks,
