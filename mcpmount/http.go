@@ -333,8 +333,8 @@ func (m *Mount) validateModern(r *http.Request, msg *rpcMessage, params, meta ma
 		return fail(http.StatusBadRequest, codeInvalidParams,
 			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion), nil)
 	}
-	var capsObj map[string]json.RawMessage
-	if err := json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &capsObj); err != nil || capsObj == nil {
+	// The body parsed, so an object is told by its first byte.
+	if caps := bytes.TrimSpace(meta[mcp.MetaKeyClientCapabilities]); len(caps) == 0 || caps[0] != '{' {
 		return fail(http.StatusBadRequest, codeInvalidParams,
 			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyClientCapabilities), nil)
 	}
