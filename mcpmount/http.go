@@ -104,8 +104,10 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 // callTool answers once it knows the tool). Method-specific checks (the
 // Tasks extension gate, then the task lookup) happen in the method handlers.
 //
-// 2026-07-28 requests are served by the stateless SDK handler. Session-era
-// requests go to the stateful one when they belong to a session (an
+// 2026-07-28 requests are served by the stateless SDK handler, but for
+// tools/call and tasks/get|update|cancel with a JSON response, which the
+// mount's handlers answer directly (direct.go). Session-era requests go
+// to the stateful SDK handler when they belong to a session (an
 // Mcp-Session-Id header, or an initialize, which starts one), and to the
 // stateless one otherwise, as before sessions existed.
 //
