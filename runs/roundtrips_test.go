@@ -138,10 +138,9 @@ func TestRoundTrips(t *testing.T) {
 	var held signals.Snapshot
 	calls := log.during(id, func() { held, err = s.Get(ctx, bob, id) })
 	if reflect.DeepEqual(calls, []string{callQuery, callDescribe}) {
-		// The first query of a run fails fast now and then on a loaded
-		// machine (seen once in the full suite runs of 2026-12-03, cause
-		// not found);
-		// the service then answers from the describe call, as it must.
+		// The first query of a run failed fast once on a loaded machine
+		// (in the full suite runs of 2026-12-03; cause not found), and
+		// the service then answered from the describe call, as it must.
 		// The next read of the run must be the query alone again.
 		t.Logf("Get of a new run: the query failed once and the run was described: %v", calls)
 		calls = log.during(id, func() { held, err = s.Get(ctx, bob, id) })
