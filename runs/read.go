@@ -119,7 +119,7 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 	}
 	r := reading{plain: s.plain(info)}
 	if askLater && running && !r.plain && !s.workers.unserved(ctx, queue) {
-		if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != tenant {
+		if !s.ownedBy(info, tenant) {
 			return reading{}, ErrNotFound
 		}
 		sent = time.Now()
@@ -216,13 +216,9 @@ func (s *Service) readClosed(ctx context.Context, id, tenant string) (reading, e
 	}
 	// No RunRecord: what Temporal knows (search attributes, memo, status)
 	// comes from a describe call.
-	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
+	info, err := s.describe(ctx, id, tenant)
 	if err != nil {
-		return reading{}, s.lookupErr(id, err)
-	}
-	info := desc.GetWorkflowExecutionInfo()
-	if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != tenant {
-		return reading{}, ErrNotFound
+		return reading{}, err
 	}
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		// Cannot happen for a run id (its workflow ID is never reused),
@@ -370,13 +366,9 @@ func (s *Service) StartTrace(ctx context.Context, caller signals.Subject, runID 
 	if e, ok := s.known.entry(runID); ok && e.facts&factTraced != 0 {
 		return telemetry.ParseTraceParent(e.trace), nil
 	}
-	desc, err := s.client.DescribeWorkflowExecution(ctx, runID, "")
+	info, err := s.describe(ctx, runID, caller.Tenant)
 	if err != nil {
-		return trace.SpanContext{}, s.lookupErr(runID, err)
-	}
-	info := desc.GetWorkflowExecutionInfo()
-	if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != caller.Tenant {
-		return trace.SpanContext{}, ErrNotFound
+		return trace.SpanContext{}, err
 	}
 	s.noteDescribed(runID, info)
 	e, _ := s.known.entry(runID)

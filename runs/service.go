@@ -263,6 +263,28 @@ func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string)
 	return r.snap, err
 }
 
+// describe describes the run id of tenant: ErrNotFound for a missing run
+// and for one that is not tenant's (see ownedBy).
+func (s *Service) describe(ctx context.Context, id, tenant string) (*workflowpb.WorkflowExecutionInfo, error) {
+	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil, s.lookupErr(id, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if !s.ownedBy(info, tenant) {
+		return nil, ErrNotFound
+	}
+	return info, nil
+}
+
+// ownedBy reports whether the run a describe call found is tenant's: its
+// tenant search attribute names tenant (a run no service started has
+// none).
+func (s *Service) ownedBy(info *workflowpb.WorkflowExecutionInfo, tenant string) bool {
+	t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant)
+	return ok && t == tenant
+}
+
 // loadDescribed reads the run by describing it first. It returns the
 // snapshot, the event log when the run is closed (nil otherwise), and the
 // history length the describe call saw, which Await follows the history
@@ -280,8 +302,7 @@ func (s *Service) loadDescribed(ctx context.Context, id, tenant string) (signals
 // and summarised from the describe data otherwise (or when the query
 // fails).
 func (s *Service) fromDescribe(ctx context.Context, id, tenant string, info *workflowpb.WorkflowExecutionInfo, ask bool) (signals.Snapshot, []signals.Event, int64, error) {
-	if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != tenant {
-		// Not a run of this tenant (or not a run started by this service).
+	if !s.ownedBy(info, tenant) {
 		return signals.Snapshot{}, nil, 0, ErrNotFound
 	}
 	hlen := info.GetHistoryLength()
@@ -723,13 +744,9 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	}
 	plain := facts&factPlain != 0
 	if !known || plain {
-		desc, err := s.client.DescribeWorkflowExecution(ctx, runID, "")
+		info, err := s.describe(ctx, runID, caller.Tenant)
 		if err != nil {
-			return signals.Snapshot{}, s.lookupErr(runID, err)
-		}
-		info := desc.GetWorkflowExecutionInfo()
-		if t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant); !ok || t != caller.Tenant {
-			return signals.Snapshot{}, ErrNotFound
+			return signals.Snapshot{}, err
 		}
 		s.noteDescribed(runID, info)
 		plain = s.plain(info)
