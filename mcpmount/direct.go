@@ -195,19 +195,28 @@ func writeDirect(w http.ResponseWriter, id json.RawMessage, res mcp.Result, err 
 	} else {
 		out.Result = res
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		buf.Reset()
+	body, merr := marshalUnescaped(out)
+	if merr != nil {
 		out.Result, out.Error, status = nil, errInternal(), http.StatusOK
-		_ = enc.Encode(out)
+		body, _ = marshalUnescaped(out)
 	}
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+	_, _ = w.Write(body)
+}
+
+// marshalUnescaped is json.Marshal without HTML escaping, as the SDK
+// encodes its messages.
+func marshalUnescaped(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // canonicalID is a request id (a string or an integer; checkEnvelope
@@ -219,11 +228,10 @@ func canonicalID(id json.RawMessage) json.RawMessage {
 		if json.Unmarshal(id, &s) != nil {
 			return id
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(s)
-		return bytes.TrimRight(buf.Bytes(), "\n")
+		if b, err := marshalUnescaped(s); err == nil {
+			return b
+		}
+		return id
 	}
 	n, err := strconv.ParseInt(string(id), 10, 64)
 	if err != nil {
