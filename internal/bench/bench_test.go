@@ -40,7 +40,10 @@ const (
 )
 
 // BenchmarkIssue11 measures every row of issue 11 once (b.N is ignored)
-// and prints the table. See the package documentation for the command.
+// and prints the table. This process serves the stack; the client process
+// (TestBenchClientChild) measures the latency and throughput rows, and a
+// fresh process the memory row. See the package documentation for the
+// command.
 func BenchmarkIssue11(b *testing.B) {
 	n := envInt("OPENWOP_BENCH_N", defaultN)
 	seconds := envInt("OPENWOP_BENCH_SECONDS", defaultSeconds)
@@ -48,24 +51,15 @@ func BenchmarkIssue11(b *testing.B) {
 	out := os.Stdout
 	fmt.Fprintf(out, "\nissue 11 benchmark: %s, %d CPUs (GOMAXPROCS %d), load average %s; n=%d samples per row, %ds throughput blocks\n",
 		runtime.Version(), runtime.NumCPU(), runtime.GOMAXPROCS(0), loadavg(), n, seconds)
-	fmt.Fprintf(out, "worker workflow cache %d, embedded history cache %d\n\n", workflows.DefaultWorkflowCacheSize, devtemporal.HistoryCacheSize)
+	fmt.Fprintf(out, "worker workflow cache %d, embedded history cache %d; clients in a process of their own\n\n",
+		workflows.DefaultWorkflowCacheSize, devtemporal.HistoryCacheSize)
 
 	s := newStack(b, b.TempDir(), true)
-	ctx := context.Background()
-	t := &table{}
-	for _, row := range []func(context.Context, *stack, *table, int) error{
-		rowGetWorking, rowMCPLayer, rowGetTerminal, rowGetTerminalCold, rowToolsCall, rowUpdate, rowCancelKnown, rowCancelUnknown,
-		rowHistoryLength, rowLifecycleCalls,
-	} {
-		if err := row(ctx, s, t, n); err != nil {
-			b.Fatal(err)
-		}
+	rows, err := runClient(s, s.serveControl(b))
+	if err != nil {
+		b.Fatal(err)
 	}
-	for _, c := range []int{1, 8, 32} {
-		if err := rowThroughput(ctx, s, t, c, time.Duration(seconds)*time.Second); err != nil {
-			b.Fatal(err)
-		}
-	}
+	t := &table{rows: rows}
 	if open > 0 {
 		if err := rowMemory(t, open, n); err != nil {
 			b.Fatal(err)
@@ -74,6 +68,26 @@ func BenchmarkIssue11(b *testing.B) {
 	fmt.Fprintln(out)
 	t.print(out)
 	fmt.Fprintf(out, "\nload average at the end: %s\n", loadavg())
+}
+
+// measure runs the latency and throughput rows against s, from the
+// client process.
+func measure(ctx context.Context, s *stack, n, seconds int) (*table, error) {
+	t := &table{}
+	for _, row := range []func(context.Context, *stack, *table, int) error{
+		rowGetWorking, rowMCPLayer, rowGetTerminal, rowGetTerminalCold, rowToolsCall, rowUpdate, rowCancelKnown, rowCancelUnknown,
+		rowHistoryLength, rowLifecycleCalls,
+	} {
+		if err := row(ctx, s, t, n); err != nil {
+			return t, err
+		}
+	}
+	for _, c := range []int{1, 8, 32} {
+		if err := rowThroughput(ctx, s, t, c, time.Duration(seconds)*time.Second); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
 }
 
 // loadavg is the first three fields of /proc/loadavg.
@@ -101,9 +115,10 @@ func (s *stack) waiting(ctx context.Context, m *mcpClient) (task, key string, er
 
 // callsOf runs f and returns the Temporal calls it made about id.
 func (s *stack) callsOf(id string, f func() error) (string, int, error) {
-	before := len(s.calls.of(id))
+	server, here := s.callLists(id)
 	err := f()
-	calls := s.calls.of(id)[before:]
+	server2, here2 := s.callLists(id)
+	calls := append(server2[len(server):], here2[len(here):]...)
 	return count(calls), len(calls), err
 }
 
@@ -284,7 +299,7 @@ func rowToolsCall(ctx context.Context, s *stack, t *table, n int) error {
 			return err
 		}
 		raw := func(int) (err error) {
-			rawID, err = s.rawStart(ctx, false)
+			rawID, err = s.rawStart(ctx)
 			return err
 		}
 		// Each side's run gets its first workflow task done (untimed)
@@ -312,7 +327,7 @@ func rowToolsCall(ctx context.Context, s *stack, t *table, n int) error {
 				return err
 			}
 		}
-		calls := count(s.calls.of(runOf(task))[:1]) + " | " + count(s.calls.of(rawID)[:1])
+		calls := count(s.callsAbout(runOf(task))[:1]) + " | " + count(s.callsAbout(rawID)[:1])
 		immediate, statuses = nil, map[string]int{}
 		ms, rs, err := interleaveSides(n, nil,
 			side{mount, func(int) error { return settleMount() }},
@@ -334,20 +349,14 @@ func rowToolsCall(ctx context.Context, s *stack, t *table, n int) error {
 		t.add("  then an immediate tasks/get", "", msf(immediate.median()), "", "", msf(immediate.p90()), "", "",
 			"resolves", verdict(len(immediate) == n), strings.Join(st, ", "))
 	}
-	// The raw SDK's other options, for reference.
-	var es, eq samples
+	// What a raw program waits for until its new run answers a query, for
+	// reference. (An eager start needs a worker on the program's own
+	// client, which a client process does not run.)
+	var eq samples
 	for i := 0; i < n; i++ {
 		start := time.Now()
-		id, err := s.rawStart(ctx, true)
-		if err != nil {
-			return err
-		}
-		es = append(es, time.Since(start))
-		if _, err := s.rawQuery(ctx, id); err != nil {
-			return err
-		}
-		start = time.Now()
-		if id, err = s.rawStart(ctx, false); err == nil {
+		id, err := s.rawStart(ctx)
+		if err == nil {
 			_, err = s.rawQuery(ctx, id)
 		}
 		if err != nil {
@@ -355,7 +364,6 @@ func rowToolsCall(ctx context.Context, s *stack, t *table, n int) error {
 		}
 		eq = append(eq, time.Since(start))
 	}
-	t.add("  (raw ExecuteWorkflow, eager)", "", "", msf(es.median()), "", "", msf(es.p90()), "", "", "", "")
 	t.add("  (raw ExecuteWorkflow + QueryWorkflow)", "", "", msf(eq.median()), "", "", msf(eq.p90()), "", "", "", "")
 	return nil
 }
@@ -415,8 +423,6 @@ func rowCancelKnown(ctx context.Context, s *stack, t *table, n int) error {
 	return rowCancel(ctx, s, t, n, s.mcp(), "tasks/cancel", targetCancel)
 }
 
-// rowCancelUnknown cancels runs another service instance started (as on
-// another replica, or after a restart).
 // rowCancelUnknown cancels over a mount whose run service never saw the
 // run (another replica): it must describe the run first, to check its
 // owner, which the raw program that started the run needs not do. The row
@@ -543,7 +549,7 @@ func rowLifecycleCalls(ctx context.Context, s *stack, t *table, _ int) error {
 	if err != nil {
 		return err
 	}
-	mc, rc := s.calls.of(mid), s.calls.of(rid)
+	mc, rc := s.callsAbout(mid), s.callsAbout(rid)
 	t.add("Temporal calls per lifecycle", "raw lifecycle", fmt.Sprint(len(mc)), fmt.Sprint(len(rc)), "", "", "", "",
 		fmt.Sprintf("≤ %d", targetCalls), verdict(len(mc) <= targetCalls), count(mc)+" | "+count(rc))
 	return nil
@@ -581,7 +587,7 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 	perLife := func(ids []string) float64 {
 		calls := 0
 		for _, id := range ids {
-			calls += len(s.calls.of(id))
+			calls += len(s.callsAbout(id))
 		}
 		return float64(calls) / float64(max(1, len(ids)))
 	}

@@ -1,8 +1,16 @@
 // Package bench measures the MCP mount against the raw Temporal Go SDK on
 // the embedded stack (issue 11): every operation of the mount, served over
 // real HTTP from httptest, side by side with the SDK calls a program would
-// make for the same thing, on the same embedded server, the same client and
-// the same workflow type, interleaved sample by sample.
+// make for the same thing, on the same embedded server and the same
+// workflow type, interleaved sample by sample.
+//
+// It runs in the processes a deployment has. The benchmark's own process
+// is the server: the embedded Temporal server, the in-process worker and
+// the mounts on one Temporal client, as cmd/server runs them. The clients
+// run in a second process (the test binary again, TestBenchClientChild):
+// the MCP client over HTTP, and the raw SDK program on a Temporal client
+// of its own, as an MCP client and an SDK program are processes of their
+// own. The Temporal calls of each side are counted where they are made.
 //
 // It is a benchmark, not a test: nothing here asserts a timing. Run it with
 //

@@ -23,7 +23,7 @@ import (
 
 // rawStart starts a run of the approval tool with ExecuteWorkflow alone
 // (the SDK's defaults: not eager) and returns its workflow ID.
-func (s *stack) rawStart(ctx context.Context, eager bool) (string, error) {
+func (s *stack) rawStart(ctx context.Context) (string, error) {
 	id, err := runid.New(s.caller.Tenant, nil)
 	if err != nil {
 		return "", err
@@ -32,7 +32,6 @@ func (s *stack) rawStart(ctx context.Context, eager bool) (string, error) {
 	opts := client.StartWorkflowOptions{
 		ID:                                       id,
 		TaskQueue:                                s.spec.TaskQueue,
-		EnableEagerStart:                         eager,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
@@ -128,7 +127,7 @@ func (s *stack) rawCancel(ctx context.Context, id string) error {
 // rawWaiting starts a run and queries it until it waits for approval,
 // returning the interrupt id.
 func (s *stack) rawWaiting(ctx context.Context) (id, interruptID string, err error) {
-	if id, err = s.rawStart(ctx, false); err != nil {
+	if id, err = s.rawStart(ctx); err != nil {
 		return "", "", err
 	}
 	interruptID, err = s.rawInterrupt(ctx, id)

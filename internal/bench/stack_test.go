@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path"
 	"path/filepath"
 	"sync"
@@ -52,8 +53,14 @@ var startVariants = []startVariant{
 
 // stack is the embedded stack the benchmark runs on: the embedded server
 // on a SQLite file, one client (with a call-counting interceptor) shared
-// by the in-process worker, the run services, the mounts and the raw SDK
-// calls, as in cmd/server.
+// by the in-process worker, the run services and the mounts, as in
+// cmd/server.
+//
+// The benchmark's clients run in a process of their own (see
+// TestBenchClientChild), as MCP clients and SDK programs do: there a stack
+// holds only what a client has, its own Temporal client (for the raw SDK
+// side, also counting its calls), the mounts' URLs and the URL of the
+// server process's control endpoint (serveControl).
 type stack struct {
 	srv    *devtemporal.Server
 	c      client.Client
@@ -69,6 +76,13 @@ type stack struct {
 	stopWorker context.CancelFunc
 	workerDone chan error
 	https      []*httptest.Server
+
+	// control is, in the client process, the URL of the server process's
+	// control endpoint ("" in the server process).
+	control string
+	// traced is, in the server process, the running tracedMount's stop
+	// function (nil when none runs).
+	traced func()
 }
 
 // setCacheOnce applies the stock server's worker cache size to this
@@ -160,7 +174,22 @@ func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClient
 // tracedTaskQueue is the task queue of the traced worker (tracedMount).
 const tracedTaskQueue = "bench-traced"
 
-// tracedMount starts beside the stack what a process with tracing on
+// tracedMount starts the traced mount: in the server process
+// (startTracedMount), or from the client process through the control
+// endpoint.
+func (s *stack) tracedMount(ctx context.Context) (m *mcpClient, stop func(), err error) {
+	if s.control == "" {
+		return s.startTracedMount(ctx)
+	}
+	var out struct{ URL string }
+	if err := s.controlCall(http.MethodPost, "/traced", &out); err != nil {
+		return nil, nil, err
+	}
+	stop = func() { _ = s.controlCall(http.MethodDelete, "/traced", nil) }
+	return &mcpClient{url: out.URL, http: s.mcp().http}, stop, nil
+}
+
+// startTracedMount starts beside the stack what a process with tracing on
 // runs, set up as cmd/server sets it up (telemetry/export): a second client
 // with the Temporal tracing interceptor, a worker of the same tools on it
 // (on a task queue of its own, so that no other row's run reaches it), and
@@ -168,7 +197,7 @@ const tracedTaskQueue = "bench-traced"
 // OpenTelemetry SDK's, sampling every span and exporting in batches to an
 // exporter that drops them: all the work of tracing but the network.
 // stop ends them all.
-func (s *stack) tracedMount(ctx context.Context) (m *mcpClient, stop func(), err error) {
+func (s *stack) startTracedMount(ctx context.Context) (m *mcpClient, stop func(), err error) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	tel := export.With(tp, nil)
 	nop := zap.NewNop()
@@ -234,7 +263,31 @@ func (s *stack) close() {
 	if s.c != nil {
 		s.c.Close()
 	}
-	_ = s.srv.Stop()
+	if s.srv != nil {
+		_ = s.srv.Stop()
+	}
+}
+
+// callsAbout returns the Temporal calls made about id: by the server
+// process (the mounts) and by this one.
+func (s *stack) callsAbout(id string) []string {
+	server, here := s.callLists(id)
+	return append(server, here...)
+}
+
+// callLists returns the Temporal calls made about id by the server
+// process, as seen from the client process (none in the server process
+// itself), and by this process.
+func (s *stack) callLists(id string) (server, here []string) {
+	if s.control != "" {
+		if err := s.controlCall(http.MethodGet, "/calls?id="+url.QueryEscape(id), &server); err != nil {
+			server = []string{"error: " + err.Error()}
+		}
+	}
+	if s.calls != nil {
+		here = s.calls.of(id)
+	}
+	return server, here
 }
 
 // callLog records the Temporal calls made about each workflow ID (calls
