@@ -34,7 +34,7 @@ const (
 	targetFlatGet   = 1.25 // tasks/get at 1000 events / at 10 ("flat")
 	warmups         = 3    // untimed calls of each side before a row
 	historySignals  = 250  // ignored signals that grow a history to ~1000 events
-	defaultN        = 40
+	defaultN        = 100
 	defaultSeconds  = 3
 	defaultOpenRuns = 10000
 )

@@ -24,7 +24,7 @@
 // the stock mount's tracing off, both against the same raw query.
 // Environment variables scale it:
 //
-//	OPENWOP_BENCH_N        samples per latency row (default 40)
+//	OPENWOP_BENCH_N        samples per latency row (default 100)
 //	OPENWOP_BENCH_SECONDS  seconds per throughput block (default 3; eight
 //	                       blocks per concurrency level, raw and mount
 //	                       alternating ABBA BAAB)
