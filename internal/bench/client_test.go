@@ -53,7 +53,7 @@ type clientConfig struct {
 }
 
 // rowsPrefix starts the line on which the client process reports its rows.
-const rowsPrefix = "BENCH-ROWS "
+const rowsPrefix = "BENCH-ROWS"
 
 // runClient runs the client process against s and returns its rows.
 func runClient(s *stack, control string) ([][]string, error) {
@@ -65,24 +65,33 @@ func runClient(s *stack, control string) ([][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchClientChild$", "-test.timeout=50m")
-	cmd.Env = append(os.Environ(), clientEnv+"="+string(raw))
+	var rows [][]string
+	if err := runChild("TestBenchClientChild", []string{clientEnv + "=" + string(raw)}, rowsPrefix, &rows); err != nil {
+		return nil, fmt.Errorf("client process: %w", err)
+	}
+	return rows, nil
+}
+
+// runChild runs the test binary again, only the test named test, with
+// env added to this process's environment, and decodes into out the JSON
+// of the line it printed with jsonLine(prefix, …).
+func runChild(test string, env []string, prefix string, out any) error {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.timeout=50m")
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("client process: %w\n%s\n%s", err, out, stderr.Bytes())
+		return fmt.Errorf("%s: %w\n%s\n%s", test, err, stdout, stderr.Bytes())
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		if line, ok := strings.CutPrefix(sc.Text(), rowsPrefix); ok {
-			var rows [][]string
-			err := json.Unmarshal([]byte(line), &rows)
-			return rows, err
+		if line, ok := strings.CutPrefix(sc.Text(), prefix+" "); ok {
+			return json.Unmarshal([]byte(line), out)
 		}
 	}
-	return nil, fmt.Errorf("client process printed no rows:\n%s\n%s", out, stderr.Bytes())
+	return fmt.Errorf("%s printed no %s line:\n%s\n%s", test, prefix, stdout, stderr.Bytes())
 }
 
 // TestBenchClientChild is the client process of BenchmarkIssue11 (skipped
@@ -118,7 +127,7 @@ func TestBenchClientChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Println(jsonLine(strings.TrimSpace(rowsPrefix), tb.rows))
+	fmt.Println(jsonLine(rowsPrefix, tb.rows))
 }
 
 // serveControl serves, from the server process, what the client process

@@ -1,14 +1,10 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -20,6 +16,9 @@ import (
 
 // childEnv marks the child process of the memory row.
 const childEnv = "OPENWOP_BENCH_CHILD"
+
+// memoryPrefix starts the line on which the memory row's process reports.
+const memoryPrefix = "BENCH-MEMORY"
 
 // memoryResult is what the child reports.
 type memoryResult struct {
@@ -39,28 +38,10 @@ type memoryResult struct {
 
 // rowMemory runs the memory row in a child process and adds its rows.
 func rowMemory(t *table, open, n int) error {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenTasksChild$", "-test.timeout=50m")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "OPENWOP_BENCH_OPEN="+strconv.Itoa(open), "OPENWOP_BENCH_N="+strconv.Itoa(n))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("memory child: %w\n%s\n%s", err, raw, stderr.Bytes())
-	}
 	var res memoryResult
-	found := false
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		if line, ok := strings.CutPrefix(sc.Text(), "BENCH-MEMORY "); ok {
-			if err := json.Unmarshal([]byte(line), &res); err != nil {
-				return err
-			}
-			found = true
-		}
-	}
-	if !found {
-		return fmt.Errorf("memory child printed no result:\n%s\n%s", raw, stderr.Bytes())
+	env := []string{childEnv + "=1", "OPENWOP_BENCH_OPEN=" + strconv.Itoa(open), "OPENWOP_BENCH_N=" + strconv.Itoa(n)}
+	if err := runChild("TestOpenTasksChild", env, memoryPrefix, &res); err != nil {
+		return fmt.Errorf("memory process: %w", err)
 	}
 	per := float64(res.RSSAfterKiB-res.RSSBeforeKiB) / float64(res.Open)
 	perGC := float64(res.RSSAfterGCKiB-res.RSSBeforeKiB) / float64(res.Open)
@@ -147,7 +128,7 @@ func TestOpenTasksChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fmt.Println(jsonLine("BENCH-MEMORY", res))
+	fmt.Println(jsonLine(memoryPrefix, res))
 }
 
 // openTasks starts k approval tasks over the mount from c clients and
