@@ -191,6 +191,11 @@ const (
 	// versionPublishState is the version of changePublishState that
 	// publishes.
 	versionPublishState workflow.Version = 1
+	// versionOneUpsertPerTask is the version of changePublishState that
+	// upserts the status search attribute and the memo once per workflow
+	// task, with the values the task ends with, instead of at every
+	// change (each upsert is an event and a visibility write).
+	versionOneUpsertPerTask workflow.Version = 2
 )
 
 // runKey is the workflow.Context key under which the run state is stored.
@@ -222,6 +227,12 @@ type run struct {
 	publishState bool   // the run keeps signals.MemoState current
 	published    string // key of the state last published
 	details      string // the current details last set
+	// onePerTask defers the upserts to the end of the workflow task's
+	// work (versionOneUpsertPerTask): dirty marks a change not upserted
+	// yet, upserted is the status the search attribute holds.
+	onePerTask bool
+	dirty      bool
+	upserted   signals.Status
 }
 
 // start runs a tool: the whole life of one run, from run.started to its
@@ -265,7 +276,12 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 		return signals.RunRecord{}, fmt.Errorf("set %s query handler: %w", signals.QueryEvents, err)
 	}
 
-	r.publishState = workflow.GetVersion(ctx, changePublishState, workflow.DefaultVersion, versionPublishState) >= versionPublishState
+	version := workflow.GetVersion(ctx, changePublishState, workflow.DefaultVersion, versionOneUpsertPerTask)
+	r.publishState = version >= versionPublishState
+	if r.onePerTask = version >= versionOneUpsertPerTask; r.onePerTask {
+		r.upserted = r.snap.Status // set by the start call
+		r.flushAtTaskEnd(ctx)
+	}
 
 	r.emit(signals.EventRunStarted, "", map[string]any{
 		"owner":      req.Owner,
@@ -358,11 +374,54 @@ func (r *run) setStatus(s signals.Status) {
 	if r.snap.Status != s {
 		r.snap.Status = s
 		r.snap.StatusMessage = s.Message()
-		if err := workflow.UpsertTypedSearchAttributes(r.root, statusKey.ValueSet(string(s))); err != nil {
-			r.logger.Error("Status search attribute not updated", "status", string(s), "error", err)
+		if !r.onePerTask {
+			r.upsertStatus()
 		}
 	}
 	r.publish()
+	if r.onePerTask && s.Terminal() {
+		// The run ends in this task: nothing runs after it returns.
+		r.flush()
+	}
+}
+
+// upsertStatus sets the status search attribute to the run's status.
+func (r *run) upsertStatus() {
+	s := r.snap.Status
+	if err := workflow.UpsertTypedSearchAttributes(r.root, statusKey.ValueSet(string(s))); err != nil {
+		r.logger.Error("Status search attribute not updated", "status", string(s), "error", err)
+		return
+	}
+	r.upserted = s
+}
+
+// flushAtTaskEnd starts the coroutine that makes the deferred upserts of a
+// onePerTask run: it wakes once every other coroutine of the workflow task
+// is blocked with a change made (the workflow's dispatcher re-checks it
+// after each of them ran), so a task's changes become one upsert of each
+// kind with the values the task ends with. It runs on a context that
+// cancellation does not reach, so that cancelling the run does not end
+// it.
+func (r *run) flushAtTaskEnd(ctx workflow.Context) {
+	disconnected, _ := workflow.NewDisconnectedContext(ctx)
+	workflow.Go(disconnected, func(c workflow.Context) {
+		for {
+			if err := workflow.Await(c, func() bool { return r.dirty }); err != nil {
+				return
+			}
+			r.flush()
+		}
+	})
+}
+
+// flush makes a onePerTask run's deferred upserts: the status search
+// attribute and the published state, each only if it changed.
+func (r *run) flush() {
+	r.dirty = false
+	if r.snap.Status != r.upserted {
+		r.upsertStatus()
+	}
+	r.upsertPublished()
 }
 
 // publish makes the run's state readable without a worker when it
@@ -379,6 +438,16 @@ func (r *run) publish() {
 	if !r.publishState {
 		return
 	}
+	if r.onePerTask {
+		r.dirty = true
+		return
+	}
+	r.upsertPublished()
+}
+
+// upsertPublished upserts the run's published state into its memo when it
+// changed since the last upsert.
+func (r *run) upsertPublished() {
 	st := r.snap.Published()
 	key := publishedKey(st)
 	if key == r.published {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/converter"
 
@@ -100,6 +101,91 @@ func TestIntegrationPublishedState(t *testing.T) {
 	}
 	if details = s.currentDetails(id); !strings.Contains(details, "`completed`") || strings.Contains(details, "Waiting for") {
 		t.Errorf("current details after the end:\n%s", details)
+	}
+	s.replay(id)
+}
+
+// upsertsPerTask counts, for each workflow task of the run's history that
+// completed, the status search attribute upserts (the SDK's own
+// TemporalChangeVersion upsert is not one) and the memo upserts its
+// commands made, and returns the status each status upsert set.
+func (s *server) upsertsPerTask(id string) (status, memo []int, values []string) {
+	s.t.Helper()
+	it := s.c.GetWorkflowHistory(ctx(s.t), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	task := -1
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			task++
+			status, memo = append(status, 0), append(memo, 0)
+		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			p, ok := ev.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes().GetIndexedFields()[signals.SearchAttrStatus]
+			if !ok {
+				continue
+			}
+			var v string
+			if err := converter.GetDefaultDataConverter().FromPayload(p, &v); err != nil {
+				s.t.Fatal(err)
+			}
+			status[task]++
+			values = append(values, v)
+		case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+			memo[task]++
+		}
+	}
+	return status, memo, values
+}
+
+// TestIntegrationOneUpsertPerTask: a run upserts its status search
+// attribute and its published state at most once per workflow task, with
+// the values the task ends with (each upsert is a history event and a
+// visibility write), while what a describe call reads stays current.
+func TestIntegrationOneUpsertPerTask(t *testing.T) {
+	s := newServer(t)
+	id, run := s.start("multi_input", map[string]any{})
+	snap := s.await(id, func(x signals.Snapshot) bool { return len(x.Interrupts) == 2 })
+	if st, ok := s.published(id); !ok || st.Status != signals.StatusWaitingInput || st.OpenInterrupts != 2 {
+		t.Fatalf("published after the first task = %+v (%t)", st, ok)
+	}
+	if got := s.statusAttr(id); got != string(signals.StatusWaitingInput) {
+		t.Fatalf("status attribute after the first task = %q", got)
+	}
+	for _, in := range snap.Interrupts {
+		s.resolve(id, signals.Resolution{InterruptID: in.ID, Action: signals.ActionAccept,
+			Content: []byte(`{"name":"Ada","color":"red"}`), ResolvedBy: alice, RequestID: in.ID})
+		s.await(id, func(x signals.Snapshot) bool {
+			for _, open := range x.Interrupts {
+				if open.ID == in.ID {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if err := run.Get(ctx(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	status, memo, values := s.upsertsPerTask(id)
+	// The first task runs the tool until both questions are open: one
+	// upsert of each, with the state it ends in (not running, then
+	// waiting-input, then the memo again for the second question).
+	if len(status) == 0 || status[0] != 1 || memo[0] != 1 || values[0] != string(signals.StatusWaitingInput) {
+		t.Errorf("first workflow task: %v status upserts (%v), %v memo upserts; want 1 (waiting-input) and 1", status, values, memo)
+	}
+	for i := range status {
+		if status[i] > 1 || memo[i] > 1 {
+			t.Errorf("workflow task %d made %d status and %d memo upserts, want at most one of each (all tasks: %v, %v)", i+1, status[i], memo[i], status, memo)
+		}
+	}
+	if last := values[len(values)-1]; last != string(signals.StatusCompleted) {
+		t.Errorf("last status upsert = %q, want completed (all: %v)", last, values)
+	}
+	if st, ok := s.published(id); !ok || st.Status != signals.StatusCompleted {
+		t.Errorf("published at the end = %+v", st)
 	}
 	s.replay(id)
 }
