@@ -396,10 +396,12 @@ func (r *run) upsertStatus() {
 }
 
 // flushAtTaskEnd starts the coroutine that makes the deferred upserts of a
-// onePerTask run: it wakes once every other coroutine of the workflow task
-// is blocked with a change made (the workflow's dispatcher re-checks it
-// after each of them ran), so a task's changes become one upsert of each
-// kind with the values the task ends with. It runs on a context that
+// onePerTask run. The workflow's dispatcher runs one coroutine at a time,
+// each until it blocks, and re-checks this one's condition on its next
+// pass: so the changes a coroutine makes before it blocks, and those of
+// the coroutines that run in the same pass, become one upsert of each kind
+// with the latest values. (A change made after that, in the same workflow
+// task, is upserted on a later pass.) It runs on a context that
 // cancellation does not reach, so that cancelling the run does not end
 // it.
 func (r *run) flushAtTaskEnd(ctx workflow.Context) {

@@ -140,7 +140,7 @@ func rowGetWorking(ctx context.Context, s *stack, t *table, n int) error {
 	if err != nil {
 		return err
 	}
-	traced, stop, err := s.tracedMount(ctx)
+	traced, stop, err := s.tracedMount()
 	if err != nil {
 		return err
 	}

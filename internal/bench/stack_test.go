@@ -174,13 +174,9 @@ func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClient
 // tracedTaskQueue is the task queue of the traced worker (tracedMount).
 const tracedTaskQueue = "bench-traced"
 
-// tracedMount starts the traced mount: in the server process
-// (startTracedMount), or from the client process through the control
-// endpoint.
-func (s *stack) tracedMount(ctx context.Context) (m *mcpClient, stop func(), err error) {
-	if s.control == "" {
-		return s.startTracedMount(ctx)
-	}
+// tracedMount has the server process start the traced mount
+// (startTracedMount), through its control endpoint.
+func (s *stack) tracedMount() (m *mcpClient, stop func(), err error) {
 	var out struct{ URL string }
 	if err := s.controlCall(http.MethodPost, "/traced", &out); err != nil {
 		return nil, nil, err
