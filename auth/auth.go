@@ -24,7 +24,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -1,7 +1,7 @@
 package catalog_test
 
 // Integration tests of the Live source and of publishing, against the real
-// embedded Temporal server (internal/testenv): workers publish with
+// embedded Temporal server (internal/testing/testenv): workers publish with
 // workflows.Registry.Run or catalog.Publish, and Live reads the
 // publications and the task queues' pollers.
 
@@ -26,7 +26,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )

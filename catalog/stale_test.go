@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 )
 
 // gatedClient is a real Temporal client whose visibility listings (the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/internal/runstest"
+	"github.com/openwop/temporal-mcp/internal/testing/runstest"
 )
 
 // stubCatalog is a catalog.Source over a Static one whose lookups of some

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // TestDirectMethodsMatchSDK sends the same tasks/* and tools/call requests,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/internal/runstest"
+	"github.com/openwop/temporal-mcp/internal/testing/runstest"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )

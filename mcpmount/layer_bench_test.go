@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/internal/runid"
-	"github.com/openwop/temporal-mcp/internal/runstest"
+	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/internal/testing/runstest"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

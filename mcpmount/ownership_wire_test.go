@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

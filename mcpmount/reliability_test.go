@@ -21,7 +21,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

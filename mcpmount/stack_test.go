@@ -10,7 +10,7 @@ import (
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 )
 

@@ -19,8 +19,8 @@ import (
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
-	"github.com/openwop/temporal-mcp/internal/runid"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/openwop/temporal-mcp/internal/openapicheck"
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/internal/testing/openapicheck"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // openAPIChecker is the checker of the embedded document, built once per

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/openwop/temporal-mcp/admission"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -30,7 +30,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -74,7 +74,7 @@ type Options struct {
 	// and its host and origin pass the request gate. When empty they are
 	// built from the address the connection arrived on, never from the
 	// request's Host header. New panics on a BaseURL that is not an
-	// absolute http(s) URL (internal/config checks OPENWOP_PUBLIC_URL).
+	// absolute http(s) URL (internal/app/config checks OPENWOP_PUBLIC_URL).
 	BaseURL string
 	// AllowedHosts and AllowedOrigins are the further Host and Origin
 	// header values the request gate accepts (internal/httpgate, the same

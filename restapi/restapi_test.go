@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/internal/runid"
-	"github.com/openwop/temporal-mcp/internal/runstest"
+	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/internal/testing/runstest"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"

@@ -16,7 +16,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )

@@ -18,11 +18,11 @@ else
   export OPENWOP_CONFORMANCE=1
 fi
 
-# The client matrix (internal/clientmatrix's TestClientMatrix) runs too: real
+# The client matrix (internal/testing/clientmatrix's TestClientMatrix) runs too: real
 # MCP clients (the official TypeScript client with the Tasks extension, the
 # TypeScript SDK v1, the MCP Inspector, the go-sdk) against cmd/server. It
 # needs npm: it installs the clients pinned in
-# internal/clientmatrix/testdata/package-lock.json with npm ci, once, into
+# internal/testing/clientmatrix/testdata/package-lock.json with npm ci, once, into
 # the user cache directory (OPENWOP_CLIENTS_CACHE overrides it).
 # OPENWOP_CLIENTS=0 skips it.
 if [ "${OPENWOP_CLIENTS:-1}" = 0 ]; then
@@ -36,7 +36,7 @@ go vet ./...
 worker_deps=$(go list -deps ./cmd/worker)
 if server_deps=$(grep '^go.temporal.io/server' <<<"$worker_deps"); then
   echo "FAIL: cmd/worker depends on $(wc -l <<<"$server_deps") go.temporal.io/server packages, e.g. $(head -n1 <<<"$server_deps");" >&2
-  echo "      keep internal/devtemporal and internal/app (the embedded Temporal server) out of its imports." >&2
+  echo "      keep internal/app/devtemporal and internal/app (the embedded Temporal server) out of its imports." >&2
   exit 1
 fi
 # Build every test binary in parallel first, then run the packages one at a

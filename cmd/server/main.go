@@ -39,7 +39,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app"
-	"github.com/openwop/temporal-mcp/internal/config"
+	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/restapi"
@@ -55,7 +55,7 @@ func main() {
 	}
 }
 
-// Environment of cmd/server beyond internal/config's.
+// Environment of cmd/server beyond internal/app/config's.
 const (
 	// envMRTRKey is the HMAC key (32 bytes or more) of MRTR requestStates.
 	// Unset: a random key per process.
@@ -173,7 +173,7 @@ type settings struct {
 	mrtrKey   []byte
 }
 
-// loadSettings reads and checks every setting: internal/config's, the API
+// loadSettings reads and checks every setting: internal/app/config's, the API
 // keys, the declared tools and the MRTR key. Its error names the variable.
 func loadSettings() (settings, error) {
 	var st settings

@@ -17,10 +17,10 @@ import (
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/app"
-	"github.com/openwop/temporal-mcp/internal/config"
-	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 )
 
 // mcpMeta is the _meta of a 2026-07-28 request declaring the Tasks

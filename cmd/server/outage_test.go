@@ -18,10 +18,10 @@ import (
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/app"
-	"github.com/openwop/temporal-mcp/internal/config"
+	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
-	"github.com/openwop/temporal-mcp/internal/openapicheck"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/openapicheck"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/restapi"
 	"github.com/openwop/temporal-mcp/workflows"
 )

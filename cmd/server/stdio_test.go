@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/internal/config"
-	"github.com/openwop/temporal-mcp/internal/datadir"
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/app/datadir"
 )
 
 // stdioProc is a cmd/server -stdio process driven over its stdin/stdout.

@@ -5,7 +5,7 @@
 // It connects by the standard Temporal environment (TEMPORAL_ADDRESS,
 // TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE,
 // TEMPORAL_CONFIG_FILE), loaded exactly as cmd/server loads it
-// (internal/config): a Temporal CLI TOML file is read only when
+// (internal/app/config): a Temporal CLI TOML file is read only when
 // TEMPORAL_PROFILE or TEMPORAL_CONFIG_FILE is set. With none set it dials
 // localhost:7233, where `go run ./cmd/server` embeds its Temporal server.
 // An invalid setting is one line on stderr naming the variable, and exit
@@ -28,7 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/config"
+	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"

@@ -4,10 +4,10 @@
 // GET /healthz. The listener has connection limits (Limits: a read timeout
 // for requests, an idle timeout, a bound on open connections) that never
 // cut a long response. The configuration, the logger and the Temporal dial are
-// internal/config's, which cmd/worker shares; this package is the part that
+// internal/app/config's, which cmd/worker shares; this package is the part that
 // embeds the Temporal server and so stays out of the worker binary.
 //
-// The embedded server's data directory is locked (internal/datadir): a
+// The embedded server's data directory is locked (internal/app/datadir): a
 // second process on it fails naming the holder, or, with
 // Config.ShareDataDir (cmd/server -stdio), uses the holder's server and
 // runs the server itself once the holder exits. Two processes never open
@@ -35,9 +35,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/internal/config"
-	"github.com/openwop/temporal-mcp/internal/datadir"
-	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/app/datadir"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
@@ -299,7 +299,7 @@ func (a *App) TookOver() <-chan struct{} { return a.tookOver }
 const holderWait = 10 * time.Second
 
 // connect starts the embedded server (unless remote) and dials the client.
-// The data directory is locked first (internal/datadir): when another
+// The data directory is locked first (internal/app/datadir): when another
 // process holds it, this one uses that process's server with
 // cfg.ShareDataDir, and fails naming it otherwise.
 func (a *App) connect(ctx context.Context, cfg config.Config) error {

@@ -15,9 +15,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/app"
-	"github.com/openwop/temporal-mcp/internal/config"
-	"github.com/openwop/temporal-mcp/internal/datadir"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/app/datadir"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 )
 
 // TestSharedDataDir: the first process on a data directory runs the

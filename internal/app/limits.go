@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/internal/config"
+	"github.com/openwop/temporal-mcp/internal/app/config"
 )
 
 // HeaderTimeout bounds the arrival of a request's headers (from the

@@ -18,9 +18,9 @@ import (
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app"
-	"github.com/openwop/temporal-mcp/internal/config"
-	"github.com/openwop/temporal-mcp/internal/runstest"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/testing/runstest"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/restapi"
 	"github.com/openwop/temporal-mcp/runs"

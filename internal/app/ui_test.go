@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/app"
-	"github.com/openwop/temporal-mcp/internal/config"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 )
 
 // TestUIPortZeroIsAnyFreePort: OPENWOP_UI_PORT=0 serves the embedded Web

@@ -43,8 +43,8 @@ import (
 
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
-	"github.com/openwop/temporal-mcp/internal/runid"
-	"github.com/openwop/temporal-mcp/internal/testenv"
+	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )

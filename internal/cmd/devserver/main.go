@@ -1,5 +1,5 @@
 // Command devserver runs the embedded Temporal dev server
-// (internal/devtemporal) as a process of its own, persisted in a SQLite
+// (internal/app/devtemporal) as a process of its own, persisted in a SQLite
 // file so that it survives a restart, kill -9 included. With cmd/worker and
 // cmd/server (TEMPORAL_ADDRESS set, OPENWOP_WORKER=off) it makes the split
 // deployment of three processes that internal/cmd/loadtest kills and
@@ -19,7 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 )
 
 func main() {

@@ -48,7 +48,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

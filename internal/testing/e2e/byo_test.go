@@ -18,10 +18,10 @@ import (
 	"time"
 )
 
-// moduleRoot is the repository root (this package is internal/e2e).
+// moduleRoot is the repository root (this package is internal/testing/e2e).
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

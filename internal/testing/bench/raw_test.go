@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
 )
 

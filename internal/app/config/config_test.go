@@ -135,7 +135,7 @@ func TestDepsWorkerHasNoTemporalServer(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command in PATH")
 	}
-	for _, pkg := range []string{"github.com/openwop/temporal-mcp/cmd/worker", "github.com/openwop/temporal-mcp/internal/config"} {
+	for _, pkg := range []string{"github.com/openwop/temporal-mcp/cmd/worker", "github.com/openwop/temporal-mcp/internal/app/config"} {
 		out, err := exec.Command(gobin, "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
@@ -147,7 +147,7 @@ func TestDepsWorkerHasNoTemporalServer(t *testing.T) {
 			}
 		}
 		if len(server) > 0 {
-			t.Errorf("%s depends on %d go.temporal.io/server packages (e.g. %s); keep the embedded server out of it (only cmd/server may use internal/devtemporal)",
+			t.Errorf("%s depends on %d go.temporal.io/server packages (e.g. %s); keep the embedded server out of it (only cmd/server may use internal/app/devtemporal)",
 				pkg, len(server), server[0])
 		}
 	}

@@ -14,7 +14,7 @@
 //
 // It is a benchmark, not a test: nothing here asserts a timing. Run it with
 //
-//	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./internal/bench
+//	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./internal/testing/bench
 //
 // It prints one table with the median and p90 of each side, their ratios,
 // the Temporal calls each side made, and PASS or MISS against the issue's

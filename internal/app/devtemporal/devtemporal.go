@@ -43,7 +43,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	appconfig "github.com/openwop/temporal-mcp/internal/config"
+	appconfig "github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -440,6 +440,6 @@ func (s *Server) waitReady(ctx context.Context, searchAttributes bool) error {
 	return s.stopForcedRefresh(ctx, c)
 }
 
-// SDKLogger is the shared internal/config.SDKLogger: a zap logger adapted to the Temporal
+// SDKLogger is the shared internal/app/config.SDKLogger: a zap logger adapted to the Temporal
 // SDK's logger interface.
 func SDKLogger(zl *zap.Logger) sdklog.Logger { return appconfig.SDKLogger(zl) }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/internal/datadir"
+	"github.com/openwop/temporal-mcp/internal/app/datadir"
 )
 
 // held asserts that err is a *HeldError and returns it.

@@ -5,7 +5,7 @@
 //
 // It must not depend on the Temporal server (go.temporal.io/server): the
 // worker binary is built from it, and only cmd/server embeds a Temporal
-// server (internal/app, internal/devtemporal).
+// server (internal/app, internal/app/devtemporal).
 package config
 
 import (

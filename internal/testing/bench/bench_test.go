@@ -15,8 +15,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/openwop/temporal-mcp/internal/devtemporal"
-	"github.com/openwop/temporal-mcp/internal/runid"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )

@@ -394,7 +394,7 @@ func installClients(t *testing.T) string {
 // returns the base URL once /healthz answers 200.
 func startServer(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"

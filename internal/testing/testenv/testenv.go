@@ -31,7 +31,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 )
 
 // LogLevelEnv names the environment variable that sets the log level of

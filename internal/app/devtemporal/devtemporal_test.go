@@ -24,7 +24,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/internal/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )

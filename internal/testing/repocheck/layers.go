@@ -1,0 +1,87 @@
+package repocheck
+
+import "strings"
+
+// Layer is a package's place in the module, lowest first. A package may
+// import packages of its own layer or lower ones, never higher ones.
+type Layer int
+
+// The layers of the module, from the contract up to the commands.
+const (
+	// LayerContract is what mount and workflows share: signals and the
+	// run-id grammar.
+	LayerContract Layer = iota
+	// LayerLibrary holds leaf libraries that know no tool or run:
+	// telemetry, admission, the HTTP gate, request state and ownership.
+	LayerLibrary
+	// LayerDomain holds the concepts tools and runs are made of: auth,
+	// the catalog, the activity-side library.
+	LayerDomain
+	// LayerService holds the author library (workflows) and the run
+	// service (runs).
+	LayerService
+	// LayerEdge holds the protocol edges: the MCP mount and the REST API.
+	LayerEdge
+	// LayerAssembly wires processes together (internal/app) and holds the
+	// example tools.
+	LayerAssembly
+	// LayerCommand holds the commands and the test-only packages.
+	LayerCommand
+)
+
+// layers maps a package path relative to the module (or a prefix ending in
+// "/") to its layer; the longest match wins.
+var layers = map[string]Layer{
+	"signals":               LayerContract,
+	"signals/":              LayerContract,
+	"telemetry":             LayerLibrary,
+	"telemetry/":            LayerLibrary,
+	"admission":             LayerLibrary,
+	"internal/httpgate":     LayerLibrary,
+	"mcpmount/ownership":    LayerLibrary,
+	"mcpmount/requeststate": LayerLibrary,
+	"auth":                  LayerDomain,
+	"catalog":               LayerDomain,
+	"activities":            LayerDomain,
+	"workflows":             LayerService,
+	"runs":                  LayerService,
+	"mcpmount":              LayerEdge,
+	"restapi":               LayerEdge,
+	"internal/app":          LayerAssembly,
+	"internal/app/":         LayerAssembly,
+	"internal/exampletools": LayerAssembly,
+	"examples/":             LayerAssembly,
+	"cmd/":                  LayerCommand,
+	"internal/cmd/":         LayerCommand,
+	"internal/testing/":     LayerCommand,
+}
+
+// publicMayImport lists the internal packages a public package may import:
+// leaf libraries that are no part of any contract.
+var publicMayImport = map[string]bool{
+	"internal/httpgate": true,
+}
+
+// layerOf returns the layer of the package at rel (a path relative to the
+// module) and whether one is assigned.
+func layerOf(rel string) (Layer, bool) {
+	best, found, bestLen := Layer(0), false, -1
+	for key, l := range layers {
+		match := rel == key || (strings.HasSuffix(key, "/") && strings.HasPrefix(rel, key))
+		if match && len(key) > bestLen {
+			best, found, bestLen = l, true, len(key)
+		}
+	}
+	return best, found
+}
+
+// isInternal reports whether rel is an internal package of the module.
+func isInternal(rel string) bool {
+	return rel == "internal" || strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/")
+}
+
+// isPublic reports whether rel is a package another module may import and
+// that is a library (not a command).
+func isPublic(rel string) bool {
+	return !isInternal(rel) && !strings.HasPrefix(rel, "cmd/")
+}
