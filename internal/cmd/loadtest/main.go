@@ -48,8 +48,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 func main() {
@@ -81,8 +81,49 @@ func run(o options) error {
 		o.dir = d
 	}
 	fmt.Println("work directory:", o.dir)
+	if err := prepare(o.dir); err != nil {
+		return err
+	}
+	d, err := newDeployment(o.dir)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	for _, name := range []string{"temporal", "worker", "server"} {
+		if err := d.start(name); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("three processes ready: Temporal %s, server %s; %d clients for %s\n", d.temporalAddr, d.base, o.clients, o.duration)
+
+	st := &stats{}
+	loadEnd := time.Now().Add(o.duration)
+	drainEnd := loadEnd.Add(o.drain)
+	var wg sync.WaitGroup
+	clients := make([]*mcpClient, o.clients)
+	for i := range clients {
+		c := &mcpClient{url: d.base + "/mcp", st: st, idx: i, drainEnd: drainEnd}
+		clients[i] = c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.loop(loadEnd)
+		}()
+	}
+	if err := d.killInTurn(o.kills, loadEnd, o.duration); err != nil {
+		return err
+	}
+	wg.Wait()
+	fmt.Printf("%s load done; auditing\n", time.Now().Format(time.TimeOnly))
+	return audit(d.temporalAddr, clients, st)
+}
+
+// prepare builds the three binaries into dir (once) and removes the
+// database and logs of an earlier run: the audit counts every run in
+// Temporal.
+func prepare(dir string) error {
 	for _, b := range [][2]string{{"devserver", "./internal/cmd/devserver"}, {"worker", "./cmd/worker"}, {"server", "./cmd/server"}} {
-		out := filepath.Join(o.dir, b[0])
+		out := filepath.Join(dir, b[0])
 		if _, err := os.Stat(out); err == nil {
 			continue
 		}
@@ -93,97 +134,95 @@ func run(o options) error {
 			return fmt.Errorf("build %s: %w", b[1], err)
 		}
 	}
-	// A fresh database and logs: the audit counts every run in Temporal.
 	for _, f := range []string{"temporal.db", "temporal.db-wal", "temporal.db-shm", "temporal.log", "worker.log", "server.log"} {
-		if err := os.Remove(filepath.Join(o.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
+	return nil
+}
+
+// deployment is the processes of one load test (Temporal, a worker, a
+// mount-only server) and how to tell each is ready.
+type deployment struct {
+	temporalAddr, base string
+	procs              map[string]*proc
+	ready              map[string]func(context.Context) error
+}
+
+// newDeployment lays out the processes on free loopback ports; none runs
+// yet.
+func newDeployment(dir string) (*deployment, error) {
 	tport, err := freePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hport, err := freePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	temporalAddr := fmt.Sprintf("127.0.0.1:%d", tport)
-	base := fmt.Sprintf("http://127.0.0.1:%d", hport)
-	remote := []string{"TEMPORAL_ADDRESS=" + temporalAddr, "OPENWOP_FIXTURES=on", "OPENWOP_DATA_DIR=" + o.dir, "OPENWOP_LOG_LEVEL=warn"}
-	procs := map[string]*proc{
-		"temporal": {name: "temporal", dir: o.dir, bin: filepath.Join(o.dir, "devserver"),
-			args: []string{"-db", filepath.Join(o.dir, "temporal.db"), "-port", strconv.Itoa(tport)}},
-		"worker": {name: "worker", dir: o.dir, bin: filepath.Join(o.dir, "worker"), env: remote},
-		"server": {name: "server", dir: o.dir, bin: filepath.Join(o.dir, "server"),
+	d := &deployment{temporalAddr: fmt.Sprintf("127.0.0.1:%d", tport), base: fmt.Sprintf("http://127.0.0.1:%d", hport)}
+	remote := []string{"TEMPORAL_ADDRESS=" + d.temporalAddr, "OPENWOP_FIXTURES=on", "OPENWOP_DATA_DIR=" + dir, "OPENWOP_LOG_LEVEL=warn"}
+	d.procs = map[string]*proc{
+		"temporal": {name: "temporal", dir: dir, bin: filepath.Join(dir, "devserver"),
+			args: []string{"-db", filepath.Join(dir, "temporal.db"), "-port", strconv.Itoa(tport)}},
+		"worker": {name: "worker", dir: dir, bin: filepath.Join(dir, "worker"), env: remote},
+		"server": {name: "server", dir: dir, bin: filepath.Join(dir, "server"),
 			env: append([]string{"OPENWOP_WORKER=off", "OPENWOP_HTTP_ADDR=127.0.0.1:" + strconv.Itoa(hport)}, remote...)},
 	}
-	defer func() {
-		for _, p := range procs {
-			p.stop()
-		}
-	}()
-	ready := map[string]func(context.Context) error{
-		"temporal": func(ctx context.Context) error { return temporalReady(ctx, temporalAddr) },
+	d.ready = map[string]func(context.Context) error{
+		"temporal": func(ctx context.Context) error { return temporalReady(ctx, d.temporalAddr) },
 		"worker":   func(ctx context.Context) error { return nil }, // the server's readiness covers it
-		"server":   func(ctx context.Context) error { return serverReady(ctx, base) },
+		"server":   func(ctx context.Context) error { return serverReady(ctx, d.base) },
 	}
-	for _, name := range []string{"temporal", "worker", "server"} {
-		if err := procs[name].start(); err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		err := ready[name](ctx)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s not ready: %w (see %s)", name, err, procs[name].logFile())
-		}
-	}
-	fmt.Printf("three processes ready: Temporal %s, server %s; %d clients for %s\n", temporalAddr, base, o.clients, o.duration)
+	return d, nil
+}
 
-	st := &stats{}
-	loadEnd := time.Now().Add(o.duration)
-	drainEnd := loadEnd.Add(o.drain)
-	var wg sync.WaitGroup
-	clients := make([]*mcpClient, o.clients)
-	for i := range clients {
-		c := &mcpClient{url: base + "/mcp", st: st, idx: i, drainEnd: drainEnd}
-		clients[i] = c
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.loop(loadEnd)
-		}()
+// start starts the named process and waits until it is ready.
+func (d *deployment) start(name string) error {
+	p := d.procs[name]
+	if err := p.start(); err != nil {
+		return err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := d.ready[name](ctx); err != nil {
+		return fmt.Errorf("%s not ready: %w (see %s)", name, err, p.logFile())
+	}
+	return nil
+}
 
-	// The kills, spread over the load phase.
-	var kills []string
-	if o.kills != "" {
-		kills = strings.Split(o.kills, ",")
+// stop stops every process.
+func (d *deployment) stop() {
+	for _, p := range d.procs {
+		p.stop()
 	}
-	for i, name := range kills {
-		p, ok := procs[name]
+}
+
+// killInTurn kills -9 the processes named in kills (comma-separated), one
+// at a time spread over the load phase that ends at loadEnd, and restarts
+// each.
+func (d *deployment) killInTurn(kills string, loadEnd time.Time, duration time.Duration) error {
+	if kills == "" {
+		return nil
+	}
+	names := strings.Split(kills, ",")
+	for i, name := range names {
+		p, ok := d.procs[name]
 		if !ok {
 			return fmt.Errorf("-kill: unknown process %q (server, worker, temporal)", name)
 		}
-		at := time.Duration(i+1) * o.duration / time.Duration(len(kills)+1)
-		time.Sleep(time.Until(loadEnd.Add(-o.duration + at)))
+		at := time.Duration(i+1) * duration / time.Duration(len(names)+1)
+		time.Sleep(time.Until(loadEnd.Add(-duration + at)))
 		fmt.Printf("%s kill -9 %s (pid %d)\n", time.Now().Format(time.TimeOnly), name, p.pid())
 		p.kill()
 		time.Sleep(time.Second)
-		if err := p.start(); err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		err := ready[name](ctx)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s not ready after restart: %w", name, err)
+		if err := d.start(name); err != nil {
+			return fmt.Errorf("after restart: %w", err)
 		}
 		fmt.Printf("%s %s restarted\n", time.Now().Format(time.TimeOnly), name)
 	}
-	wg.Wait()
-	fmt.Printf("%s load done; auditing\n", time.Now().Format(time.TimeOnly))
-	return audit(temporalAddr, clients, st)
+	return nil
 }
 
 // proc is one process of the deployment.
@@ -542,12 +581,38 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 		intents += cl.intents
 		unfinished += cl.unfinished
 	}
-	// Visibility follows a run's close a moment later: list again while a
-	// run a client saw finish still reads running (for at most a minute).
-	var all map[string]enumspb.WorkflowExecutionStatus
+	all, err := settledRuns(ctx, c, clients)
+	if err != nil {
+		return err
+	}
+	f := compare(ctx, c, held, all)
+	fmt.Printf("lifecycles started %d, unfinished %d; runs held by clients %d, workflows in Temporal %d (cancelled, held by no client: %d)\n",
+		intents, unfinished, len(held), len(all), f.cancelledUnheld)
+	fivexx := st.report()
+	fmt.Printf("lost %d, duplicated %d, orphaned %d, 5xx %d\n", len(f.lost), len(f.duplicated), len(f.orphaned), fivexx)
+	for _, l := range [][]string{f.lost, f.duplicated, f.orphaned} {
+		for i, x := range l {
+			if i == 10 {
+				fmt.Printf("  ... %d more\n", len(l)-10)
+				break
+			}
+			fmt.Println("  ", x)
+		}
+	}
+	if len(f.lost)+len(f.duplicated)+len(f.orphaned)+fivexx+unfinished > 0 {
+		return errors.New("targets missed")
+	}
+	return nil
+}
+
+// settledRuns lists every run with its status. Visibility follows a run's
+// close a moment later: it lists again while a run a client saw finish
+// still reads running (for at most a minute).
+func settledRuns(ctx context.Context, c client.Client, clients []*mcpClient) (map[string]enumspb.WorkflowExecutionStatus, error) {
 	for settle := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
-		if all, err = listRuns(ctx, c); err != nil {
-			return err
+		all, err := listRuns(ctx, c)
+		if err != nil {
+			return nil, err
 		}
 		behind := 0
 		for _, cl := range clients {
@@ -558,30 +623,43 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 			}
 		}
 		if behind == 0 || time.Now().After(settle) {
-			break
+			return all, nil
 		}
 	}
-	var lost, orphaned []string
+}
+
+// findings is what the audit found wrong.
+type findings struct {
+	lost, duplicated, orphaned []string
+	cancelledUnheld            int
+}
+
+// compare holds the runs the clients hold (run id -> intent) against every
+// run in Temporal: a held run missing or still running is lost, a run no
+// client holds is orphaned unless it was cancelled (its request was
+// dropped), and an intent served by more than one completed run is
+// duplicated.
+func compare(ctx context.Context, c client.Client, held map[string]string, all map[string]enumspb.WorkflowExecutionStatus) findings {
+	var f findings
 	completedBy := map[string]int{} // intent -> completed runs
 	for id, in := range held {
 		status, ok := all[id]
 		switch {
 		case !ok:
-			lost = append(lost, id+" (missing)")
+			f.lost = append(f.lost, id+" (missing)")
 		case status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			lost = append(lost, id+" (still running)")
+			f.lost = append(f.lost, id+" (still running)")
 		case status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 			completedBy[in]++
 		}
 	}
-	cancelledUnheld := 0
 	for id, status := range all {
 		if _, ok := held[id]; ok {
 			continue
 		}
 		switch status {
 		case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-			cancelledUnheld++
+			f.cancelledUnheld++
 			continue
 		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 			// Which intent did it serve?
@@ -593,15 +671,19 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 				}
 			}
 		}
-		orphaned = append(orphaned, id+" ("+status.String()+")")
+		f.orphaned = append(f.orphaned, id+" ("+status.String()+")")
 	}
-	var duplicated []string
 	for in, n := range completedBy {
 		if n > 1 {
-			duplicated = append(duplicated, fmt.Sprintf("%s x%d", in, n))
+			f.duplicated = append(f.duplicated, fmt.Sprintf("%s x%d", in, n))
 		}
 	}
+	return f
+}
 
+// report prints the request statistics and returns the number of 5xx
+// answers.
+func (st *stats) report() (fivexx int) {
 	st.mu.Lock()
 	lat := slices.Clone(st.latencies)
 	codes := st.status
@@ -613,48 +695,34 @@ func audit(addr string, clients []*mcpClient, st *stats) error {
 	}
 	st.mu.Unlock()
 	slices.Sort(lat)
-	pctOf := func(lat []time.Duration, p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(time.Millisecond)
-	}
-	pct := func(p float64) time.Duration { return pctOf(lat, p) }
 	var methods []string
 	for m, l := range perMethod {
 		slices.Sort(l)
-		methods = append(methods, fmt.Sprintf("%s p50 %s p99 %s", m, pctOf(l, 0.5), pctOf(l, 0.99)))
+		methods = append(methods, fmt.Sprintf("%s p50 %s p99 %s", m, percentile(l, 0.5), percentile(l, 0.99)))
 	}
 	slices.Sort(methods)
-	fivexx := 0
 	for code, n := range codes {
 		if code >= 500 {
 			fivexx += n
 		}
 	}
-	fmt.Printf("lifecycles started %d, unfinished %d; runs held by clients %d, workflows in Temporal %d (cancelled, held by no client: %d)\n",
-		intents, unfinished, len(held), len(all), cancelledUnheld)
 	fmt.Printf("requests %d: HTTP statuses %v, transport errors %d, 503 overloaded %d; latency p50 %s p99 %s\n",
-		len(lat)+fivexx, codes, transport, overload, pct(0.50).Round(time.Millisecond), pct(0.99).Round(time.Millisecond))
+		len(lat)+fivexx, codes, transport, overload, percentile(lat, 0.50), percentile(lat, 0.99))
 	fmt.Printf("latency by method: %s\n", strings.Join(methods, "; "))
 	fmt.Printf("answers by method and HTTP status (0: none, the connection failed): %v\n", byMethod)
 	for k, v := range samples {
 		fmt.Printf("  first %s answer: %.300s\n", k, v)
 	}
-	fmt.Printf("lost %d, duplicated %d, orphaned %d, 5xx %d\n", len(lost), len(duplicated), len(orphaned), fivexx)
-	for _, l := range [][]string{lost, duplicated, orphaned} {
-		for i, x := range l {
-			if i == 10 {
-				fmt.Printf("  ... %d more\n", len(l)-10)
-				break
-			}
-			fmt.Println("  ", x)
-		}
+	return fivexx
+}
+
+// percentile returns the p-th percentile of the sorted latencies,
+// rounded to the millisecond (0 for none).
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
 	}
-	if len(lost)+len(duplicated)+len(orphaned)+fivexx+unfinished > 0 {
-		return errors.New("targets missed")
-	}
-	return nil
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))].Round(time.Millisecond)
 }
 
 // listRuns lists every run of the development-mode tenant (the catalog's
