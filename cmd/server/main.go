@@ -11,7 +11,7 @@
 // published (its own in-process worker included) plus the tools declared in
 // OPENWOP_TOOLS_FILE. Every setting is checked before anything starts: an
 // invalid one is one line on stderr naming the variable, and exit status 1.
-// Run with -h for the flags and variables; the README
+// Run with -h for the flags and variables; docs/configuration.md
 // describes them all.
 package main
 

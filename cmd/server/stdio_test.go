@@ -248,8 +248,8 @@ func TestTwoStdioServers(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// Until the worker polls the new server again (seconds), the catalog
-	// sees no live worker and the tool is not served: the README's "calls
-	// made during that switch may fail and can be retried".
+	// sees no live worker and the tool is not served: docs/operations.md's
+	// "calls made during that switch may fail and can be retried".
 	for {
 		err := sharer.call()
 		if err == nil {

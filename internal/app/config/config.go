@@ -30,7 +30,7 @@ import (
 // Environment variables read by LoadConfig. The Temporal connection
 // variables (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 // TEMPORAL_TLS_*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE, ...) are read by
-// the Temporal SDK's envconfig package; see the README.
+// the Temporal SDK's envconfig package; see docs/configuration.md.
 const (
 	// EnvHTTPAddr is the HTTP listen address (default 127.0.0.1:8080).
 	EnvHTTPAddr = "OPENWOP_HTTP_ADDR"

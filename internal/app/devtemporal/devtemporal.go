@@ -9,7 +9,7 @@
 //
 // It is a development and test server. Production deployments point the
 // adapter at a real Temporal cluster or Temporal Cloud instead (see
-// docker-compose.yml and the README).
+// docker-compose.yml and docs/operations.md).
 package devtemporal
 
 import (

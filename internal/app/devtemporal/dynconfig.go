@@ -22,7 +22,7 @@ import (
 // out of the cache is read back from SQLite on its next request, which
 // costs a fraction of a millisecond; a cached one costs memory for as long
 // as it stays open. 2,000 keeps the cache of a server with 10,000 open
-// tasks to a few tens of MB (see the Performance section of the README).
+// tasks to a few tens of MB (see docs/performance.md).
 const HistoryCacheSize = 2000
 
 // settleTimeout bounds the wait for the namespace registry to see search
