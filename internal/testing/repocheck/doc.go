@@ -1,8 +1,14 @@
 // Package repocheck holds tests of the repository as a whole rather than of
 // one package: what may be tracked (source, docs and small fixtures, never
-// a built binary or a file over 2 MiB) and how the packages are layered
-// (no import from a lower layer into a higher one, none from a public
-// package into internal/ but the leaf libraries named in layers.go).
+// a built binary or a file over 2 MiB); how the packages are layered (no
+// import from a lower layer into a higher one, none from a public package
+// into internal/ but the leaf libraries named in layers.go); how long a
+// production function may be; and that the documentation holds (README.md
+// stays a front door whose Go code is the code of an example the
+// end-to-end tests build, its other blocks parse or name paths that exist,
+// and every relative link of README.md and docs/, and every page the code
+// names, exists).
 //
-// It has no API; docs/architecture.md describes the layers it enforces.
+// It has no API; docs/architecture.md describes the layers it enforces and
+// docs/testing.md the checks.
 package repocheck

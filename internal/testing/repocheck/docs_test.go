@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -268,6 +269,41 @@ func TestArchitectureNamesLayers(t *testing.T) {
 		name := strings.TrimSuffix(key, "/")
 		if !strings.Contains(string(src), "`"+name+"`") && !strings.Contains(string(src), "`"+name+"/") {
 			t.Errorf("docs/architecture.md does not name %s (layers.go has it): describe it in the layer table", name)
+		}
+	}
+}
+
+// docRefRE finds a reference to a page of the documentation in a source
+// file: docs/<page>.md (or .json), or a README.md with its directory.
+var docRefRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./-])((?:[A-Za-z0-9_-]+/)*(?:docs/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(?:md|json)|[A-Za-z0-9_-]+/README\.md))`)
+
+// TestDocReferencesInCode fails when a comment or string of a tracked Go,
+// shell or YAML file names a documentation page that does not exist: a
+// page moved and the code still sends its reader there.
+func TestDocReferencesInCode(t *testing.T) {
+	root := repoRoot(t)
+	cmd := exec.Command("git", "ls-files", "-z", "*.go", "*.sh", "*.yml", "*.yaml", "Dockerfile")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		src, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			for _, m := range docRefRE.FindAllStringSubmatch(line, -1) {
+				ref := m[1]
+				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(ref))); err == nil {
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(root, filepath.Dir(name), filepath.FromSlash(ref))); err == nil {
+					continue // relative to the file, as ../docs/openapi.json
+				}
+				t.Errorf("%s:%d: names %s, which does not exist", name, i+1, ref)
+			}
 		}
 	}
 }
