@@ -5,8 +5,8 @@
 // into internal/ but the leaf libraries named in layers.go); how long a
 // production function may be; and that the documentation holds (README.md
 // stays a front door whose Go code is the code of an example the
-// end-to-end tests build, its other blocks parse or name paths that exist,
-// and every relative link of README.md and docs/, and every page the code
+// end-to-end tests build, its other blocks parse, and every path, relative
+// link and heading that README.md and docs/ name, and every page the code
 // names, exists).
 //
 // It has no API; docs/architecture.md describes the layers it enforces and

@@ -307,3 +307,66 @@ func TestDocReferencesInCode(t *testing.T) {
 		}
 	}
 }
+
+var (
+	// spanRE finds the code spans of a line of prose.
+	spanRE = regexp.MustCompile("`([^`]+)`")
+	// pathTokenRE finds a path in a code span: a/b, ./a/b, a/b.go:12.
+	pathTokenRE = regexp.MustCompile(`(?:^|[\s(=,])(?:\./)?([A-Za-z0-9_-]+/[A-Za-z0-9_./-]*[A-Za-z0-9_])(?::[0-9]+(?:-[0-9]+)?)?`)
+	// selectorRE is a Go selector after a package path: export.New.
+	selectorRE = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*$`)
+)
+
+// trackedTopDirs returns the top-level directories git tracks files in.
+func trackedTopDirs(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	cmd := exec.Command("git", "ls-files", "-z")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	top := map[string]bool{}
+	for _, name := range strings.Split(string(out), "\x00") {
+		if dir, _, ok := strings.Cut(name, "/"); ok {
+			top[dir] = true
+		}
+	}
+	return top
+}
+
+// TestDocPaths fails when a code span of README.md or docs/ names a path
+// of the repository (its first element a tracked top-level directory)
+// that does not exist: a package or file moved and the page still sends
+// its reader to the old place. A path with a placeholder (<set>, …) and a
+// Go selector after a package path (telemetry/export.New) are understood.
+func TestDocPaths(t *testing.T) {
+	root := repoRoot(t)
+	top := trackedTopDirs(t, root)
+	for _, file := range docFiles(t, root) {
+		for _, l := range readMarkdown(t, root, file).prose {
+			for _, span := range spanRE.FindAllStringSubmatch(l.text, -1) {
+				if strings.ContainsAny(span[1], "<>…*{}[]") {
+					continue
+				}
+				for _, m := range pathTokenRE.FindAllStringSubmatch(span[1], -1) {
+					p := m[1]
+					if !top[strings.Split(p, "/")[0]] || pathExists(root, p) {
+						continue
+					}
+					if sel := selectorRE.FindStringIndex(p); sel != nil && pathExists(root, p[:sel[0]]) {
+						continue
+					}
+					t.Errorf("%s:%d: `%s` names %s, which does not exist", file, l.n, span[1], p)
+				}
+			}
+		}
+	}
+}
+
+// pathExists reports whether rel (slash-separated, relative to root)
+// exists.
+func pathExists(root, rel string) bool {
+	_, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+	return err == nil
+}
