@@ -32,17 +32,17 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // startCounter is the real run service, counting the runs the mount asks
 // it to start (the calls, whether or not they succeed).
 type startCounter struct {
-	mcpmount.Runs
+	runs.Backend
 	mu    sync.Mutex
 	calls int
 }
@@ -51,7 +51,7 @@ func (c *startCounter) Start(ctx context.Context, req runs.StartRequest) (signal
 	c.mu.Lock()
 	c.calls++
 	c.mu.Unlock()
-	return c.Runs.Start(ctx, req)
+	return c.Backend.Start(ctx, req)
 }
 
 func (c *startCounter) count() int {
@@ -64,7 +64,7 @@ func (c *startCounter) count() int {
 // returns the URL of its /mcp endpoint and its run service.
 func serveMount(t *testing.T, env *testenv.Env, source catalog.Source) (string, *startCounter) {
 	t.Helper()
-	svc := &startCounter{Runs: runs.New(env.Client, env.Logger, runs.Options{Namespace: env.Namespace})}
+	svc := &startCounter{Backend: runs.New(env.Client, env.Logger, runs.Options{Namespace: env.Namespace})}
 	m, err := mcpmount.New(mcpmount.Options{
 		Runs:         svc,
 		Catalog:      source,

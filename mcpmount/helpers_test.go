@@ -16,8 +16,8 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// The fake run service of the protocol tests is a Runs.
-var _ Runs = (*runstest.Fake)(nil)
+// The fake run service of the protocol tests is a runs.Backend.
+var _ runs.Backend = (*runstest.Fake)(nil)
 
 // testCatalog is a small catalog covering every task support level, a
 // pre-run input and a tenant-scoped tool.

@@ -23,14 +23,14 @@ import (
 // awaitCounter counts the Await calls in flight (each a Temporal history
 // long poll of the real run service), so a test can see them end.
 type awaitCounter struct {
-	Runs
+	runs.Backend
 	active atomic.Int64
 }
 
 func (a *awaitCounter) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
 	a.active.Add(1)
 	defer a.active.Add(-1)
-	return a.Runs.Await(ctx, caller, runID, done)
+	return a.Backend.Await(ctx, caller, runID, done)
 }
 
 // listenStream is the client end of a subscriptions/listen SSE response.
@@ -101,7 +101,7 @@ func TestListen(t *testing.T) {
 	s := newStackWith(t, keysFor(t, "ka=acme:alice,kb=globex:bob"), "", func(o *Options) func(*Mount) {
 		env := testenv.Temporal(t)
 		late = testenv.UniqueTaskQueue(t)
-		counter = &awaitCounter{Runs: runs.New(env.Client, env.Logger, runs.Options{TaskQueue: late, Namespace: env.Namespace})}
+		counter = &awaitCounter{Backend: runs.New(env.Client, env.Logger, runs.Options{TaskQueue: late, Namespace: env.Namespace})}
 		o.Runs = counter
 		o.KeepAlive = 50 * time.Millisecond
 		return nil

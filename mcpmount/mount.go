@@ -1,7 +1,8 @@
 // Package mcpmount serves the tool registry to MCP clients: MCP 2026-07-28
 // over stateless streamable HTTP with the Tasks extension
 // (io.modelcontextprotocol/tasks, revision 2026-07-28), where a task is a
-// run and every task operation is a run operation of Runs.
+// run and every task operation is a run operation of the run service
+// (runs.Backend).
 //
 // The go-sdk's stateless StreamableHTTPHandler does the JSON-RPC transport
 // and server/discover (the hot methods, tools/call and tasks/*, with a JSON
@@ -43,41 +44,10 @@ import (
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
-// Runs is the run service the mount needs; *runs.Service implements it.
-// Every method but Start takes the caller, which comes from the request's
-// credential.
-type Runs interface {
-	// Start starts a run and returns once its workflow exists (an
-	// immediate Get resolves).
-	Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error)
-	// Get answers getRun (a query; it never changes the run).
-	Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)
-	// Resolve resolves one open interrupt and returns after the run applied
-	// it.
-	Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error)
-	// Cancel requests cancellation of the run with a reason.
-	Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error)
-	// Await blocks until done holds for the run's snapshot or the run is
-	// terminal. done sees every snapshot the run reads as it moves, in
-	// order (the run's history followed by long poll).
-	Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error)
-	// List lists the caller's tenant's runs from visibility, a page at a
-	// time (runs.ErrBadCursor for a cursor it did not issue).
-	List(ctx context.Context, caller signals.Subject, req runs.ListRequest) (runs.ListPage, error)
-}
-
-// releaser is implemented by a Runs that journals the runs not yet handed
-// to their callers (*runs.Service with runs.Options.Journal): the mount
-// releases each run it started once the response that names it was
-// delivered or the run cancelled.
-type releaser interface {
-	Release(runID string)
-}
-
 // Options configure a Mount.
 type Options struct {
 	// Runs starts and operates runs. Required.
-	Runs Runs
+	Runs runs.Backend
 	// Catalog is where tools come from: catalog.Live for the tools live
 	// workers published, catalog.Static for a fixed list. Required.
 	Catalog catalog.Source
@@ -166,7 +136,6 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultCacheTTL        = 5 * time.Second
-	DefaultMRTRMaxRounds   = 8
 	DefaultMRTRStateTTL    = 15 * time.Minute
 	DefaultMaxBlockingWait = 5 * time.Minute
 	DefaultKeepAlive       = 15 * time.Second
@@ -176,7 +145,7 @@ const (
 
 // Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
 type Mount struct {
-	runs         Runs
+	runs         runs.Backend
 	authenticate auth.Authenticator
 	log          *zap.Logger
 	catalog      catalog.Source
@@ -263,7 +232,7 @@ func New(opts Options) (*Mount, error) {
 		m.tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
 	}
 	if opts.MRTRMaxRounds == 0 {
-		opts.MRTRMaxRounds = DefaultMRTRMaxRounds
+		opts.MRTRMaxRounds = signals.DefaultMRTRMaxRounds
 	}
 	if opts.MRTRMaxRounds < 1 || opts.MRTRMaxRounds > 16 {
 		return nil, fmt.Errorf("mcpmount: Options.MRTRMaxRounds %d is outside 1..16", opts.MRTRMaxRounds)
@@ -311,9 +280,7 @@ func New(opts Options) (*Mount, error) {
 		}
 		return err
 	}, m.log)
-	if r, ok := m.runs.(releaser); ok {
-		m.tracker.OnRelease(r.Release)
-	}
+	m.tracker.OnRelease(m.runs.Release)
 	gate, err := httpgate.New(httpgate.Options{
 		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
 	})

@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
@@ -195,28 +195,14 @@ func (m *Mount) annotate(ctx context.Context, runID, tool string) {
 	}
 }
 
-// RunTraces is implemented by a Runs that remembers the trace context each
-// run was started in (runs.Service). When tracing is on, the span of a
-// tasks/* request about a run links to that trace, so that the request that
-// resumed a run leads to the run's trace and back.
-type RunTraces interface {
-	// StartTrace returns the span context of the request that started
-	// the run (invalid when it was not traced).
-	StartTrace(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
-}
-
 // linkRun links the request's span to the trace of the run it names.
 func (m *Mount) linkRun(ctx context.Context, caller signals.Subject, runID string) {
 	if m.tracer == nil {
 		return
 	}
 	m.annotate(ctx, runID, "")
-	rt, ok := m.runs.(RunTraces)
-	if !ok {
-		return
-	}
 	span := trace.SpanFromContext(ctx)
-	sc, err := rt.StartTrace(ctx, caller, runID)
+	sc, err := m.runs.StartTrace(ctx, caller, runID)
 	if err != nil {
 		m.log.Debug("read the run's trace context", append(telemetry.RunFields(ctx, runID, ""), zap.Error(err))...)
 		return
@@ -236,11 +222,7 @@ func (m *Mount) runTraceContext(ctx context.Context, caller signals.Subject, run
 	if m.tracer == nil {
 		return ctx
 	}
-	rt, ok := m.runs.(RunTraces)
-	if !ok {
-		return ctx
-	}
-	sc, err := rt.StartTrace(ctx, caller, runID)
+	sc, err := m.runs.StartTrace(ctx, caller, runID)
 	if err != nil || !sc.IsValid() {
 		return ctx
 	}

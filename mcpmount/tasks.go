@@ -12,9 +12,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // cancelTimeout bounds a cancellation that runs detached from its request.
@@ -173,7 +173,7 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 			return errInvalidParams(fmt.Sprintf("inputResponses[%q].content too large: %d bytes, more than the %d bytes accepted",
 				key, len(res.Content), catalog.MaxArgumentsBytes))
 		}
-		if _, err := m.resolve(ctx, caller, runID, snap, res); err != nil {
+		if _, err := m.runs.ResolveHeld(ctx, caller, runID, snap, res); err != nil {
 			switch {
 			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
 				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):

@@ -147,8 +147,8 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 	// run: if the client is already gone, Own cancels it at once.
 	if claim != nil {
 		claim.Own(caller, snap.RunID, telemetry.RunFields(ctx, snap.RunID, spec.Name)...)
-	} else if r, ok := m.runs.(releaser); ok {
-		r.Release(snap.RunID) // no transport tracks this request
+	} else {
+		m.runs.Release(snap.RunID) // no transport tracks this request
 	}
 	m.annotate(ctx, snap.RunID, spec.Name)
 	if m.afterStart != nil {

@@ -30,7 +30,7 @@ const (
 // a request at a chosen point until its client is known to be gone. It
 // never changes what the run service does.
 type probe struct {
-	Runs
+	runs.Backend
 
 	started chan string // every runId, in start order
 
@@ -53,7 +53,7 @@ type probe struct {
 // with more adjusting the Options further (nil for none).
 func withProbe(p **probe, more func(*Options)) func(*Options) func(*Mount) {
 	return func(o *Options) func(*Mount) {
-		pr := &probe{Runs: o.Runs, started: make(chan string, 1024), ctxs: map[string]context.Context{}, held: make(chan string, 64)}
+		pr := &probe{Backend: o.Runs, started: make(chan string, 1024), ctxs: map[string]context.Context{}, held: make(chan string, 64)}
 		*p = pr
 		o.Runs = pr
 		if more != nil {
@@ -65,7 +65,7 @@ func withProbe(p **probe, more func(*Options)) func(*Options) func(*Mount) {
 
 // Start records the request context of the new run.
 func (p *probe) Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error) {
-	snap, err := p.Runs.Start(ctx, req)
+	snap, err := p.Backend.Start(ctx, req)
 	if err != nil {
 		return snap, err
 	}
@@ -104,7 +104,7 @@ func (p *probe) Await(ctx context.Context, caller signals.Subject, runID string,
 		p.held <- runID
 		waitDone(ctx)
 	}
-	return p.Runs.Await(ctx, caller, runID, done)
+	return p.Backend.Await(ctx, caller, runID, done)
 }
 
 // waitDone waits until ctx ends, at most 30 s (a test that relies on it

@@ -17,11 +17,11 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/internal/testing/runstest"
 	"github.com/openwop/temporal-mcp/restapi"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // gateTool is the one tool of the gate tests' catalog.
@@ -32,7 +32,7 @@ var gateTool = signals.ToolSpec{Name: "delay", Description: "waits", TaskSupport
 // is the anonymous local tenant), as a local server does by default, over
 // the fake run service holding one run waiting for approval at node
 // "approve". It returns the server, the fake and that run's id.
-func gateServer(t *testing.T, runsSvc restapi.Runs, mutate func(*restapi.Options)) (*httptest.Server, *runstest.Fake, string) {
+func gateServer(t *testing.T, runsSvc runs.Backend, mutate func(*restapi.Options)) (*httptest.Server, *runstest.Fake, string) {
 	t.Helper()
 	cat, err := catalog.NewStatic(gateTool)
 	if err != nil {

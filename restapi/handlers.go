@@ -16,9 +16,9 @@ import (
 
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // workflowIDGrammar is the OpenWOP grammar of workflowId and nodeId.
@@ -108,9 +108,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		EventsURL: status + "/events/poll",
 		StatusURL: status,
 	})
-	if rel, ok := h.runs.(interface{ Release(runID string) }); ok {
-		rel.Release(snap.RunID) // the answer naming the run was written
-	}
+	h.runs.Release(snap.RunID) // the answer naming the run was written
 }
 
 // validatePreRun checks the answers to a tool's pre-run input requests:

@@ -5,8 +5,9 @@
 // GET /openapi.json ([OpenAPI]).
 //
 // Every runs endpoint authenticates the caller with a bearer credential and
-// acts for the caller's tenant only. Run operations go through a [Runs]
-// (implemented by *runs.Service); this package knows nothing of Temporal.
+// acts for the caller's tenant only. Run operations go through a
+// [runs.Backend] (*runs.Service in a server); this package knows nothing of
+// Temporal.
 //
 // Errors have one shape, {"error":{"code":"...","message":"..."}}, with
 // OpenWOP snake_case codes (validation_error, id_tenant_mismatch,
@@ -14,7 +15,6 @@
 package restapi
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -30,23 +30,11 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
-	"github.com/openwop/temporal-mcp/signals/runid"
-	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/telemetry"
 )
-
-// Runs is the part of *runs.Service the REST API uses. Every method acts
-// for the given caller and reports failures with the runs.Err* values.
-type Runs interface {
-	Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error)
-	Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)
-	Events(ctx context.Context, caller signals.Subject, runID string, afterSequence int, wait time.Duration) (signals.EventPage, signals.Snapshot, error)
-	Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error)
-	Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error)
-	List(ctx context.Context, caller signals.Subject, req runs.ListRequest) (runs.ListPage, error)
-}
 
 // Defaults of Options.
 const (
@@ -61,7 +49,7 @@ const (
 // Options configure the handler returned by New.
 type Options struct {
 	// Runs performs the run operations. Required.
-	Runs Runs
+	Runs runs.Backend
 	// Authenticate resolves the caller of every runs request. Required.
 	Authenticate auth.Authenticator
 	// Catalog is where tools come from. POST /runs starts only its tools,
@@ -83,7 +71,7 @@ type Options struct {
 	// MCPPath is the path of the MCP mount (DefaultMCPPath when empty).
 	MCPPath string
 	// MRTRMaxRounds is the advertised mcp.mrtr.maxRounds (1..16,
-	// DefaultMRTRMaxRounds when 0). It must match what the mount enforces.
+	// signals.DefaultMRTRMaxRounds when 0). It must match what the mount enforces.
 	MRTRMaxRounds int
 	// Admission bounds the run starts (share one Controller with the MCP
 	// mount). A POST /runs over a limit is refused before any run starts:
@@ -101,7 +89,7 @@ type Options struct {
 
 // handler serves the REST API.
 type handler struct {
-	runs     Runs
+	runs     runs.Backend
 	auth     auth.Authenticator
 	log      *zap.Logger
 	baseURL  string
@@ -143,7 +131,7 @@ func New(opts Options) http.Handler {
 		h.mcpPath = DefaultMCPPath
 	}
 	if h.maxRound <= 0 {
-		h.maxRound = mcpmount.DefaultMRTRMaxRounds
+		h.maxRound = signals.DefaultMRTRMaxRounds
 	}
 	now := opts.Now
 	if now == nil {
@@ -257,11 +245,10 @@ func (h *handler) authed(next authedHandler) http.HandlerFunc {
 }
 
 // linkRun links the span of a request about a run to the trace the run
-// was started in (when the run service remembers it: mcpmount.RunTraces).
+// was started in (runs.Backend.StartTrace).
 func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
-	rt, ok := h.runs.(mcpmount.RunTraces)
 	raw := r.PathValue("runId")
-	if !ok || raw == "" {
+	if raw == "" {
 		return
 	}
 	id, err := runid.Unproject(raw)
@@ -270,7 +257,7 @@ func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
 	}
 	span := trace.SpanFromContext(r.Context())
 	span.SetAttributes(attribute.String("openwop.run_id", id))
-	sc, err := rt.StartTrace(r.Context(), caller, id)
+	sc, err := h.runs.StartTrace(r.Context(), caller, id)
 	if err != nil || !sc.IsValid() || sc.TraceID() == span.SpanContext().TraceID() {
 		return
 	}

@@ -14,11 +14,10 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/internal/testing/runstest"
-	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // testTools is a small catalog: two fixtures, a non-conformance fixture, an
@@ -34,8 +33,8 @@ var testTools = []signals.ToolSpec{
 	}},
 }
 
-// The fake run service of the handler tests is a Runs.
-var _ Runs = (*runstest.Fake)(nil)
+// The fake run service of the handler tests is a runs.Backend.
+var _ runs.Backend = (*runstest.Fake)(nil)
 
 // staticCatalog is a catalog.Static of specs.
 func staticCatalog(t testing.TB, specs ...signals.ToolSpec) *catalog.Static {
@@ -268,7 +267,7 @@ func TestDiscoveryV2(t *testing.T) {
 				{"mcp.features", m.Features, []string{"server-discover", "mrtr", "cacheable-lists", "extensions"}},
 				{"mcp.serverMount.transports", m.ServerMount.Transports, []string{"streamable-http"}},
 				{"mcp.serverUrls", m.ServerURLs, []string{strings.ReplaceAll(tt.wantURL, "HOST", host)}},
-				{"mcp.mrtr.maxRounds", m.MRTR.MaxRounds, mcpmount.DefaultMRTRMaxRounds},
+				{"mcp.mrtr.maxRounds", m.MRTR.MaxRounds, signals.DefaultMRTRMaxRounds},
 				{"runList.maxPageSize", doc.RunList.MaxPageSize, 100},
 				{"runList.filters", doc.RunList.Filters, []string{"workflowId", "status"}},
 				{"interrupt.refKinds", doc.Interrupt.RefKinds, []string{"principal"}},

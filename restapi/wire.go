@@ -16,9 +16,9 @@ import (
 
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // errorBody is the body of every error answer.
@@ -121,9 +121,9 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// writeRunsError maps an error of the Runs service to its wire answer.
-// Errors the service does not name are logged and answered 500 without
-// detail.
+// writeRunsError maps an error of the run service (the runs.Err* values)
+// to its wire answer. Errors the service does not name are logged and
+// answered 500 without detail.
 func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op string, err error) {
 	switch {
 	case errors.Is(err, runs.ErrTenantMismatch):

@@ -21,7 +21,7 @@ import (
 // declared in an internal package.
 type Violation struct {
 	// Path says how the type is reached from the package scope, e.g.
-	// "mcpmount.Options.Keys" or "mcpmount.Runs.Start(req)".
+	// "mcpmount.Options.Keys" or "runs.Backend.Start(req)".
 	Path string
 	// Internal is the offending type as "import/path.Name".
 	Internal string

@@ -1,7 +1,6 @@
-// Package runstest is a test double for tests only: an in-memory run
-// service that implements the run interfaces of both transports
-// (mcpmount.Runs and restapi.Runs), so their protocol tests run without
-// Temporal. Never use it in a server.
+// Package runstest is a test double for tests only: an in-memory
+// runs.Backend, so that the protocol tests of both transports (mcpmount
+// and restapi) run without Temporal. Never use it in a server.
 //
 // Fake follows the error contract of *runs.Service: the tenant segment of
 // a run id is checked before any lookup (ErrTenantMismatch whether or not
@@ -21,9 +20,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // Run is a stored run: its snapshot and its event log.
@@ -387,6 +388,12 @@ func (f *Fake) Resolve(_ context.Context, caller signals.Subject, id string, res
 	return cloneSnapshot(*s), nil
 }
 
+// ResolveHeld is Resolve: the Fake reads its run anyway, so held is not
+// needed.
+func (f *Fake) ResolveHeld(ctx context.Context, caller signals.Subject, id string, _ signals.Snapshot, res signals.Resolution) (signals.Snapshot, error) {
+	return f.Resolve(ctx, caller, id, res)
+}
+
 // Cancel requests cancellation of the run with reason (""
 // means caller-requested): the run reads cancelling with that reason, and
 // the OnCancel hook may end it. A terminal run is left alone and answered
@@ -447,6 +454,18 @@ func (f *Fake) Await(ctx context.Context, caller signals.Subject, id string, don
 		}
 	}
 }
+
+// Release does nothing: the Fake journals no runs.
+func (f *Fake) Release(string) {}
+
+// StartTrace answers an invalid span context: the Fake's runs were not
+// started in a trace.
+func (f *Fake) StartTrace(context.Context, signals.Subject, string) (trace.SpanContext, error) {
+	return trace.SpanContext{}, nil
+}
+
+// Fake is a Backend.
+var _ runs.Backend = (*Fake)(nil)
 
 // cloneSnapshot copies s so that the copy shares no slice the Fake changes
 // later.
