@@ -1,119 +1,202 @@
-package activities
+package activities_test
 
 import (
-	"os"
-	"path/filepath"
+	"context"
+	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/openwop/temporal-mcp/activities"
 )
 
-func newEnv(t *testing.T, opts Options) (*testsuite.TestActivityEnvironment, *Activities) {
-	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestActivityEnvironment()
-	a := New(nil, opts)
-	env.RegisterActivity(a.Sleep)
-	env.RegisterActivity(a.GenerateReport)
-	env.RegisterActivity(a.PublishReport)
-	return env, a
+// heartbeats collects the details of the heartbeats a test environment
+// sees, decoded as Progress.
+type heartbeats struct {
+	mu   sync.Mutex
+	seen []activities.Progress
 }
 
-func TestSleep(t *testing.T) {
-	tests := []struct {
-		name      string
-		millis    int64
-		heartbeat any // details of a previous attempt
-		wantErr   string
-		minTime   time.Duration
-		maxTime   time.Duration
-	}{
-		{name: "sleeps", millis: 200, minTime: 200 * time.Millisecond, maxTime: 2 * time.Second},
-		{name: "zero", millis: 0, maxTime: time.Second},
-		{name: "resumes from the last heartbeat", millis: 60_000, heartbeat: int64(59_900), maxTime: 2 * time.Second},
-		{name: "negative", millis: -1, wantErr: "negative duration"},
+func (h *heartbeats) listen(_ *activity.Info, details converter.EncodedValues) {
+	var p activities.Progress
+	if details.HasValues() {
+		if err := details.Get(&p); err != nil {
+			p.Step = "undecodable: " + err.Error()
+		}
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			env, a := newEnv(t, Options{HeartbeatInterval: 20 * time.Millisecond})
-			if tc.heartbeat != nil {
-				env.SetHeartbeatDetails(tc.heartbeat)
+	h.mu.Lock()
+	h.seen = append(h.seen, p)
+	h.mu.Unlock()
+}
+
+func (h *heartbeats) all() []activities.Progress {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]activities.Progress(nil), h.seen...)
+}
+
+func TestRecordProgress(t *testing.T) {
+	var h heartbeats
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.SetOnActivityHeartbeatListener(h.listen)
+	want := activities.Progress{Done: 2, Total: 5, Step: "copy"}
+	env.RegisterActivityWithOptions(func(ctx context.Context) error {
+		activities.RecordProgress(ctx, want)
+		return nil
+	}, activity.RegisterOptions{Name: "Record"})
+	if _, err := env.ExecuteActivity("Record"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.all(); len(got) != 1 || got[0] != want {
+		t.Fatalf("heartbeats = %+v, want one with %+v", got, want)
+	}
+}
+
+func TestLastProgress(t *testing.T) {
+	tests := []struct {
+		name     string
+		previous any // heartbeat details of the previous attempt; nil for none
+		want     activities.Progress
+		wantOK   bool
+	}{
+		{"first attempt", nil, activities.Progress{}, false},
+		{"progress", activities.Progress{Done: 3, Total: 4, Step: "upload"}, activities.Progress{Done: 3, Total: 4, Step: "upload"}, true},
+		{"other details", "not a progress", activities.Progress{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			if tt.previous != nil {
+				env.SetHeartbeatDetails(tt.previous)
 			}
-			begin := time.Now()
-			v, err := env.ExecuteActivity(a.Sleep, SleepInput{Millis: tc.millis})
-			took := time.Since(begin)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
+			var got activities.Progress
+			var ok bool
+			env.RegisterActivityWithOptions(func(ctx context.Context) error {
+				got, ok = activities.LastProgress(ctx)
+				return nil
+			}, activity.RegisterOptions{Name: "Resume"})
+			if _, err := env.ExecuteActivity("Resume"); err != nil {
 				t.Fatal(err)
 			}
-			var res SleepResult
-			if err := v.Get(&res); err != nil || res.SleptMillis != tc.millis {
-				t.Errorf("result %+v, %v", res, err)
-			}
-			if took < tc.minTime || took > tc.maxTime {
-				t.Errorf("took %v, want between %v and %v", took, tc.minTime, tc.maxTime)
+			if got != tt.want || ok != tt.wantOK {
+				t.Fatalf("LastProgress = %+v, %v; want %+v, %v", got, ok, tt.want, tt.wantOK)
 			}
 		})
 	}
 }
 
-func TestGenerateAndPublishReport(t *testing.T) {
-	dir := t.TempDir()
-	for _, out := range []string{"", filepath.Join(dir, "reports")} {
-		env, a := newEnv(t, Options{OutputDir: out, SectionDelay: time.Millisecond})
-		v, err := env.ExecuteActivity(a.GenerateReport, ReportRequest{Title: "Q3", Topic: "sales", Sections: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rep Report
-		if err := v.Get(&rep); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasPrefix(rep.ID, "rpt-") || rep.Sections != 3 || !strings.Contains(rep.Body, "## Section 3") {
-			t.Fatalf("report = %+v", rep)
-		}
-		again, err := env.ExecuteActivity(a.GenerateReport, ReportRequest{Title: "Q3", Topic: "sales", Sections: 3})
-		var rep2 Report
-		if err != nil || again.Get(&rep2) != nil || rep2.ID != rep.ID {
-			t.Errorf("a retried generation got id %q, want %q (%v)", rep2.ID, rep.ID, err)
-		}
-		v, err = env.ExecuteActivity(a.PublishReport, rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pub Publication
-		if err := v.Get(&pub); err != nil {
-			t.Fatal(err)
-		}
-		if out == "" {
-			body, ok := a.Published(rep.ID)
-			if pub.Location != "memory://"+rep.ID || !ok || body != rep.Body {
-				t.Errorf("in-memory publication %+v, %v", pub, ok)
+// runInWorkflow runs the activity fn as the only activity of a workflow, with
+// the heartbeat timeout given (the SDK sends heartbeats every 80% of it),
+// records its heartbeats in h and returns the workflow's error.
+func runInWorkflow(t *testing.T, heartbeatTimeout time.Duration, h *heartbeats, fn func(context.Context) error) error {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: "Work"})
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Minute,
+			HeartbeatTimeout:    heartbeatTimeout,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		})
+		return workflow.ExecuteActivity(ctx, "Work").Get(ctx, nil)
+	}, workflow.RegisterOptions{Name: "Run"})
+	env.SetOnActivityHeartbeatListener(h.listen)
+	env.ExecuteWorkflow("Run")
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	return env.GetWorkflowError()
+}
+
+// TestRunHeartbeatsWhileWorking: Run heartbeats at once and on its
+// interval while the work runs, with the details its function returns, and
+// returns the work's result.
+func TestRunHeartbeatsWhileWorking(t *testing.T) {
+	var h heartbeats
+	var done atomic.Int64
+	current := func() any { return activities.Progress{Done: done.Load(), Total: 3, Step: "count"} }
+	err := runInWorkflow(t, 50*time.Millisecond, &h, func(ctx context.Context) error {
+		return activities.Run(ctx, 10*time.Millisecond, current, func(ctx context.Context) error {
+			for range 2 {
+				time.Sleep(100 * time.Millisecond)
+				done.Add(1)
 			}
-			continue
-		}
-		body, err := os.ReadFile(pub.Location)
-		if err != nil || string(body) != rep.Body || filepath.Dir(pub.Location) != out {
-			t.Errorf("file publication %+v: %v", pub, err)
-		}
+			time.Sleep(100 * time.Millisecond)
+			return errors.New("third item failed")
+		})
+	})
+	if err == nil || !strings.Contains(err.Error(), "third item failed") {
+		t.Fatalf("workflow error = %v, want the work's error", err)
+	}
+	got := h.all()
+	if len(got) < 4 {
+		t.Fatalf("%d heartbeats in 300ms with a 50ms heartbeat timeout, want at least 4: %+v", len(got), got)
+	}
+	if first := got[0]; first != (activities.Progress{Done: 0, Total: 3, Step: "count"}) {
+		t.Errorf("first heartbeat = %+v, want done 0 of 3 before any work", first)
+	}
+	if last := got[len(got)-1]; last != (activities.Progress{Done: 2, Total: 3, Step: "count"}) {
+		t.Errorf("last heartbeat = %+v, want done 2 of 3", last)
 	}
 }
 
-func TestActivityInputErrors(t *testing.T) {
-	env, a := newEnv(t, Options{})
-	if _, err := env.ExecuteActivity(a.GenerateReport, ReportRequest{Title: " "}); err == nil || !strings.Contains(err.Error(), "empty title") {
-		t.Errorf("empty title: %v", err)
+// TestRunObservesCancellation: when the workflow cancels the activity, the
+// next heartbeat Run sends is refused, the SDK cancels the activity's
+// context, and the work returns. An activity that does not heartbeat while
+// it works never learns of the cancellation.
+func TestRunObservesCancellation(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	returned := make(chan error, 1)
+	env.RegisterActivityWithOptions(func(ctx context.Context) error {
+		err := activities.Run(ctx, 20*time.Millisecond, nil, func(ctx context.Context) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(30 * time.Second):
+				return errors.New("never cancelled")
+			}
+		})
+		returned <- err
+		return err
+	}, activity.RegisterOptions{Name: "Wait"})
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Minute,
+			// The SDK sends heartbeats every 80% of this: 400ms.
+			HeartbeatTimeout: 500 * time.Millisecond,
+		})
+		actx, cancel := workflow.WithCancel(ctx)
+		f := workflow.ExecuteActivity(actx, "Wait")
+		workflow.GetSignalChannel(ctx, "cancel").Receive(ctx, nil)
+		cancel()
+		return f.Get(ctx, nil)
+	}, workflow.RegisterOptions{Name: "Cancel"})
+	var once sync.Once
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) {
+		once.Do(func() { env.SignalWorkflow("cancel", nil) })
+	})
+	env.ExecuteWorkflow("Cancel")
+	if err := env.GetWorkflowError(); err == nil {
+		t.Fatal("workflow completed, want it to fail with the activity's cancellation")
 	}
-	for _, id := range []string{"", "../x", "a/b", ".."} {
-		if _, err := env.ExecuteActivity(a.PublishReport, Report{ID: id}); err == nil || !strings.Contains(err.Error(), "invalid report id") {
-			t.Errorf("id %q: %v", id, err)
+	select {
+	case err := <-returned:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run returned %v, want context.Canceled", err)
 		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the activity never saw its cancellation")
 	}
 }

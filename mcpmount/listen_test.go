@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -152,7 +152,7 @@ func TestListen(t *testing.T) {
 			if !started {
 				// Now let the run move.
 				started = true
-				reg, err := exampletools.DefaultRegistry(s.acts, true)
+				reg, err := tools.DefaultRegistry(s.acts, true)
 				if err != nil {
 					t.Fatal(err)
 				}

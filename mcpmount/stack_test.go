@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 )
@@ -21,7 +20,7 @@ type stack struct {
 	*httptest.Server
 	runs  *runs.Service
 	env   *testenv.Env
-	acts  *activities.Activities
+	acts  *tools.Activities
 	mount *Mount
 }
 
@@ -48,8 +47,8 @@ func newStackFaulty(t testing.TB, keys *auth.Keys, addr string, faults *testenv.
 	configure func(*Options) func(*Mount)) *stack {
 	t.Helper()
 	env := testenv.Temporal(t)
-	acts := activities.New(testenv.Logger(), activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := exampletools.DefaultRegistry(acts, true)
+	acts := tools.NewActivities(testenv.Logger(), tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
+	reg, err := tools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}

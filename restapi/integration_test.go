@@ -15,14 +15,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
-	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // These tests serve the REST API over the real run service, on the embedded
@@ -68,8 +67,8 @@ func newIntegrationWith(t *testing.T, o itestOptions) *itest {
 	env := testenv.Temporal(t)
 	tq := testenv.UniqueTaskQueue(t)
 	logger := zaptest.NewLogger(t)
-	acts := activities.New(logger, activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := exampletools.DefaultRegistry(acts, true)
+	acts := tools.NewActivities(logger, tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
+	reg, err := tools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func newIntegrationWith(t *testing.T, o itestOptions) *itest {
 	keys, err := auth.New([]auth.Key{
 		{Key: keyA, Tenant: it.tenantA, Subject: "urn:test:alice"},
 		{Key: keyB, Tenant: it.tenantB, Subject: "urn:test:bob"},
-		{Key: keyApprover, Tenant: it.tenantA, Subject: exampletools.ListedApprover},
+		{Key: keyApprover, Tenant: it.tenantA, Subject: tools.ListedApprover},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +374,7 @@ func TestIntegrationApprovers(t *testing.T) {
 	}
 	events := it.waitTerminal(keyA, id, 10*time.Second)
 	checkLog(t, id, events)
-	if res := payloadOf(t, events, signals.EventInterruptResolved); res["resolvedBy"].(map[string]any)["subjectId"] != exampletools.ListedApprover {
+	if res := payloadOf(t, events, signals.EventInterruptResolved); res["resolvedBy"].(map[string]any)["subjectId"] != tools.ListedApprover {
 		t.Fatalf("interrupt.resolved %v", res)
 	}
 	if st := it.get(keyA, id).body["status"]; st != "completed" {

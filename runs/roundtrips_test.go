@@ -16,9 +16,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/grpc"
 
-	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -86,7 +85,7 @@ func countedSetup(t *testing.T) (*runs.Service, *callLog, string, client.Client)
 	}
 	t.Cleanup(c.Close)
 	tq := testenv.UniqueTaskQueue(t)
-	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(env.Logger, tools.ActivityOptions{}), true)
 	if err != nil {
 		t.Fatal(err)
 	}

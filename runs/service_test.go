@@ -11,8 +11,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -22,7 +21,7 @@ var (
 	alice   = signals.Subject{Issuer: "test", SubjectID: "urn:test:alice", Tenant: "acme"}
 	bob     = signals.Subject{Issuer: "test", SubjectID: "urn:test:bob", Tenant: "acme"}
 	mallory = signals.Subject{Issuer: "test", SubjectID: "urn:test:mallory", Tenant: "evil"}
-	listed  = signals.Subject{Issuer: "test", SubjectID: exampletools.ListedApprover, Tenant: "acme"}
+	listed  = signals.Subject{Issuer: "test", SubjectID: tools.ListedApprover, Tenant: "acme"}
 )
 
 // setup starts a worker with every tool on a fresh task queue and returns a
@@ -49,7 +48,7 @@ func setupWith(t testing.TB, adjust func(*runs.Options)) (*runs.Service, client.
 func exampleWorker(t testing.TB, env *testenv.Env) string {
 	t.Helper()
 	tq := testenv.UniqueTaskQueue(t)
-	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(env.Logger, tools.ActivityOptions{}), true)
 	if err != nil {
 		t.Fatal(err)
 	}

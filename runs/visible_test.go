@@ -10,8 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -58,7 +57,7 @@ func TestStartStaticSummary(t *testing.T) {
 func TestReadWithoutWorker(t *testing.T) {
 	env := testenv.Temporal(t)
 	tq := testenv.UniqueTaskQueue(t)
-	reg, err := exampletools.DefaultRegistry(activities.New(env.Logger, activities.Options{}), true)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(env.Logger, tools.ActivityOptions{}), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
@@ -93,8 +92,8 @@ func TestIntegrationPlainActivityRunsOnce(t *testing.T) {
 
 func TestIntegrationHeartbeatingActivityCancelledWithinSeconds(t *testing.T) {
 	// Activities heartbeating every 500 ms, as the stock worker's do.
-	acts := activities.New(zaptest.NewLogger(t), activities.Options{HeartbeatInterval: 500 * time.Millisecond})
-	reg, err := exampletools.DefaultRegistry(acts, false)
+	acts := tools.NewActivities(zaptest.NewLogger(t), tools.ActivityOptions{HeartbeatInterval: 500 * time.Millisecond})
+	reg, err := tools.DefaultRegistry(acts, false)
 	if err != nil {
 		t.Fatal(err)
 	}

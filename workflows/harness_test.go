@@ -1,7 +1,7 @@
 package workflows_test
 
 // The harness tests run tools in the SDK's test environment: the conformance
-// fixtures of package exampletools (written with this package exactly as a
+// fixtures of package tools in examples/tools (written with this package exactly as a
 // user writes a tool) and small tools defined here.
 
 import (
@@ -16,8 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -37,8 +36,8 @@ func newHarness(t *testing.T, extra ...workflows.Tool) *harness {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRunID})
 	env.SetTestTimeout(30 * time.Second)
-	acts := activities.New(nil, activities.Options{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
-	tools := append(append(exampletools.ExampleTools(), exampletools.FixtureTools()...), extra...)
+	acts := tools.NewActivities(nil, tools.ActivityOptions{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
+	tools := append(append(tools.ExampleTools(), tools.FixtureTools()...), extra...)
 	reg, err := workflows.NewRegistry(tools, acts)
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +234,7 @@ func TestApprovalResolutions(t *testing.T) {
 			tool: "conformance-approval-approvers",
 			res: []signals.Resolution{
 				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "alice"},
-				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: signals.Subject{SubjectID: exampletools.ListedApprover, Tenant: "acme"}, RequestID: "listed"},
+				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: signals.Subject{SubjectID: tools.ListedApprover, Tenant: "acme"}, RequestID: "listed"},
 			},
 			outputs:  `{"approved":true,"decision":"accept"}`,
 			resolved: []string{"listed"},

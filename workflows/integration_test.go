@@ -20,11 +20,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
-	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -32,13 +31,13 @@ import (
 // the way runs.Service starts them, and read them the way it reads them.
 
 // listed is the only eligible approver of conformance-approval-approvers.
-var listed = signals.Subject{Issuer: "test", SubjectID: exampletools.ListedApprover, Tenant: tenant}
+var listed = signals.Subject{Issuer: "test", SubjectID: tools.ListedApprover, Tenant: tenant}
 
 type server struct {
 	t    *testing.T
 	c    client.Client
 	tq   string
-	acts *activities.Activities
+	acts *tools.Activities
 	reg  *workflows.Registry
 	w    worker.Worker
 	env  *testenv.Env
@@ -49,8 +48,8 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.Temporal(t)
-	acts := activities.New(zaptest.NewLogger(t), activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := exampletools.DefaultRegistry(acts, true)
+	acts := tools.NewActivities(zaptest.NewLogger(t), tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
+	reg, err := tools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +492,7 @@ func TestIntegrationPublishReport(t *testing.T) {
 	if err := run.Get(ctx(t), &rec); err != nil {
 		t.Fatal(err)
 	}
-	var out exampletools.PublishReportOutput
+	var out tools.PublishReportOutput
 	if err := json.Unmarshal(rec.Snapshot.Outputs, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -506,8 +505,8 @@ func TestIntegrationPublishReport(t *testing.T) {
 
 func TestIntegrationRunSurvivesServerRestart(t *testing.T) {
 	srv := testenv.StartServer(t, filepath.Join(t.TempDir(), "temporal.db"))
-	acts := activities.New(zaptest.NewLogger(t), activities.Options{})
-	reg, err := exampletools.DefaultRegistry(acts, true)
+	acts := tools.NewActivities(zaptest.NewLogger(t), tools.ActivityOptions{})
+	reg, err := tools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}

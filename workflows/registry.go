@@ -231,7 +231,7 @@ func (r *Registry) Register(w worker.Registry) {
 	r.RegisterWorkflows(w)
 	for _, a := range r.activities {
 		// Struct methods that are not activities (accessors such as
-		// activities.Activities.Cancelled) are skipped.
+		// tools.Activities.Cancelled in examples/tools) are skipped.
 		w.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
 	}
 }

@@ -34,13 +34,12 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app"
 	"github.com/openwop/temporal-mcp/internal/app/config"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/restapi"
 	"github.com/openwop/temporal-mcp/runs"
@@ -119,10 +118,10 @@ func run() error {
 		return err
 	}
 
-	acts := activities.New(logger.Named("activities"), activities.Options{
+	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
 		OutputDir: filepath.Join(cfg.DataDir, "reports"),
 	})
-	reg, err := exampletools.DefaultRegistry(acts, cfg.Fixtures)
+	reg, err := tools.DefaultRegistry(acts, cfg.Fixtures)
 	if err != nil {
 		return fail("tool registry", err)
 	}

@@ -14,12 +14,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc"
 
-	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app"
 	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 )
 
@@ -95,7 +94,7 @@ func TestSearchAttributesMissingServer(t *testing.T) {
 			ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(deny)}}},
 	}
 	logger := testenv.Logger()
-	reg, err := exampletools.DefaultRegistry(activities.New(logger, activities.Options{OutputDir: t.TempDir()}), false)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +172,7 @@ func TestShutdownEndsSessions(t *testing.T) {
 		Client: client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()},
 	}
 	logger := testenv.Logger()
-	reg, err := exampletools.DefaultRegistry(activities.New(logger, activities.Options{OutputDir: t.TempDir()}), false)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,10 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app"
 	"github.com/openwop/temporal-mcp/internal/app/config"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/telemetry"
 	"github.com/openwop/temporal-mcp/telemetry/export"
@@ -59,10 +58,10 @@ func startObserved(t *testing.T) *observed {
 		HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", TaskQueue: tq, Worker: true, Remote: true,
 		Client: client.Options{HostPort: env.Address, Namespace: env.Namespace},
 	}
-	acts := activities.New(logger.Named("activities"), activities.Options{
+	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
 		OutputDir: t.TempDir(), SectionDelay: time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
 	})
-	reg, err := exampletools.DefaultRegistry(acts, false)
+	reg, err := tools.DefaultRegistry(acts, false)
 	if err != nil {
 		t.Fatal(err)
 	}

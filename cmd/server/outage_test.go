@@ -15,11 +15,10 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app"
 	"github.com/openwop/temporal-mcp/internal/app/config"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/internal/testing/openapicheck"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/restapi"
@@ -127,7 +126,7 @@ func TestWorkerOutage(t *testing.T) {
 	core, logs := observer.New(zap.InfoLevel)
 	logger := zap.New(zapcore.NewTee(core, testenv.Logger().Core()))
 
-	reg, err := exampletools.DefaultRegistry(activities.New(logger, activities.Options{OutputDir: t.TempDir()}), false)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}), false)
 	if err != nil {
 		t.Fatal(err)
 	}

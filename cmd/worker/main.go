@@ -27,9 +27,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/config"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 	"github.com/openwop/temporal-mcp/workflows"
@@ -68,10 +67,10 @@ func run() error {
 		return err
 	}
 
-	acts := activities.New(logger.Named("activities"), activities.Options{
+	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
 		OutputDir: filepath.Join(cfg.DataDir, "reports"),
 	})
-	reg, err := exampletools.DefaultRegistry(acts, cfg.Fixtures)
+	reg, err := tools.DefaultRegistry(acts, cfg.Fixtures)
 	if err != nil {
 		return fail("tool registry", err)
 	}

@@ -20,11 +20,10 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -124,7 +123,7 @@ func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClient
 	if s.c, err = client.DialContext(ctx, opts); err != nil {
 		tb.Fatalf("dial: %v", err)
 	}
-	if s.reg, err = exampletools.DefaultRegistry(activities.New(nop, activities.Options{OutputDir: filepath.Join(dir, "reports")}), true); err != nil {
+	if s.reg, err = tools.DefaultRegistry(tools.NewActivities(nop, tools.ActivityOptions{OutputDir: filepath.Join(dir, "reports")}), true); err != nil {
 		tb.Fatal(err)
 	}
 	wctx, stopWorker := context.WithCancel(context.Background())

@@ -49,7 +49,6 @@ var layers = map[string]Layer{
 	"restapi":               LayerEdge,
 	"internal/app":          LayerAssembly,
 	"internal/app/":         LayerAssembly,
-	"internal/exampletools": LayerAssembly,
 	"examples/":             LayerAssembly,
 	"cmd/":                  LayerCommand,
 	"internal/cmd/":         LayerCommand,

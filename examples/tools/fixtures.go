@@ -1,4 +1,4 @@
-package exampletools
+package tools
 
 import (
 	"encoding/json"

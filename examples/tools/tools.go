@@ -1,8 +1,4 @@
-// Package exampletools holds the tools the stock commands serve: the
-// examples publish_report and delay, and the conformance fixtures (served
-// only with OPENWOP_FIXTURES=on). They are written with the author library,
-// package workflows, exactly as a user writes a tool in their own module.
-package exampletools
+package tools
 
 import (
 	"fmt"
@@ -10,20 +6,19 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
 // DefaultRegistry returns the registry of the example tools and, when
-// fixtures is set, the conformance fixtures, with acts as their activities.
+// fixtures is set, the conformance fixtures, with acts as their
 // The server and the worker build the same registry with it.
-func DefaultRegistry(acts *activities.Activities, fixtures bool) (*workflows.Registry, error) {
+func DefaultRegistry(acts *Activities, fixtures bool) (*workflows.Registry, error) {
 	tools := ExampleTools()
 	if fixtures {
 		tools = append(tools, FixtureTools()...)
 	}
 	if acts == nil {
-		// A registry used only for its specs (tools/list) needs no activities.
+		// A registry used only for its specs (tools/list) needs no
 		return workflows.NewRegistry(tools)
 	}
 	return workflows.NewRegistry(tools, acts)
@@ -72,16 +67,16 @@ func (o PublishReportOutput) ResultText() string {
 // publishes the report (activity) when approved. A rejection ends the run
 // completed with published=false.
 func PublishReport(ctx workflow.Context, in PublishReportInput) (PublishReportOutput, error) {
-	var acts *activities.Activities // names the activities; the receiver is never used
+	var acts *Activities // names the activities; the receiver is never used
 	if in.Sections == 0 {
 		in.Sections = 3
 	}
 	if in.Sections < 1 || in.Sections > 10 {
 		return PublishReportOutput{}, workflows.Fail("invalid_sections", "sections must be between 1 and 10")
 	}
-	rep, err := workflows.Step(ctx, "generate", func(ctx workflow.Context) (activities.Report, error) {
-		var rep activities.Report
-		err := workflow.ExecuteActivity(ctx, acts.GenerateReport, activities.ReportRequest{
+	rep, err := workflows.Step(ctx, "generate", func(ctx workflow.Context) (Report, error) {
+		var rep Report
+		err := workflow.ExecuteActivity(ctx, acts.GenerateReport, ReportRequest{
 			Title: in.Title, Topic: in.Topic, Sections: in.Sections,
 		}).Get(ctx, &rep)
 		return rep, err
@@ -106,8 +101,8 @@ func PublishReport(ctx workflow.Context, in PublishReportInput) (PublishReportOu
 		return out, nil
 	}
 	out.ApprovedBy = d.By.SubjectID
-	pub, err := workflows.Step(ctx, "publish", func(ctx workflow.Context) (activities.Publication, error) {
-		var pub activities.Publication
+	pub, err := workflows.Step(ctx, "publish", func(ctx workflow.Context) (Publication, error) {
+		var pub Publication
 		err := workflow.ExecuteActivity(ctx, acts.PublishReport, rep).Get(ctx, &pub)
 		return pub, err
 	})
@@ -137,9 +132,9 @@ func Delay(ctx workflow.Context, in DelayInput) (DelayOutput, error) {
 
 // sleep runs the Sleep activity as node nodeID.
 func sleep(ctx workflow.Context, nodeID string, ms int64) (int64, error) {
-	var acts *activities.Activities // names the activity; the receiver is never used
+	var acts *Activities // names the activity; the receiver is never used
 	return workflows.Step(ctx, nodeID, func(ctx workflow.Context) (int64, error) {
-		var res activities.SleepResult
+		var res SleepResult
 		// The activity may take the whole delay; bound it with some slack.
 		// Sleep heartbeats, so it opts into a heartbeat timeout: the SDK
 		// then sends its heartbeats every 2.4 s (80% of it) instead of every
@@ -150,7 +145,7 @@ func sleep(ctx workflow.Context, nodeID string, ms int64) (int64, error) {
 		opts.StartToCloseTimeout = time.Duration(ms)*time.Millisecond + time.Minute
 		opts.HeartbeatTimeout = 3 * time.Second
 		ctx = workflow.WithActivityOptions(ctx, opts)
-		err := workflow.ExecuteActivity(ctx, acts.Sleep, activities.SleepInput{Millis: ms}).Get(ctx, &res)
+		err := workflow.ExecuteActivity(ctx, acts.Sleep, SleepInput{Millis: ms}).Get(ctx, &res)
 		return res.SleptMillis, err
 	})
 }

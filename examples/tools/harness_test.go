@@ -1,4 +1,4 @@
-package exampletools_test
+package tools_test
 
 // A minimal copy of the harness of package workflows' tests: it runs the
 // served registry (examples and fixtures) in the SDK's test environment.
@@ -13,8 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -28,15 +27,15 @@ type harness struct {
 	env *testsuite.TestWorkflowEnvironment
 }
 
-// newHarness registers exampletools.DefaultRegistry with its fixtures.
+// newHarness registers tools.DefaultRegistry with its fixtures.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRunID})
 	env.SetTestTimeout(30 * time.Second)
-	acts := activities.New(nil, activities.Options{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
-	reg, err := exampletools.DefaultRegistry(acts, true)
+	acts := tools.NewActivities(nil, tools.ActivityOptions{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
+	reg, err := tools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}

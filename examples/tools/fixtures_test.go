@@ -1,11 +1,11 @@
-package exampletools_test
+package tools_test
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -56,7 +56,7 @@ func TestSimpleTools(t *testing.T) {
 		code string
 	}{
 		{"greet", "greet", map[string]any{"name": "Alice"}, nil, "Hello, Alice!", ""},
-		{"pre-run input", "test_tool_with_task", map[string]any{}, map[string]json.RawMessage{exampletools.PreRunUserName: json.RawMessage(`{"name":"Alice"}`)}, "Hello, Alice!", ""},
+		{"pre-run input", "test_tool_with_task", map[string]any{}, map[string]json.RawMessage{tools.PreRunUserName: json.RawMessage(`{"name":"Alice"}`)}, "Hello, Alice!", ""},
 		{"pre-run input missing", "test_tool_with_task", map[string]any{}, nil, "", "missing_input"},
 		{"slow compute", "slow_compute", map[string]any{"seconds": 1, "label": "x"}, nil, `Computed "x" in 1 second(s).`, ""},
 		{"slow compute zero", "slow_compute", map[string]any{"seconds": 0}, nil, `Computed "" in 0 second(s).`, ""},

@@ -1,4 +1,4 @@
-package exampletools_test
+package tools_test
 
 // The history corpus: workflow histories of every example tool and fixture
 // in each state that applies, recorded on the embedded Temporal server with
@@ -11,7 +11,7 @@ package exampletools_test
 // Record a new set (a directory of its own; existing files are never
 // overwritten):
 //
-//	OPENWOP_RECORD_HISTORIES=<set> go test ./internal/exampletools -run TestRecordHistories
+//	OPENWOP_RECORD_HISTORIES=<set> go test ./examples/tools -run TestRecordHistories
 //
 // <set> names the directory under testdata/histories (1 or true: today's
 // date). -run TestRecordHistories/<tool> records one tool's scenarios only.
@@ -41,11 +41,10 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
-	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -61,7 +60,7 @@ const historyTenant = "acme"
 
 var (
 	bob    = signals.Subject{Issuer: "test", SubjectID: "bob", Tenant: historyTenant}
-	listed = signals.Subject{Issuer: "test", SubjectID: exampletools.ListedApprover, Tenant: historyTenant}
+	listed = signals.Subject{Issuer: "test", SubjectID: tools.ListedApprover, Tenant: historyTenant}
 )
 
 // scenario drives one run of tool into state; the history is recorded when
@@ -152,7 +151,7 @@ var scenarios = []scenario{
 			r.awaitClosed(id)
 		}},
 	{tool: "test_tool_with_task", state: "completed", args: `{}`,
-		pre:   map[string]json.RawMessage{exampletools.PreRunUserName: json.RawMessage(`{"name":"Ada"}`)},
+		pre:   map[string]json.RawMessage{tools.PreRunUserName: json.RawMessage(`{"name":"Ada"}`)},
 		drive: (*recorder).awaitClosed},
 	{tool: "test_tool_with_task", state: "failed", args: `{}`, drive: (*recorder).awaitClosed},
 	{tool: "conformance-approval", state: "waiting", args: `{}`,
@@ -214,8 +213,8 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := testenv.Temporal(t)
-	acts := activities.New(nil, activities.Options{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := exampletools.DefaultRegistry(acts, true)
+	acts := tools.NewActivities(nil, tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
+	reg, err := tools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +278,7 @@ func TestReplayHistories(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatalf("no histories under %s", historiesDir)
 	}
-	reg, err := exampletools.DefaultRegistry(activities.New(nil, activities.Options{}), true)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(nil, tools.ActivityOptions{}), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,9 +305,9 @@ func TestReplayHistories(t *testing.T) {
 // in flight.
 func TestReplayDetectsChange(t *testing.T) {
 	changed := workflows.NewTool("publish_report", "publish_report without its generate step",
-		func(ctx workflow.Context, in exampletools.PublishReportInput) (exampletools.PublishReportOutput, error) {
+		func(ctx workflow.Context, in tools.PublishReportInput) (tools.PublishReportOutput, error) {
 			d, err := workflows.Approve(ctx, workflows.ApprovalRequest{Key: "review", Title: "Publish " + in.Title + "?"})
-			return exampletools.PublishReportOutput{Decision: d.Action}, err
+			return tools.PublishReportOutput{Decision: d.Action}, err
 		})
 	reg, err := workflows.NewRegistry([]workflows.Tool{changed})
 	if err != nil {

@@ -1,4 +1,4 @@
-package exampletools_test
+package tools_test
 
 import (
 	"encoding/json"
@@ -9,19 +9,18 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/internal/exampletools"
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
 func TestDefaultRegistry(t *testing.T) {
-	acts := activities.New(nil, activities.Options{})
-	plain, err := exampletools.DefaultRegistry(acts, false)
+	acts := tools.NewActivities(nil, tools.ActivityOptions{})
+	plain, err := tools.DefaultRegistry(acts, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := exampletools.DefaultRegistry(acts, true)
+	full, err := tools.DefaultRegistry(acts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func TestDefaultRegistry(t *testing.T) {
 		"conformance-cancellable", "conformance-delay", "conformance-failure", "failing_job", "greet",
 		"multi_input", "protocol_error_job", "slow_compute", "test_tool_with_task"}
 	var fixtures []string
-	for _, s := range exampletools.FixtureTools() {
+	for _, s := range tools.FixtureTools() {
 		fixtures = append(fixtures, s.Spec().Name)
 	}
 	slices.Sort(fixtures)
@@ -63,7 +62,7 @@ func TestDefaultRegistry(t *testing.T) {
 }
 
 func TestToolSpecs(t *testing.T) {
-	reg, err := exampletools.DefaultRegistry(nil, true)
+	reg, err := tools.DefaultRegistry(nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ func TestPublishReport(t *testing.T) {
 				h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept,
 					Content: json.RawMessage(`{"action":"` + action + `"}`), ResolvedBy: alice, RequestID: "x"})
 			})
-			h.run("publish_report", exampletools.PublishReportInput{Title: "Q3", Topic: "sales", Sections: 2}, nil)
+			h.run("publish_report", tools.PublishReportInput{Title: "Q3", Topic: "sales", Sections: 2}, nil)
 			if s.Status != signals.StatusWaitingApproval || s.CurrentNodeID() != "review" {
 				t.Fatalf("suspended snapshot = %+v", s)
 			}
@@ -154,7 +153,7 @@ func TestPublishReport(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkLog(t, rec.Events)
-			var out exampletools.PublishReportOutput
+			var out tools.PublishReportOutput
 			if err := json.Unmarshal(rec.Snapshot.Outputs, &out); err != nil {
 				t.Fatal(err)
 			}
@@ -175,12 +174,12 @@ func TestResultText(t *testing.T) {
 		outputs string // the JSON the run's outputs hold
 		text    string
 	}{
-		{"slow compute", exampletools.SlowComputeOutput{Label: "x", Seconds: 1},
+		{"slow compute", tools.SlowComputeOutput{Label: "x", Seconds: 1},
 			`{"label":"x","seconds":1}`, `Computed "x" in 1 second(s).`},
-		{"report published", exampletools.PublishReportOutput{ReportID: "r1", Published: true, Location: "memory://reports/r1", Decision: "accept", ApprovedBy: "alice", Summary: "s"},
+		{"report published", tools.PublishReportOutput{ReportID: "r1", Published: true, Location: "memory://reports/r1", Decision: "accept", ApprovedBy: "alice", Summary: "s"},
 			`{"reportId":"r1","published":true,"location":"memory://reports/r1","decision":"accept","approvedBy":"alice","summary":"s"}`,
 			"Report r1 published at memory://reports/r1 (approved by alice)."},
-		{"report rejected", exampletools.PublishReportOutput{ReportID: "r1", Decision: "reject", Summary: "s"},
+		{"report rejected", tools.PublishReportOutput{ReportID: "r1", Decision: "reject", Summary: "s"},
 			`{"reportId":"r1","published":false,"decision":"reject","summary":"s"}`,
 			`Report r1 was not published: the reviewer chose "reject".`},
 	}
