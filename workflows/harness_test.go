@@ -496,10 +496,10 @@ func TestStatusRunningAndEventsPaging(t *testing.T) {
 
 func TestRaiseRejectsReusedKey(t *testing.T) {
 	tool := workflows.NewTool("reuse_key", "asks the same key twice", func(ctx workflow.Context, _ noInput) (string, error) {
-		if _, err := workflows.Raise(ctx, workflows.Spec{Kind: signals.KindExternalEvent, Key: "k"}); err != nil {
+		if _, err := workflows.Raise(ctx, workflows.QuestionSpec{Kind: signals.KindExternalEvent, Key: "k"}); err != nil {
 			return "", err
 		}
-		_, err := workflows.Raise(ctx, workflows.Spec{Kind: signals.KindExternalEvent, Key: "k"})
+		_, err := workflows.Raise(ctx, workflows.QuestionSpec{Kind: signals.KindExternalEvent, Key: "k"})
 		return "", err
 	})
 	h := newHarness(t, tool)

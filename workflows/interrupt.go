@@ -14,9 +14,10 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// Spec describes an interrupt to raise with Raise. Approve, AskInput, AskAs,
+// QuestionSpec describes a question to put to a person or another system
+// (an interrupt, in OpenWOP's terms) with Raise. Approve, AskInput, AskAs,
 // AskInputs and WaitExternal build one for the common kinds.
-type Spec struct {
+type QuestionSpec struct {
 	// Kind is the interrupt kind: approval, clarification, external-event or
 	// custom.
 	Kind signals.InterruptKind
@@ -74,7 +75,7 @@ func (p *Pending) Wait(ctx workflow.Context) (signals.Resolved, error) {
 // snapshot, moves the run to the matching waiting status and appends
 // node.suspended and interrupt.requested. Several interrupts may be open at
 // once; wait for each with Pending.Wait.
-func Raise(ctx workflow.Context, spec Spec) (*Pending, error) {
+func Raise(ctx workflow.Context, spec QuestionSpec) (*Pending, error) {
 	r, err := from(ctx)
 	if err != nil {
 		return nil, err
@@ -330,7 +331,7 @@ type Decision struct {
 // for the decision. A decline is a rejected Decision, not an error; a cancel
 // answer or a run cancellation returns a cancellation error.
 func Approve(ctx workflow.Context, req ApprovalRequest) (Decision, error) {
-	p, err := Raise(ctx, Spec{
+	p, err := Raise(ctx, QuestionSpec{
 		Kind:        signals.KindApproval,
 		Key:         req.Key,
 		NodeID:      req.NodeID,
@@ -374,8 +375,8 @@ type InputRequest struct {
 	Approvers []string
 }
 
-func (q InputRequest) spec(kind signals.InterruptKind) Spec {
-	return Spec{
+func (q InputRequest) spec(kind signals.InterruptKind) QuestionSpec {
+	return QuestionSpec{
 		Kind:        kind,
 		Key:         q.Key,
 		NodeID:      q.NodeID,
@@ -490,7 +491,7 @@ type ExternalRequest struct {
 // WaitExternal raises an external-event interrupt and waits for its content.
 // A decline returns ErrDeclined.
 func WaitExternal(ctx workflow.Context, req ExternalRequest) (json.RawMessage, error) {
-	p, err := Raise(ctx, Spec{
+	p, err := Raise(ctx, QuestionSpec{
 		Kind:        signals.KindExternalEvent,
 		Key:         req.Key,
 		NodeID:      req.NodeID,

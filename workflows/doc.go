@@ -1,0 +1,125 @@
+// Package workflows is the library a tool author imports: it turns an
+// ordinary Temporal workflow function into an MCP tool, and runs a worker
+// that serves such tools and publishes them to the catalog in Temporal, so
+// that the stock server lists and calls them without being rebuilt.
+//
+// A tool author writes a workflow function
+//
+//	func(ctx workflow.Context, in In) (Out, error)
+//
+// and wraps it with NewTool. The harness turns it into the workflow the run
+// contract (package signals, docs/contract.md) describes: it decodes the tool
+// arguments into In, keeps the run snapshot and the OpenWOP event log,
+// answers the getRun and events queries, keeps the OpenWOPStatus search
+// attribute current, publishes the run's status and open interrupts in its
+// memo (signals.MemoState, read when no worker answers a query) and as
+// current details for the Temporal UI (the open question, who may answer it
+// and how), routes interrupt resolutions and ends the run with exactly one
+// terminal event:
+//
+//   - completed when fn returns an output (an object becomes the run's
+//     outputs as is, anything else {"result": value});
+//   - failed when fn returns an error: Fail / FailAt give the code, and
+//     ProtocolError marks a JSON-RPC error; any other error has code
+//     tool_error;
+//   - cancelled when the workflow is cancelled (reason from the
+//     cancelReason signal, default caller-requested) or an interrupt is
+//     answered with cancel (reason mcp-elicitation-cancelled).
+//
+// Inside a tool:
+//
+//   - Approve, AskInput, AskAs, AskInputs and WaitExternal raise interrupts
+//     and wait for their resolution; Raise opens one without waiting, so
+//     several can be open at once. Each interrupt is resolved at most once,
+//     by an eligible resolver; other resolutions are ignored.
+//   - Step names a node of the event log (node.started, node.completed,
+//     node.failed, node.cancelled).
+//   - PreRunInput reads the answers the mount collected before the run
+//     started (WithPreRunInput).
+//   - Activities run with DefaultActivityOptions (10-minute attempts, no
+//     heartbeat timeout, at most 5 attempts) unless the tool sets its own
+//     with workflow.WithActivityOptions; see "Activities" below.
+//
+// Serving tools: NewRegistry collects tools and their activities, and
+// Registry.Run registers them on a Temporal worker on the author's own task
+// queue, publishes their specs to the catalog (package catalog) and runs
+// until its context ends. A hand-built worker uses Registry.Register and
+// catalog.Publish instead.
+//
+// For example (the README's refund tool; examples/refund is a whole module):
+//
+//	type In struct {
+//		OrderID string `json:"orderId" jsonschema:"the order to refund"`
+//	}
+//
+//	func Refund(ctx workflow.Context, in In) (string, error) {
+//		d, err := workflows.Approve(ctx, workflows.ApprovalRequest{Key: "refund", Title: "Refund " + in.OrderID + "?"})
+//		if err != nil || !d.Approved {
+//			return "not refunded", err
+//		}
+//		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+//		var id string
+//		err = workflow.ExecuteActivity(ctx, IssueRefund, in.OrderID).Get(ctx, &id)
+//		return "refunded as " + id, err
+//	}
+//
+//	tools, err := workflows.NewRegistry([]workflows.Tool{
+//		workflows.NewTool("refund", "Refund an order after approval.", Refund, workflows.Suspends()),
+//	}, IssueRefund)
+//	...
+//	err = tools.Run(ctx, temporalClient, "refunds", workflows.WorkerOptions{})
+//
+// # Activities: retries, idempotence, heartbeats
+//
+// An activity may run more than once: DefaultActivityOptions retries a
+// failed attempt (at most 5 attempts, 1 s, 2 s, 4 s, then 8 s apart), an
+// attempt that outlives its StartToCloseTimeout is retried, and so is one
+// whose worker crashed, even after its side effect, once its timeout
+// expires. Make every side effect idempotent: derive an idempotency key from
+// activity.GetInfo(ctx), WorkflowExecution.ID (the run id) plus ActivityID,
+// which are the same in every attempt, and give it to the system you call,
+// or look for the earlier effect before acting. Return
+// temporal.NewNonRetryableApplicationError for a failure a retry cannot
+// fix; set RetryPolicy.MaximumAttempts to 1 only for an effect that can
+// neither be repeated nor made idempotent.
+//
+// A run's cancellation reaches an activity only through its heartbeats: the
+// answer to activity.RecordHeartbeat cancels the activity's context. An
+// activity that runs more than a few seconds should heartbeat (package
+// activities: activities.Run heartbeats while the work runs, and
+// activities.Progress is the detail to record) and opt into a
+// HeartbeatTimeout of a few heartbeat intervals:
+//
+//	opts := workflow.GetActivityOptions(ctx)
+//	opts.HeartbeatTimeout = 5 * time.Second
+//	ctx = workflow.WithActivityOptions(ctx, opts)
+//
+// The SDK sends heartbeats at most every 80% of the HeartbeatTimeout, so a
+// cancellation reaches the activity within about that time, and an attempt
+// whose worker died is retried after it (resuming from
+// activity.GetHeartbeatDetails, or activities.LastProgress). Without a HeartbeatTimeout the SDK sends
+// them only every 30 s (the worker's DefaultHeartbeatThrottleInterval), and
+// a cancellation may take that long. Never set a HeartbeatTimeout on an
+// activity that does not heartbeat: every attempt would time out and run
+// again.
+//
+// # Changing a tool while its runs are in flight
+//
+// A run that waits days for an approval outlives releases of its tool and of
+// this package. A worker with new code replays the run's history through it,
+// and the code must emit the same commands (activities, timers, child
+// workflows, search attribute upserts, in the same order) as far as the
+// history goes, or the run fails with a nondeterminism error. Guard every
+// change to the commands a tool emits with workflow.GetVersion:
+//
+//	if workflow.GetVersion(ctx, "audit-step", workflow.DefaultVersion, 1) == 1 {
+//		// the new activity
+//	}
+//
+// Changes to activity options (timeouts, retry policy), to activity code and
+// to query answers emit no different commands and need no guard. Record
+// histories of your tool's runs and replay them in your tests
+// (worker.NewWorkflowReplayer with Registry.RegisterWorkflows); this
+// module does so for its example tools and follows the same rule for the
+// harness (docs/upgrades.md).
+package workflows
