@@ -1,0 +1,127 @@
+package toolworker
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/telemetry/export"
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// ServiceName is the service.name of the worker's spans unless
+// OTEL_SERVICE_NAME names another.
+const ServiceName = "openwop-worker"
+
+// telemetryShutdown bounds the flush of the worker's telemetry on exit.
+const telemetryShutdown = 5 * time.Second
+
+// Registry returns the registry of the example tools, with the conformance
+// fixtures when cfg.Fixtures is set, and their activities logging to logger
+// and publishing reports under cfg.DataDir/reports.
+func Registry(cfg config.Config, logger *zap.Logger) (*workflows.Registry, error) {
+	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
+		OutputDir: filepath.Join(cfg.DataDir, "reports"),
+	})
+	return tools.DefaultRegistry(acts, cfg.Fixtures)
+}
+
+// Serve runs a worker of reg's tools on taskQueue, through c, until ctx is
+// done (then it returns nil) or the worker fails.
+func Serve(ctx context.Context, reg *workflows.Registry, c client.Client, taskQueue string, logger *zap.Logger) error {
+	return reg.Run(ctx, c, taskQueue, workflows.WorkerOptions{
+		Worker: worker.Options{},
+		Logger: config.SDKLogger(logger.Named("worker")),
+	})
+}
+
+// Main is cmd/worker: it parses the command line, reads and checks the
+// configuration, and runs the worker until SIGINT or SIGTERM. It reports
+// its error itself (logged, or on stderr before the logger exists).
+func Main() error {
+	flag.Usage = func() {
+		config.Usage(flag.CommandLine.Output(), "Command worker runs the example tool workflows on a task queue and publishes them to the tool catalog in Temporal.",
+			flag.CommandLine, config.WorkerEnv())
+	}
+	flag.Parse()
+	var logger *zap.Logger
+	cfg, err := config.LoadConfig(envconfig.EnvLookupOS)
+	if err == nil {
+		logger, err = config.NewLogger(cfg.LogFormat, cfg.LogLevel)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker: invalid configuration:", err)
+		return err
+	}
+	defer func() { _ = logger.Sync() }()
+	fail := func(msg string, err error) error {
+		logger.Error(msg, zap.Error(err))
+		return err
+	}
+	reg, err := Registry(cfg, logger)
+	if err != nil {
+		return fail("tool registry", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, cfg, logger, reg, fail)
+}
+
+// run runs the worker process until ctx is done; fail logs a failure with
+// what failed and returns it.
+func run(ctx context.Context, cfg config.Config, logger *zap.Logger, reg *workflows.Registry, fail func(string, error) error) error {
+	tel, err := export.New(ctx, export.Options{
+		ServiceName: ServiceName, Env: os.LookupEnv, Metrics: cfg.MetricsAddr != "", Logger: logger.Named("telemetry"),
+	})
+	if err != nil {
+		return fail("telemetry (OTEL_* variables)", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), telemetryShutdown)
+		defer cancel()
+		if err := tel.Shutdown(sctx); err != nil {
+			logger.Warn("telemetry shutdown", zap.Error(err))
+		}
+	}()
+	if m := tel.Metrics(); m != nil {
+		ms, err := export.ServeMetrics(ctx, cfg.MetricsAddr, m, logger.Named("metrics"))
+		if err != nil {
+			return fail("worker not started: "+config.EnvMetricsAddr, err)
+		}
+		defer func() { _ = ms.Shutdown(context.Background()) }()
+		logger.Info("metrics served", zap.String("metrics", "http://"+ms.Addr()+"/metrics"))
+	}
+	c, err := cfg.Dial(ctx, logger, tel)
+	if err != nil {
+		return fail("worker not started", err)
+	}
+	defer c.Close()
+	if err := runs.EnsureSearchAttributes(ctx, c, cfg.Namespace()); err != nil {
+		// The worker can serve without them, but no run can start until
+		// they exist; the server's /healthz reports it as well.
+		config.LogSearchAttributes(logger, err)
+	}
+	logger.Info("openwop worker starting",
+		zap.String("temporal", cfg.HostPort()),
+		zap.String("namespace", cfg.Namespace()),
+		zap.String("task_queue", cfg.TaskQueue),
+		zap.Int("tools", len(reg.Specs())))
+	if err := Serve(ctx, reg, c, cfg.TaskQueue, logger); err != nil {
+		return fail("worker stopped", err)
+	}
+	logger.Info("worker stopped")
+	return nil
+}
