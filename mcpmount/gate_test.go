@@ -13,10 +13,10 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/internal/testing/runstest"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // gateMeta is the _meta of a 2026-07-28 request without capabilities.
@@ -315,7 +315,7 @@ func TestOversizedInputResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	f.Add(signals.Snapshot{RunID: id, WorkflowID: "delay", Status: signals.StatusWaitingInput,
+	f.Add(signals.Snapshot{RunID: id, Tool: "delay", Status: signals.StatusWaitingInput,
 		Owner: signals.Owner{Tenant: auth.Anonymous().Tenant, Subject: auth.Anonymous()}, CreatedAt: now, UpdatedAt: now,
 		Interrupts: []signals.Interrupt{{ID: "i-name", NodeID: "ask", Kind: signals.KindClarification, Title: "Name?", RequestedAt: now}}})
 	taskID := runid.Project(id)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // These tests run the whole product on the embedded Temporal server: every
@@ -78,7 +78,7 @@ func TestIntegrationTaskLifecycle(t *testing.T) {
 		t.Fatalf("immediate tasks/get = %v", first)
 	}
 	snap, err := s.runs.Get(ctx, auth.Anonymous(), runOf(t, id))
-	if err != nil || snap.Transport != signals.TransportMCP || snap.Owner.Subject != auth.Anonymous() || snap.WorkflowID != "slow_compute" {
+	if err != nil || snap.Transport != signals.TransportMCP || snap.Owner.Subject != auth.Anonymous() || snap.Tool != "slow_compute" {
 		t.Fatalf("run = %+v, %v", snap, err)
 	}
 	done := waitTask(t, c, id, status("completed"))

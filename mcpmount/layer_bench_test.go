@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/internal/testing/runstest"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // layerBench is a mount over an in-memory run service holding one working
@@ -37,7 +37,7 @@ func newLayerBench(b *testing.B, sdkOnly bool) *layerBench {
 		b.Fatal(err)
 	}
 	now := time.Now()
-	fake.Add(signals.Snapshot{RunID: id, WorkflowID: "slow", Status: signals.StatusRunning,
+	fake.Add(signals.Snapshot{RunID: id, Tool: "slow", Status: signals.StatusRunning,
 		Owner: signals.Owner{Tenant: auth.Anonymous().Tenant, Subject: auth.Anonymous()}, CreatedAt: now, UpdatedAt: now})
 	task := runid.Project(id)
 	return &layerBench{mount: m, task: task, body: rpcBody(1, "tasks/get", map[string]any{"taskId": task}, tasksCaps())}

@@ -177,7 +177,7 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 			switch {
 			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
 				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
-				m.runLog(ctx, runID, snap.WorkflowID).Debug("input response resolved nothing",
+				m.runLog(ctx, runID, snap.Tool).Debug("input response resolved nothing",
 					zap.String("interruptId", key), zap.Error(err))
 			case errors.Is(err, runs.ErrNotApplied):
 				// Recorded with the run: applied when a worker serves it.

@@ -45,7 +45,7 @@ func gateServer(t *testing.T, runsSvc runs.Backend, mutate func(*restapi.Options
 	}
 	now := time.Now().UTC()
 	f.Add(signals.Snapshot{
-		RunID: id, WorkflowID: "delay", Status: signals.StatusWaitingApproval,
+		RunID: id, Tool: "delay", Status: signals.StatusWaitingApproval,
 		Owner:     signals.Owner{Tenant: auth.Anonymous().Tenant, Subject: auth.Anonymous()},
 		CreatedAt: now, UpdatedAt: now, LastSequence: -1,
 		Interrupts: []signals.Interrupt{{ID: "i-approve", NodeID: "approve", Kind: signals.KindApproval,

@@ -173,12 +173,12 @@ type listRunsResponse struct {
 func (h *handler) listRuns(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
 	q := r.URL.Query()
 	req := runs.ListRequest{
-		WorkflowID: q.Get("workflowId"),
-		Status:     signals.Status(q.Get("status")),
-		Cursor:     q.Get("cursor"),
+		Tool:   q.Get("workflowId"),
+		Status: signals.Status(q.Get("status")),
+		Cursor: q.Get("cursor"),
 	}
-	if req.WorkflowID != "" && !workflowIDGrammar.MatchString(req.WorkflowID) {
-		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("workflowId %q is not a valid workflow id", req.WorkflowID))
+	if req.Tool != "" && !workflowIDGrammar.MatchString(req.Tool) {
+		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("workflowId %q is not a valid workflow id", req.Tool))
 		return
 	}
 	if req.Status != "" && !req.Status.Valid() {

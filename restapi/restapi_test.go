@@ -172,7 +172,7 @@ var (
 
 func approvalSnapshot(id string, approvers ...string) signals.Snapshot {
 	return signals.Snapshot{
-		RunID: id, WorkflowID: "conformance-approval", Status: signals.StatusWaitingApproval,
+		RunID: id, Tool: "conformance-approval", Status: signals.StatusWaitingApproval,
 		Owner: signals.Owner{Tenant: "acme", Subject: acmeSub}, CreatedAt: t0, UpdatedAt: t0.Add(time.Second),
 		Interrupts: []signals.Interrupt{{
 			ID: id + "-i1", NodeID: "gate", Kind: signals.KindApproval, Key: "gate",
@@ -322,7 +322,7 @@ func TestAuthRequired(t *testing.T) {
 func TestRunIDForms(t *testing.T) {
 	s := newTestServer(t)
 	id := mustID(t, "acme")
-	s.runs.Add(signals.Snapshot{RunID: id, WorkflowID: "conformance-delay", Status: signals.StatusRunning,
+	s.runs.Add(signals.Snapshot{RunID: id, Tool: "conformance-delay", Status: signals.StatusRunning,
 		Owner: signals.Owner{Tenant: "acme", Subject: acmeSub}})
 	tenant, opaque, _ := strings.Cut(id, "/")
 	tests := []struct {
@@ -362,11 +362,11 @@ func TestGetRun(t *testing.T) {
 	waiting := mustID(t, "acme")
 	s.runs.Add(approvalSnapshot(waiting))
 	failed := mustID(t, "acme")
-	s.runs.Add(signals.Snapshot{RunID: failed, WorkflowID: "conformance-failure", Status: signals.StatusFailed,
+	s.runs.Add(signals.Snapshot{RunID: failed, Tool: "conformance-failure", Status: signals.StatusFailed,
 		Owner: signals.Owner{Tenant: "acme", Subject: acmeSub}, CreatedAt: t0, UpdatedAt: t0,
 		Error: &signals.RunError{Code: "conformance_test_failure", Message: "Intentional conformance failure", RPCCode: 7}})
 	done := mustID(t, "acme")
-	s.runs.Add(signals.Snapshot{RunID: done, WorkflowID: "conformance-delay", Status: signals.StatusCompleted,
+	s.runs.Add(signals.Snapshot{RunID: done, Tool: "conformance-delay", Status: signals.StatusCompleted,
 		Owner: signals.Owner{Tenant: "acme", Subject: acmeSub}, CreatedAt: t0, UpdatedAt: t0,
 		Outputs: json.RawMessage(`{"slept":1}`)})
 
@@ -452,7 +452,7 @@ func TestListRuns(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.raw)
 	}
-	want := runs.ListRequest{WorkflowID: "conformance-approval", Status: signals.StatusWaitingApproval, Limit: 7, Cursor: "abc"}
+	want := runs.ListRequest{Tool: "conformance-approval", Status: signals.StatusWaitingApproval, Limit: 7, Cursor: "abc"}
 	if got := s.runs.Lists()[len(s.runs.Lists())-1]; got != want {
 		t.Fatalf("list request %+v, want %+v", got, want)
 	}
@@ -486,9 +486,9 @@ func TestListRuns(t *testing.T) {
 func TestCancelRun(t *testing.T) {
 	s := newTestServer(t)
 	running := mustID(t, "acme")
-	s.runs.Add(signals.Snapshot{RunID: running, WorkflowID: "conformance-cancellable", Status: signals.StatusRunning})
+	s.runs.Add(signals.Snapshot{RunID: running, Tool: "conformance-cancellable", Status: signals.StatusRunning})
 	done := mustID(t, "acme")
-	s.runs.Add(signals.Snapshot{RunID: done, WorkflowID: "conformance-delay", Status: signals.StatusCompleted})
+	s.runs.Add(signals.Snapshot{RunID: done, Tool: "conformance-delay", Status: signals.StatusCompleted})
 
 	tests := []struct {
 		name, id, body string
@@ -534,7 +534,7 @@ func TestPollEvents(t *testing.T) {
 		events = append(events, signals.Event{EventID: fmt.Sprint("e", i), RunID: id, Type: typ, Sequence: i,
 			SchemaVersion: 1, Payload: json.RawMessage(`{}`), Timestamp: t0})
 	}
-	s.runs.Add(signals.Snapshot{RunID: id, WorkflowID: "conformance-delay", Status: signals.StatusCompleted}, events...)
+	s.runs.Add(signals.Snapshot{RunID: id, Tool: "conformance-delay", Status: signals.StatusCompleted}, events...)
 	base := s.URL + "/runs/" + runid.Project(id) + "/events/poll"
 
 	r := call(t, http.MethodGet, base+"?afterSequence=1&timeout=30", "key-acme", "")

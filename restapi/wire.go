@@ -65,7 +65,7 @@ type openInterrupt struct {
 func snapshotOf(s signals.Snapshot) runSnapshot {
 	out := runSnapshot{
 		RunID:                 s.RunID,
-		WorkflowID:            s.WorkflowID,
+		WorkflowID:            s.Tool,
 		Status:                s.Status,
 		Owner:                 s.Owner,
 		EventLogSchemaVersion: signals.EventLogSchemaVersion,

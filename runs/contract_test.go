@@ -41,11 +41,11 @@ func TestStartOnToolTaskQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.WorkflowID != "conformance-delay" || (snap.Status.Terminal() && snap.Status != signals.StatusCompleted) {
+	if snap.Tool != "conformance-delay" || (snap.Status.Terminal() && snap.Status != signals.StatusCompleted) {
 		t.Fatalf("start = %+v", snap)
 	}
 	done, err := s.Await(ctx, alice, snap.RunID, terminal)
-	if err != nil || done.Status != signals.StatusCompleted || done.WorkflowID != "conformance-delay" || string(done.Outputs) != `{"delayedMs":10}` {
+	if err != nil || done.Status != signals.StatusCompleted || done.Tool != "conformance-delay" || string(done.Outputs) != `{"delayedMs":10}` {
 		t.Fatalf("Await = %+v, %v", done, err)
 	}
 	d, err := env.Client.DescribeWorkflowExecution(ctx, snap.RunID, "")
@@ -100,7 +100,7 @@ func TestPlainContract(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if snap.Status != signals.StatusRunning || snap.WorkflowID != tool.Name || snap.Owner.Subject.SubjectID != alice.SubjectID {
+		if snap.Status != signals.StatusRunning || snap.Tool != tool.Name || snap.Owner.Subject.SubjectID != alice.SubjectID {
 			t.Fatalf("start = %+v", snap)
 		}
 		return snap
@@ -110,7 +110,7 @@ func TestPlainContract(t *testing.T) {
 		ctx := ctxT(t)
 		snap := startPlain(t, ctx, spec("echo", "PlainEcho"), `{"msg":"hi"}`)
 		done, err := s.Await(ctx, alice, snap.RunID, terminal)
-		if err != nil || done.Status != signals.StatusCompleted || done.WorkflowID != "echo" || done.Result == nil || done.Result.IsError {
+		if err != nil || done.Status != signals.StatusCompleted || done.Tool != "echo" || done.Result == nil || done.Result.IsError {
 			t.Fatalf("Await = %+v, %v", done, err)
 		}
 		if string(done.Outputs) != `{"echo":"hi"}` || string(done.Result.StructuredContent) != `{"echo":"hi"}` ||

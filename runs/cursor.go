@@ -42,7 +42,7 @@ func (s *Service) cursorKey() []byte {
 // cursorTag authenticates token for the tenant and the filters of req.
 func (s *Service) cursorTag(tenant string, req ListRequest, token []byte) []byte {
 	mac := hmac.New(sha256.New, s.cursorKey())
-	for _, part := range []string{"openwop list cursor v1", tenant, req.WorkflowID, string(req.Status)} {
+	for _, part := range []string{"openwop list cursor v1", tenant, req.Tool, string(req.Status)} {
 		fmt.Fprintf(mac, "%d:%s", len(part), part)
 	}
 	mac.Write(token)

@@ -58,7 +58,7 @@ func TestListCursorRoundTrip(t *testing.T) {
 	c := &listClient{nextToken: token}
 	s := runs.New(c, nil, runs.Options{})
 	ctx := context.Background()
-	req := runs.ListRequest{WorkflowID: "delay", Status: signals.StatusCompleted, Limit: 2}
+	req := runs.ListRequest{Tool: "delay", Status: signals.StatusCompleted, Limit: 2}
 
 	page, err := s.List(ctx, cursorCaller("acme"), req)
 	if err != nil {
@@ -84,7 +84,7 @@ func TestListCursorRoundTrip(t *testing.T) {
 		mutate func(*runs.ListRequest)
 	}{
 		{"another tenant", "globex", func(*runs.ListRequest) {}},
-		{"another workflowId", "acme", func(r *runs.ListRequest) { r.WorkflowID = "greet" }},
+		{"another workflowId", "acme", func(r *runs.ListRequest) { r.Tool = "greet" }},
 		{"another status", "acme", func(r *runs.ListRequest) { r.Status = signals.StatusRunning }},
 	}
 	for _, m := range misuses {

@@ -180,7 +180,7 @@ func (s *Service) queryRun(ctx context.Context, id, tenant string, patience time
 		if snap.Owner.Tenant != tenant {
 			return reading{}, true, false, ErrNotFound
 		}
-		s.known.note(id, snap.WorkflowID, false, "")
+		s.known.note(id, snap.Tool, false, "")
 		return reading{snap: snap}, true, false, nil
 	case missing(err):
 		return reading{}, true, false, ErrNotFound

@@ -62,8 +62,9 @@ type StartRequest struct {
 
 // ListRequest filters and pages Service.List.
 type ListRequest struct {
-	// WorkflowID, when set, keeps only runs of that tool.
-	WorkflowID string
+	// Tool, when set, keeps only runs of that tool (OpenWOP's workflowId
+	// filter).
+	Tool string
 	// Status, when set, keeps only runs in that status.
 	Status signals.Status
 	// Limit is the page size (1..MaxPageSize; 0 means DefaultPageSize).

@@ -24,8 +24,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
@@ -211,7 +211,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 
 	now := time.Now().UTC()
 	created := signals.Snapshot{
-		RunID: id, WorkflowID: tool.Name, Status: status, Owner: owner,
+		RunID: id, Tool: tool.Name, Status: status, Owner: owner,
 		Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
 		StatusMessage: status.Message(), LastSequence: -1,
 	}
@@ -400,7 +400,7 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	if t := info.GetCloseTime(); t != nil {
 		snap.UpdatedAt = t.AsTime()
 	}
-	snap.WorkflowID, _ = s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
+	snap.Tool, _ = s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
 	st, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrStatus)
 	snap.Status = signals.Status(st)
 	if p, ok := info.GetMemo().GetFields()[signals.MemoOwner]; ok {
@@ -942,11 +942,11 @@ func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequ
 		}
 	}
 	q := []string{fmt.Sprintf("%s = '%s'", signals.SearchAttrTenant, caller.Tenant)}
-	if req.WorkflowID != "" {
-		if strings.ContainsAny(req.WorkflowID, `'"\`) {
-			return ListPage{}, fmt.Errorf("list runs: invalid workflowId %q", req.WorkflowID)
+	if req.Tool != "" {
+		if strings.ContainsAny(req.Tool, `'"\`) {
+			return ListPage{}, fmt.Errorf("list runs: invalid workflowId %q", req.Tool)
 		}
-		q = append(q, fmt.Sprintf("%s = '%s'", signals.SearchAttrTool, req.WorkflowID))
+		q = append(q, fmt.Sprintf("%s = '%s'", signals.SearchAttrTool, req.Tool))
 	}
 	if req.Status != "" {
 		if !req.Status.Valid() {

@@ -82,8 +82,8 @@ func TestStartGetAwait(t *testing.T) {
 	if snap.Status != signals.StatusPending {
 		t.Fatalf("status after start = %s, want pending", snap.Status)
 	}
-	if snap.Owner.Tenant != "acme" || snap.Owner.Subject.SubjectID != alice.SubjectID || snap.WorkflowID != "conformance-delay" {
-		t.Fatalf("snapshot owner/workflow = %+v / %s", snap.Owner, snap.WorkflowID)
+	if snap.Owner.Tenant != "acme" || snap.Owner.Subject.SubjectID != alice.SubjectID || snap.Tool != "conformance-delay" {
+		t.Fatalf("snapshot owner/workflow = %+v / %s", snap.Owner, snap.Tool)
 	}
 	// An immediate Get waits for that task and reads the run running.
 	got, err := s.Get(ctx, alice, snap.RunID)
@@ -109,8 +109,8 @@ func TestStartWaitFirstTask(t *testing.T) {
 	if snap.Status != signals.StatusRunning {
 		t.Fatalf("status after start = %s, want running", snap.Status)
 	}
-	if snap.Owner.Tenant != "acme" || snap.Owner.Subject.SubjectID != alice.SubjectID || snap.WorkflowID != "conformance-delay" {
-		t.Fatalf("snapshot owner/workflow = %+v / %s", snap.Owner, snap.WorkflowID)
+	if snap.Owner.Tenant != "acme" || snap.Owner.Subject.SubjectID != alice.SubjectID || snap.Tool != "conformance-delay" {
+		t.Fatalf("snapshot owner/workflow = %+v / %s", snap.Owner, snap.Tool)
 	}
 }
 
@@ -327,7 +327,7 @@ func TestListPagesNewestFirst(t *testing.T) {
 	var last time.Time
 	cursor := ""
 	for {
-		page, err := s.List(ctx, tenant, runs.ListRequest{WorkflowID: "conformance-delay", Limit: 3, Cursor: cursor})
+		page, err := s.List(ctx, tenant, runs.ListRequest{Tool: "conformance-delay", Limit: 3, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +341,7 @@ func TestListPagesNewestFirst(t *testing.T) {
 				t.Fatalf("closed runs not latest-closed first at %s", r.RunID)
 			}
 			last = r.UpdatedAt
-			if r.Status != signals.StatusCompleted || r.WorkflowID != "conformance-delay" || r.Owner.Tenant != tenant.Tenant {
+			if r.Status != signals.StatusCompleted || r.Tool != "conformance-delay" || r.Owner.Tenant != tenant.Tenant {
 				t.Fatalf("summary snapshot = %+v", r)
 			}
 		}

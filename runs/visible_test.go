@@ -92,7 +92,7 @@ func TestReadWithoutWorker(t *testing.T) {
 			strings.Join(in.Actions, ",") != strings.Join(want.Actions, ",") || !in.RequestedAt.Equal(want.RequestedAt) {
 			t.Fatalf("interrupt without a worker = %+v, want %+v", in, want)
 		}
-		if got.Owner != waiting.Owner || got.WorkflowID != waiting.WorkflowID || got.LastSequence != waiting.LastSequence {
+		if got.Owner != waiting.Owner || got.Tool != waiting.Tool || got.LastSequence != waiting.LastSequence {
 			t.Fatalf("Get %d without a worker = %+v, want the owner, tool and sequence of %+v", i, got, waiting)
 		}
 		// The eligibility check works on the published interrupt.
@@ -122,7 +122,7 @@ func TestReadWithoutWorker(t *testing.T) {
 	fresh := start(t, s, "conformance-approval", `{}`, alice)
 	began := time.Now()
 	got, err := s.Get(ctx, alice, fresh.RunID)
-	if err != nil || got.Status != signals.StatusPending || len(got.Interrupts) != 0 || got.WorkflowID != "conformance-approval" {
+	if err != nil || got.Status != signals.StatusPending || len(got.Interrupts) != 0 || got.Tool != "conformance-approval" {
 		t.Fatalf("Get of a run that never ran = %+v, %v, want pending", got, err)
 	}
 	t.Logf("Get of a run that never ran, without a worker: %v", time.Since(began))

@@ -335,13 +335,14 @@ type RunError struct {
 // Snapshot is the state of a run as getRun answers it.
 type Snapshot struct {
 	RunID string `json:"runId"`
-	// WorkflowID is the OpenWOP workflow id: the tool name.
-	WorkflowID string    `json:"workflowId"`
-	Status     Status    `json:"status"`
-	Owner      Owner     `json:"owner"`
-	Transport  string    `json:"transport"`
-	CreatedAt  time.Time `json:"createdAt"`
-	UpdatedAt  time.Time `json:"updatedAt"`
+	// Tool is the name of the run's tool (on the wire, OpenWOP's
+	// workflowId).
+	Tool      string    `json:"workflowId"`
+	Status    Status    `json:"status"`
+	Owner     Owner     `json:"owner"`
+	Transport string    `json:"transport"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 	// StatusMessage is content-free about the run's internals.
 	StatusMessage string `json:"statusMessage"`
 	// Interrupts holds every open interrupt, in the order raised.

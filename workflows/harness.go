@@ -125,7 +125,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 		pending: map[string]*Pending{},
 		snap: signals.Snapshot{
 			RunID:        info.WorkflowExecution.ID,
-			WorkflowID:   info.WorkflowType.Name,
+			Tool:         info.WorkflowType.Name,
 			Status:       signals.StatusPending,
 			Owner:        req.Owner,
 			Transport:    req.Transport,
@@ -135,7 +135,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 		},
 	}
 	if req.Tool != "" {
-		r.snap.WorkflowID = req.Tool
+		r.snap.Tool = req.Tool
 	}
 	if r.snap.CreatedAt.IsZero() {
 		r.snap.CreatedAt = r.snap.UpdatedAt
@@ -164,7 +164,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 	r.emit(signals.EventRunStarted, "", map[string]any{
 		"owner":      req.Owner,
 		"transport":  req.Transport,
-		"workflowId": r.snap.WorkflowID,
+		"workflowId": r.snap.Tool,
 	})
 	r.setStatus(signals.StatusRunning)
 
@@ -460,7 +460,7 @@ func (r *run) finishCancelled() (signals.RunRecord, error) {
 
 func (r *run) finishFailed(err error) (signals.RunRecord, error) {
 	runErr := classify(err)
-	node := r.snap.WorkflowID
+	node := r.snap.Tool
 	var se *stepError
 	var te *ToolError
 	switch {

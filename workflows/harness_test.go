@@ -155,7 +155,7 @@ func TestApprovalGateAcceptOnceDuplicateIgnored(t *testing.T) {
 	if in.ID != iid || in.NodeID != "gate" || in.Kind != signals.KindApproval || !equal(in.Actions, []string{"accept", "reject"}) {
 		t.Errorf("interrupt = %+v", in)
 	}
-	if waiting.CurrentNodeID() != "gate" || waiting.RunID != testRunID || waiting.WorkflowID != "conformance-approval" {
+	if waiting.CurrentNodeID() != "gate" || waiting.RunID != testRunID || waiting.Tool != "conformance-approval" {
 		t.Errorf("snapshot identity = %+v", waiting)
 	}
 	if eventsBefore != eventsAfterReads {

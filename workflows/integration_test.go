@@ -225,7 +225,7 @@ func TestIntegrationStartRunning(t *testing.T) {
 	s := newServer(t)
 	id, run := s.start("conformance-delay", map[string]any{"delayMs": 2500})
 	snap := s.await(id, func(x signals.Snapshot) bool { return x.Status != signals.StatusPending })
-	if snap.Status != signals.StatusRunning || snap.RunID != id || snap.WorkflowID != "conformance-delay" || snap.Owner.Subject.SubjectID != "alice" {
+	if snap.Status != signals.StatusRunning || snap.RunID != id || snap.Tool != "conformance-delay" || snap.Owner.Subject.SubjectID != "alice" {
 		t.Fatalf("snapshot after start = %+v", snap)
 	}
 	if got := s.statusAttr(id); got != string(signals.StatusRunning) {

@@ -31,7 +31,7 @@ func runSpan(ctx workflow.Context) (trace.Span, bool) {
 // built on its first line, so a run that logs nothing pays nothing.
 func runLogger(ctx workflow.Context, snap signals.Snapshot) log.Logger {
 	return &lazyLogger{build: func() log.Logger {
-		kv := []any{"runId", snap.RunID, "tenant", snap.Owner.Tenant, "tool", snap.WorkflowID}
+		kv := []any{"runId", snap.RunID, "tenant", snap.Owner.Tenant, "tool", snap.Tool}
 		if span, ok := runSpan(ctx); ok {
 			kv = append(kv, "traceId", span.SpanContext().TraceID().String())
 		}

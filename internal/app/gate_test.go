@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // TestKeylessServerRefusesCrossSite: on the assembled server (a keyless
@@ -24,7 +24,7 @@ func TestKeylessServerRefusesCrossSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	s.runs.Add(signals.Snapshot{RunID: id, WorkflowID: "delay", Status: signals.StatusWaitingApproval,
+	s.runs.Add(signals.Snapshot{RunID: id, Tool: "delay", Status: signals.StatusWaitingApproval,
 		Owner: signals.Owner{Tenant: "anon:local"}, CreatedAt: now, UpdatedAt: now, LastSequence: -1,
 		Interrupts: []signals.Interrupt{{ID: "i-1", NodeID: "approve", Kind: signals.KindApproval, RequestedAt: now}}})
 	s.runs.OnStart(func(_ runs.StartRequest, snap *signals.Snapshot) { // blocking calls end at once

@@ -259,7 +259,7 @@ func (f *Fake) Start(_ context.Context, req runs.StartRequest) (signals.Snapshot
 	}
 	now := time.Now().UTC()
 	s := signals.Snapshot{
-		RunID: id, WorkflowID: req.Tool.Name, Status: signals.StatusRunning,
+		RunID: id, Tool: req.Tool.Name, Status: signals.StatusRunning,
 		Owner:     signals.Owner{Tenant: req.Caller.Tenant, Subject: req.Caller},
 		Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
 		StatusMessage: signals.StatusRunning.Message(), LastSequence: 0,
