@@ -2,13 +2,14 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
@@ -16,8 +17,18 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/openwop/temporal-mcp/signals"
-	"github.com/openwop/temporal-mcp/telemetry"
 )
+
+// Get answers getRun: the run's current snapshot. A running run answers
+// the getRun query; a closed run is read from its close event without a
+// worker replaying the history (see read).
+func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	r, err := s.read(ctx, runID, caller.Tenant)
+	return r.snap, err
+}
 
 // reading is what read learned about a run.
 type reading struct {
@@ -109,7 +120,7 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 	}
 	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return reading{}, s.lookupErr(id, err)
+		return reading{}, lookupErr(id, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
 	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
@@ -229,148 +240,281 @@ func (s *Service) readClosed(ctx context.Context, id, tenant string) (reading, e
 	return reading{snap: rec.Snapshot, events: rec.Events, plain: s.plain(info)}, nil
 }
 
+// closeEvent reads the close event of a closed run (runID "" is the
+// current run of the workflow ID). The server long-polls this request
+// while the run is open, so call it only for a closed run.
+func (s *Service) closeEvent(ctx context.Context, id, runID string) (*historypb.HistoryEvent, error) {
+	it := s.client.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	var last *historypb.HistoryEvent
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read close event of run %s: %w", id, lookupErr(id, err))
+		}
+		last = ev
+	}
+	return last, nil
+}
+
+// decodeClose extracts the RunRecord from a close event.
+func (s *Service) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bool) {
+	var payloads *commonpb.Payloads
+	switch {
+	case ev.GetWorkflowExecutionCompletedEventAttributes() != nil:
+		payloads = ev.GetWorkflowExecutionCompletedEventAttributes().GetResult()
+	case ev.GetWorkflowExecutionFailedEventAttributes() != nil:
+		payloads = ev.GetWorkflowExecutionFailedEventAttributes().GetFailure().GetApplicationFailureInfo().GetDetails()
+	case ev.GetWorkflowExecutionCanceledEventAttributes() != nil:
+		payloads = ev.GetWorkflowExecutionCanceledEventAttributes().GetDetails()
+	}
+	if len(payloads.GetPayloads()) == 0 {
+		return signals.RunRecord{}, false
+	}
+	var rec signals.RunRecord
+	if err := s.dc.FromPayload(payloads.GetPayloads()[0], &rec); err != nil || rec.Snapshot.RunID == "" {
+		return signals.RunRecord{}, false
+	}
+	return rec, true
+}
+
+// closedOutside describes a run that closed without a RunRecord in its
+// close event (last): a plain workflow, or a run terminated, timed out or
+// failed outside the harness.
+func (s *Service) closedOutside(info *workflowpb.WorkflowExecutionInfo, last *historypb.HistoryEvent) signals.RunRecord {
+	snap := s.fromInfo(info)
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		snap.CancelReason = "terminated"
+		if r := last.GetWorkflowExecutionTerminatedEventAttributes().GetReason(); r != "" {
+			snap.CancelReason = "terminated: " + r
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		snap.CancelReason = signals.ReasonCallerRequested
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		snap.Result, snap.Outputs = s.plainResult(last.GetWorkflowExecutionCompletedEventAttributes().GetResult())
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		snap.Error = &signals.RunError{Code: "workflow_timed_out", Message: "the run timed out"}
+	default:
+		msg := "the run ended without a result"
+		if f := last.GetWorkflowExecutionFailedEventAttributes().GetFailure(); f != nil {
+			msg = f.GetMessage()
+		}
+		snap.Error = &signals.RunError{Code: "workflow_failed", Message: msg}
+	}
+	if snap.Status == signals.StatusFailed {
+		snap.Result = &signals.ToolResult{IsError: true, Content: []signals.Content{{Type: "text", Text: snap.Error.Message}}}
+	}
+	return signals.RunRecord{Snapshot: snap}
+}
+
+// plainResult turns the result of a workflow that closed without a
+// RunRecord into a tool result: the JSON value as text, and as structured
+// content (an object as is, anything else as {"result": value}).
+func (s *Service) plainResult(p *commonpb.Payloads) (*signals.ToolResult, json.RawMessage) {
+	res := &signals.ToolResult{Content: []signals.Content{}}
+	if len(p.GetPayloads()) == 0 {
+		res.Content = append(res.Content, signals.Content{Type: "text", Text: "the run completed"})
+		return res, nil
+	}
+	var v any
+	if err := s.dc.FromPayload(p.GetPayloads()[0], &v); err != nil {
+		res.Content = append(res.Content, signals.Content{Type: "text", Text: "the run completed with a result that is not JSON"})
+		return res, nil
+	}
+	text, _ := json.Marshal(v)
+	if str, ok := v.(string); ok {
+		res.Content = append(res.Content, signals.Content{Type: "text", Text: str})
+	} else {
+		res.Content = append(res.Content, signals.Content{Type: "text", Text: string(text)})
+	}
+	if _, ok := v.(map[string]any); !ok {
+		text, _ = json.Marshal(map[string]any{"result": v})
+	}
+	res.StructuredContent = text
+	return res, text
+}
+
+// describe describes the run id of tenant: ErrNotFound for a missing run
+// and for one that is not tenant's (see ownedBy).
+func (s *Service) describe(ctx context.Context, id, tenant string) (*workflowpb.WorkflowExecutionInfo, error) {
+	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil, lookupErr(id, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if !s.ownedBy(info, tenant) {
+		return nil, ErrNotFound
+	}
+	return info, nil
+}
+
+// ownedBy reports whether the run a describe call found is tenant's: its
+// tenant search attribute names tenant (a run no service started has
+// none).
+func (s *Service) ownedBy(info *workflowpb.WorkflowExecutionInfo, tenant string) bool {
+	t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant)
+	return ok && t == tenant
+}
+
+// fromDescribe reads the run a describe call found. A running run that
+// follows the run contract is asked by the getRun query when ask is set,
+// and summarised from the describe data otherwise (or when the query
+// fails).
+func (s *Service) fromDescribe(ctx context.Context, id, tenant string, info *workflowpb.WorkflowExecutionInfo, ask bool) (signals.Snapshot, []signals.Event, int64, error) {
+	if !s.ownedBy(info, tenant) {
+		return signals.Snapshot{}, nil, 0, ErrNotFound
+	}
+	hlen := info.GetHistoryLength()
+	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		if s.plain(info) || !ask {
+			return s.fromInfo(info), nil, hlen, nil
+		}
+		snap, err := s.query(ctx, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return signals.Snapshot{}, nil, 0, fmt.Errorf("get run %s: %w", id, ctx.Err())
+			}
+			// No worker has answered yet (e.g. the first workflow task is
+			// pending): describe what Temporal knows.
+			s.log.Debug("getRun query failed; answering from describe", s.fields(ctx, id, zap.Error(err))...)
+			return s.fromInfo(info), nil, hlen, nil
+		}
+		return snap, nil, hlen, nil
+	}
+	rec, err := s.closeRecord(ctx, info)
+	if err != nil {
+		return signals.Snapshot{}, nil, 0, err
+	}
+	return rec.Snapshot, rec.Events, hlen, nil
+}
+
+// closeRecord reads the RunRecord a closed run left in its close event.
+func (s *Service) closeRecord(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) (signals.RunRecord, error) {
+	last, err := s.closeEvent(ctx, info.GetExecution().GetWorkflowId(), info.GetExecution().GetRunId())
+	if err != nil {
+		return signals.RunRecord{}, err
+	}
+	if rec, ok := s.decodeClose(last); ok {
+		return rec, nil
+	}
+	return s.closedOutside(info, last), nil
+}
+
+// fromInfo builds a summary snapshot from visibility data alone.
+func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snapshot {
+	snap := signals.Snapshot{
+		RunID:        info.GetExecution().GetWorkflowId(),
+		LastSequence: -1,
+		CreatedAt:    info.GetStartTime().AsTime(),
+		UpdatedAt:    info.GetStartTime().AsTime(),
+	}
+	if t := info.GetCloseTime(); t != nil {
+		snap.UpdatedAt = t.AsTime()
+	}
+	snap.Tool, _ = s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
+	st, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrStatus)
+	snap.Status = signals.Status(st)
+	if p, ok := info.GetMemo().GetFields()[signals.MemoOwner]; ok {
+		_ = s.dc.FromPayload(p, &snap.Owner)
+	}
+	if p, ok := info.GetMemo().GetFields()[signals.MemoTransport]; ok {
+		_ = s.dc.FromPayload(p, &snap.Transport)
+	}
+	// Temporal's own status wins when it closed the run behind the
+	// harness's back (terminated, timed out) or the attribute lags.
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		if pub, ok := s.published(info); ok {
+			// What the run published (its memo) tells the open
+			// interrupts too; a run started before the harness published
+			// has only the status attribute.
+			snap.Status, snap.Interrupts, snap.CancelReason = pub.Status, pub.Interrupts, pub.CancelReason
+			snap.LastSequence = pub.LastSequence
+			if !pub.UpdatedAt.IsZero() {
+				snap.UpdatedAt = pub.UpdatedAt
+			}
+		}
+		if !snap.Status.Valid() || snap.Status.Terminal() {
+			snap.Status = signals.StatusPending
+		}
+		if s.plain(info) {
+			snap.Status = signals.StatusRunning
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		snap.Status = signals.StatusCompleted
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		snap.Status = signals.StatusCancelled
+	default:
+		snap.Status = signals.StatusFailed
+	}
+	snap.StatusMessage = snap.Status.Message()
+	return snap
+}
+
+// published decodes the state a running run published in its memo.
+func (s *Service) published(info *workflowpb.WorkflowExecutionInfo) (signals.PublishedState, bool) {
+	p, ok := info.GetMemo().GetFields()[signals.MemoState]
+	if !ok {
+		return signals.PublishedState{}, false
+	}
+	var pub signals.PublishedState
+	if err := s.dc.FromPayload(p, &pub); err != nil || !pub.Status.Valid() || pub.Status.Terminal() {
+		return signals.PublishedState{}, false
+	}
+	return pub, true
+}
+
+// plain reports whether the run's tool follows signals.ContractPlain.
+func (s *Service) plain(info *workflowpb.WorkflowExecutionInfo) bool {
+	p, ok := info.GetMemo().GetFields()[signals.MemoContract]
+	if !ok {
+		return false
+	}
+	var c signals.Contract
+	return s.dc.FromPayload(p, &c) == nil && c == signals.ContractPlain
+}
+
+// keyword decodes the Keyword search attribute name of sa.
+func (s *Service) keyword(sa *commonpb.SearchAttributes, name string) (string, bool) {
+	p, ok := sa.GetIndexedFields()[name]
+	if !ok {
+		return "", false
+	}
+	var v string
+	if err := s.dc.FromPayload(p, &v); err != nil {
+		return "", false
+	}
+	return v, true
+}
+
+// query asks the run id its getRun query, as long as ctx allows (Start
+// with Options.WaitFirstTask, Await after each workflow task, and a
+// described run that follows the run contract).
+func (s *Service) query(ctx context.Context, id string) (signals.Snapshot, error) {
+	v, err := s.client.QueryWorkflow(ctx, id, "", signals.QueryGetRun)
+	if err != nil {
+		return signals.Snapshot{}, fmt.Errorf("query %s of run %s: %w", signals.QueryGetRun, id, err)
+	}
+	var snap signals.Snapshot
+	if err := v.Get(&snap); err != nil {
+		return signals.Snapshot{}, fmt.Errorf("decode %s of run %s: %w", signals.QueryGetRun, id, err)
+	}
+	return snap, nil
+}
+
+// lookupErr maps a Temporal lookup error of the run id: ErrNotFound for
+// a missing run.
+func lookupErr(id string, err error) error {
+	if missing(err) {
+		return ErrNotFound
+	}
+	return fmt.Errorf("describe run %s: %w", id, err)
+}
+
 // missing reports a Temporal error that means no such workflow (or an id
 // Temporal refuses, which no run has).
 func missing(err error) bool {
 	var nf *serviceerror.NotFound
 	var inv *serviceerror.InvalidArgument
 	return errors.As(err, &nf) || errors.As(err, &inv)
-}
-
-// runsRemembered bounds Service.known.
-const runsRemembered = 16384
-
-// runFacts are facts about a run that never change once true.
-type runFacts uint8
-
-const (
-	// factPlain: the run's tool follows signals.ContractPlain.
-	factPlain runFacts = 1 << iota
-	// factClosed: the run has closed (its workflow ID is never reused,
-	// so it stays closed).
-	factClosed
-	// factTraced: the memo entry's trace is the run's
-	// signals.MemoTraceParent ("" when it has none).
-	factTraced
-)
-
-// memoEntry is what runMemo remembers of a run.
-type memoEntry struct {
-	facts runFacts
-	tool  string // "" until known
-	trace string // valid with factTraced
-	// queue is the run's task queue once a describe call told it ("":
-	// unknown); the string is shared with the describe response's.
-	queue string
-}
-
-// runMemo remembers the runs this process started or read lately: that
-// they are runs of this service (of the tenant their id names), the facts
-// about them that never change once true (runFacts), their tool and the
-// trace they started in, so it needs no invalidation. It forgets the
-// oldest entries first; a forgotten run costs one more round trip where
-// the memo is consulted. An entry is under a couple of hundred bytes:
-// the bound keeps the memo under a few MB.
-type runMemo struct {
-	mu      sync.Mutex
-	entries map[string]memoEntry
-	ring    []string
-	next    int
-}
-
-func newRunMemo(size int) *runMemo {
-	return &runMemo{entries: make(map[string]memoEntry, size), ring: make([]string, size)}
-}
-
-// add records that id is a run of this service with facts f (added to
-// what is known already).
-func (m *runMemo) add(id string, f runFacts) {
-	m.update(id, func(e *memoEntry) { e.facts |= f })
-}
-
-// note records the run's tool (when not "") and, with traced, the trace
-// it started in.
-func (m *runMemo) note(id, tool string, traced bool, trace string) {
-	m.update(id, func(e *memoEntry) {
-		if tool != "" {
-			e.tool = tool
-		}
-		if traced {
-			e.facts |= factTraced
-			e.trace = trace
-		}
-	})
-}
-
-func (m *runMemo) update(id string, change func(*memoEntry)) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.entries[id]
-	if !ok {
-		if old := m.ring[m.next]; old != "" {
-			delete(m.entries, old)
-		}
-		m.ring[m.next] = id
-		m.next = (m.next + 1) % len(m.ring)
-	}
-	change(&e)
-	m.entries[id] = e
-}
-
-// get returns what is known about id, and whether it is remembered.
-func (m *runMemo) get(id string) (runFacts, bool) {
-	e, ok := m.entry(id)
-	return e.facts, ok
-}
-
-// entry returns the memo entry of id.
-func (m *runMemo) entry(id string) (memoEntry, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.entries[id]
-	return e, ok
-}
-
-// setQueue records the task queue of the run id (a run of this service).
-func (m *runMemo) setQueue(id, queue string) {
-	m.update(id, func(e *memoEntry) { e.queue = queue })
-}
-
-// noteDescribed remembers the tool, the task queue and the start trace a
-// describe call found.
-func (s *Service) noteDescribed(id string, info *workflowpb.WorkflowExecutionInfo) {
-	tool, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
-	var trace string
-	if p, ok := info.GetMemo().GetFields()[signals.MemoTraceParent]; ok {
-		_ = s.dc.FromPayload(p, &trace)
-	}
-	s.known.note(id, tool, true, trace)
-	s.known.setQueue(id, info.GetTaskQueue())
-}
-
-// fields are the log fields of a line about the run id (telemetry.RunFields,
-// with the tool when the memo knows it), then extra.
-func (s *Service) fields(ctx context.Context, id string, extra ...zap.Field) []zap.Field {
-	e, _ := s.known.entry(id)
-	return append(telemetry.RunFields(ctx, id, e.tool), extra...)
-}
-
-// StartTrace returns the span context of the request that started the
-// run (signals.MemoTraceParent; invalid when it was not traced). It reads
-// the run's memo with a describe call unless this process started or
-// described the run lately.
-func (s *Service) StartTrace(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error) {
-	if err := authorize(caller, runID); err != nil {
-		return trace.SpanContext{}, err
-	}
-	if e, ok := s.known.entry(runID); ok && e.facts&factTraced != 0 {
-		return telemetry.ParseTraceParent(e.trace), nil
-	}
-	info, err := s.describe(ctx, runID, caller.Tenant)
-	if err != nil {
-		return trace.SpanContext{}, err
-	}
-	s.noteDescribed(runID, info)
-	e, _ := s.known.entry(runID)
-	return telemetry.ParseTraceParent(e.trace), nil
 }

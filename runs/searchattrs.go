@@ -54,21 +54,22 @@ func (e *MissingSearchAttributesError) Unwrap() error { return e.Err }
 // CreateCommand is the Temporal CLI command that creates the missing
 // attributes on a self-hosted server.
 func (e *MissingSearchAttributesError) CreateCommand() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "temporal operator search-attribute create --namespace %s", e.Namespace)
-	for _, name := range e.Names {
-		fmt.Fprintf(&b, " --name %s --type Keyword", name)
-	}
-	return b.String()
+	return e.command("temporal operator search-attribute create --namespace %s", " --name %s --type Keyword")
 }
 
 // CloudCommand is the tcld command that adds the missing attributes on
 // Temporal Cloud.
 func (e *MissingSearchAttributesError) CloudCommand() string {
+	return e.command("tcld namespace search-attributes add -n %s", ` --sa "%s=Keyword"`)
+}
+
+// command is a CLI command: head formatted with the namespace, then each
+// missing attribute's name formatted with each.
+func (e *MissingSearchAttributesError) command(head, each string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tcld namespace search-attributes add -n %s", e.Namespace)
+	fmt.Fprintf(&b, head, e.Namespace)
 	for _, name := range e.Names {
-		fmt.Fprintf(&b, " --sa \"%s=Keyword\"", name)
+		fmt.Fprintf(&b, each, name)
 	}
 	return b.String()
 }

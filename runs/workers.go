@@ -114,14 +114,8 @@ func (w *workers) unserved(ctx context.Context, queue string) bool {
 		w.mu.Unlock()
 		return true
 	}
-	st.checking = true
-	w.mu.Unlock()
-
-	newest, _, err := w.pollers(ctx, queue)
-
-	w.mu.Lock()
+	newest, err := w.recheck(ctx, queue, st)
 	defer w.mu.Unlock()
-	st.checking, st.checked = false, w.now()
 	if err != nil {
 		w.log.Debug("read the pollers of a task queue marked unserved", zap.String("taskQueue", queue), zap.Error(err))
 		return true
@@ -153,14 +147,8 @@ func (w *workers) noAnswer(ctx context.Context, queue string, sent time.Time) {
 		w.mu.Unlock()
 		return
 	}
-	st.checking = true
-	w.mu.Unlock()
-
-	newest, _, err := w.pollers(ctx, queue)
-
-	w.mu.Lock()
+	newest, err := w.recheck(ctx, queue, st)
 	defer w.mu.Unlock()
-	st.checking, st.checked = false, w.now()
 	switch {
 	case err != nil:
 		w.log.Debug("read the pollers of a task queue whose run did not answer", zap.String("taskQueue", queue), zap.Error(err))
@@ -170,6 +158,19 @@ func (w *workers) noAnswer(ctx context.Context, queue string, sent time.Time) {
 		return
 	}
 	w.markLocked(queue, st, newest, fmt.Sprintf("a getRun query got no answer and no worker has polled the task queue for %s", quietPolls))
+}
+
+// recheck reads the pollers of queue for its state st, which no other
+// check is reading (st.checking is false). It is called with w.mu held
+// and returns with it held, but releases it while it reads, with
+// st.checking set so that no other call reads them meanwhile.
+func (w *workers) recheck(ctx context.Context, queue string, st *queueState) (time.Time, error) {
+	st.checking = true
+	w.mu.Unlock()
+	newest, _, err := w.pollers(ctx, queue)
+	w.mu.Lock()
+	st.checking, st.checked = false, w.now()
+	return newest, err
 }
 
 // markLocked marks queue unserved, logging the outage.

@@ -1,0 +1,97 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Cancel answers cancelRun: it records the reason with the run (the
+// cancelReason signal; a plain workflow has no handler for it and gets
+// none) and requests workflow cancellation. It returns ErrTerminal (and the
+// run's snapshot) when the run has already ended.
+//
+// It returns once Temporal accepted the request, without reading the run
+// afterwards: the snapshot reads cancelling, with the reason; the run reads
+// cancelling, then cancelled, once it handled the request. A run of the run
+// contract that this process started or read lately (Service.known) is
+// cancelled with the same two calls as the raw SDK's: the signal fails if
+// the run has closed. Any other run is described first, to check its
+// tenant, whether it is open and whether it is plain (Temporal accepts a
+// cancellation request for a closed run, so a plain run needs the check).
+func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	if reason == "" {
+		reason = signals.ReasonCallerRequested
+	}
+	snap := signals.Snapshot{RunID: runID, Owner: signals.Owner{Tenant: caller.Tenant}, LastSequence: -1}
+	facts, known := s.known.get(runID)
+	if facts&factClosed != 0 {
+		r, err := s.read(ctx, runID, caller.Tenant)
+		if err != nil {
+			return signals.Snapshot{}, err
+		}
+		return r.snap, ErrTerminal
+	}
+	plain := facts&factPlain != 0
+	if !known || plain {
+		info, err := s.describe(ctx, runID, caller.Tenant)
+		if err != nil {
+			return signals.Snapshot{}, err
+		}
+		s.noteDescribed(runID, info)
+		plain = s.plain(info)
+		if plain {
+			facts = factPlain
+		}
+		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			s.known.add(runID, facts|factClosed)
+			rec, err := s.closeRecord(ctx, info)
+			if err != nil {
+				return signals.Snapshot{}, err
+			}
+			return rec.Snapshot, ErrTerminal
+		}
+		s.known.add(runID, facts)
+		snap = s.fromInfo(info)
+	}
+	if !plain {
+		if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason,
+			signals.CancelRequest{Reason: reason, CancelledBy: caller}); err != nil {
+			if missing(err) {
+				return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
+			}
+			return snap, fmt.Errorf("signal cancel reason to run %s: %w", runID, err)
+		}
+	}
+	if err := s.client.CancelWorkflow(ctx, runID, ""); err != nil {
+		if missing(err) {
+			return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
+		}
+		return snap, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	s.log.Info("run cancel requested", s.fields(ctx, runID, zap.String("reason", reason))...)
+	snap.Status, snap.StatusMessage = signals.StatusCancelling, signals.StatusCancelling.Message()
+	snap.CancelReason = reason
+	return snap, nil
+}
+
+// terminalSnapshot reads a run that closed (or disappeared) while being
+// cancelled: ErrTerminal with its snapshot, or ErrNotFound.
+func (s *Service) terminalSnapshot(ctx context.Context, id, tenant string, fallback signals.Snapshot) (signals.Snapshot, error) {
+	r, err := s.read(ctx, id, tenant)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return signals.Snapshot{}, ErrNotFound
+	case err != nil:
+		return fallback, ErrTerminal
+	}
+	return r.snap, ErrTerminal
+}

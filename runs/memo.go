@@ -1,0 +1,130 @@
+package runs
+
+import (
+	"context"
+	"sync"
+
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
+)
+
+// runsRemembered bounds Service.known.
+const runsRemembered = 16384
+
+// runFacts are facts about a run that never change once true.
+type runFacts uint8
+
+const (
+	// factPlain: the run's tool follows signals.ContractPlain.
+	factPlain runFacts = 1 << iota
+	// factClosed: the run has closed (its workflow ID is never reused,
+	// so it stays closed).
+	factClosed
+	// factTraced: the memo entry's trace is the run's
+	// signals.MemoTraceParent ("" when it has none).
+	factTraced
+)
+
+// memoEntry is what runMemo remembers of a run.
+type memoEntry struct {
+	facts runFacts
+	tool  string // "" until known
+	trace string // valid with factTraced
+	// queue is the run's task queue once a describe call told it ("":
+	// unknown); the string is shared with the describe response's.
+	queue string
+}
+
+// runMemo remembers the runs this process started or read lately: that
+// they are runs of this service (of the tenant their id names), the facts
+// about them that never change once true (runFacts), their tool and the
+// trace they started in, so it needs no invalidation. It forgets the
+// oldest entries first; a forgotten run costs one more round trip where
+// the memo is consulted. An entry is under a couple of hundred bytes:
+// the bound keeps the memo under a few MB.
+type runMemo struct {
+	mu      sync.Mutex
+	entries map[string]memoEntry
+	ring    []string
+	next    int
+}
+
+func newRunMemo(size int) *runMemo {
+	return &runMemo{entries: make(map[string]memoEntry, size), ring: make([]string, size)}
+}
+
+// add records that id is a run of this service with facts f (added to
+// what is known already).
+func (m *runMemo) add(id string, f runFacts) {
+	m.update(id, func(e *memoEntry) { e.facts |= f })
+}
+
+// note records the run's tool (when not "") and, with traced, the trace
+// it started in.
+func (m *runMemo) note(id, tool string, traced bool, trace string) {
+	m.update(id, func(e *memoEntry) {
+		if tool != "" {
+			e.tool = tool
+		}
+		if traced {
+			e.facts |= factTraced
+			e.trace = trace
+		}
+	})
+}
+
+func (m *runMemo) update(id string, change func(*memoEntry)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[id]
+	if !ok {
+		if old := m.ring[m.next]; old != "" {
+			delete(m.entries, old)
+		}
+		m.ring[m.next] = id
+		m.next = (m.next + 1) % len(m.ring)
+	}
+	change(&e)
+	m.entries[id] = e
+}
+
+// get returns what is known about id, and whether it is remembered.
+func (m *runMemo) get(id string) (runFacts, bool) {
+	e, ok := m.entry(id)
+	return e.facts, ok
+}
+
+// entry returns the memo entry of id.
+func (m *runMemo) entry(id string) (memoEntry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[id]
+	return e, ok
+}
+
+// setQueue records the task queue of the run id (a run of this service).
+func (m *runMemo) setQueue(id, queue string) {
+	m.update(id, func(e *memoEntry) { e.queue = queue })
+}
+
+// noteDescribed remembers the tool, the task queue and the start trace a
+// describe call found.
+func (s *Service) noteDescribed(id string, info *workflowpb.WorkflowExecutionInfo) {
+	tool, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
+	var trace string
+	if p, ok := info.GetMemo().GetFields()[signals.MemoTraceParent]; ok {
+		_ = s.dc.FromPayload(p, &trace)
+	}
+	s.known.note(id, tool, true, trace)
+	s.known.setQueue(id, info.GetTaskQueue())
+}
+
+// fields are the log fields of a line about the run id (telemetry.RunFields,
+// with the tool when the memo knows it), then extra.
+func (s *Service) fields(ctx context.Context, id string, extra ...zap.Field) []zap.Field {
+	e, _ := s.known.entry(id)
+	return append(telemetry.RunFields(ctx, id, e.tool), extra...)
+}

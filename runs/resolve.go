@@ -1,0 +1,115 @@
+package runs
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// Resolve answers resolveInterruptByRun: it checks that the interrupt is
+// open and that the caller is an eligible approver, signals the resolution
+// (with ResolvedBy set to the caller) and returns the snapshot after the run
+// applied it. Of two concurrent resolutions one returns nil and the other
+// ErrAlreadyResolved. It reads the run once before the signal and once
+// after; ResolveHeld saves the first read when the caller holds a snapshot.
+func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	cur, err := s.read(ctx, runID, caller.Tenant)
+	if err != nil {
+		return signals.Snapshot{}, err
+	}
+	return s.resolve(ctx, caller, runID, cur.snap, r)
+}
+
+// ResolveHeld is Resolve for a caller that read the run (Get) in the same
+// request: the interrupt's openness and the caller's eligibility are
+// checked against held instead of a new read, so the resolution costs the
+// signal and the query that confirms it. The run applies a resolution only
+// when it is still the first eligible one of an open interrupt, so a held
+// snapshot that went stale in between yields ErrAlreadyResolved or
+// ErrTerminal, as with Resolve. A held snapshot of another run or tenant
+// is ignored (the run is read again).
+func (s *Service) ResolveHeld(ctx context.Context, caller signals.Subject, runID string, held signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	if held.RunID != runID || held.Owner.Tenant != caller.Tenant {
+		return s.Resolve(ctx, caller, runID, r)
+	}
+	return s.resolve(ctx, caller, runID, held, r)
+}
+
+// resolve checks r against snap, signals it and reads the run after the
+// run applied it (queries are strongly consistent: the query waits for the
+// workflow task the signal caused).
+func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
+	it, open := snap.Interrupt(r.InterruptID)
+	if !open {
+		if _, done := snap.ResolvedBy(r.InterruptID); done {
+			return snap, ErrAlreadyResolved
+		}
+		if snap.Status.Terminal() {
+			return snap, ErrTerminal
+		}
+		return snap, ErrNotOpen
+	}
+	if !it.Eligible(caller) {
+		return snap, ErrNotEligible
+	}
+	switch r.Action {
+	case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
+	default:
+		return snap, fmt.Errorf("resolve interrupt: unknown action %q", r.Action)
+	}
+	r.ResolvedBy = caller
+	nonce := make([]byte, 12)
+	if _, err := io.ReadFull(s.rand, nonce); err != nil {
+		return snap, fmt.Errorf("resolve interrupt: %w", err)
+	}
+	r.RequestID = base64.RawURLEncoding.EncodeToString(nonce)
+	if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalResolveInterrupt, r); err != nil {
+		if !missing(err) {
+			return snap, fmt.Errorf("signal resolution to run %s: %w", runID, err)
+		}
+		// The run closed in between, perhaps because a concurrent
+		// resolution of this very interrupt finished it.
+		final, lerr := s.read(ctx, runID, caller.Tenant)
+		if lerr != nil {
+			return snap, ErrTerminal
+		}
+		if _, done := final.snap.ResolvedBy(r.InterruptID); done {
+			return final.snap, ErrAlreadyResolved
+		}
+		return final.snap, ErrTerminal
+	}
+	if e, _ := s.known.entry(runID); s.workers.unserved(ctx, e.queue) {
+		// No worker would answer the read that confirms it.
+		return snap, ErrNotApplied
+	}
+	cur, err := s.readAfterSignal(ctx, runID, caller.Tenant)
+	if err != nil {
+		return snap, err
+	}
+	if cur.described {
+		// No worker answered getRun (what the run published holds no
+		// resolutions).
+		return cur.snap, ErrNotApplied
+	}
+	after := cur.snap
+	got, done := after.ResolvedBy(r.InterruptID)
+	switch {
+	case done && got.RequestID == r.RequestID:
+		return after, nil
+	case done:
+		return after, ErrAlreadyResolved
+	case after.Status.Terminal():
+		return after, ErrTerminal
+	default:
+		return after, ErrNotOpen
+	}
+}

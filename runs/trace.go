@@ -1,0 +1,30 @@
+package runs
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
+)
+
+// StartTrace returns the span context of the request that started the
+// run (signals.MemoTraceParent; invalid when it was not traced). It reads
+// the run's memo with a describe call unless this process started or
+// described the run lately.
+func (s *Service) StartTrace(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error) {
+	if err := authorize(caller, runID); err != nil {
+		return trace.SpanContext{}, err
+	}
+	if e, ok := s.known.entry(runID); ok && e.facts&factTraced != 0 {
+		return telemetry.ParseTraceParent(e.trace), nil
+	}
+	info, err := s.describe(ctx, runID, caller.Tenant)
+	if err != nil {
+		return trace.SpanContext{}, err
+	}
+	s.noteDescribed(runID, info)
+	e, _ := s.known.entry(runID)
+	return telemetry.ParseTraceParent(e.trace), nil
+}
