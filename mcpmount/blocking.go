@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
-	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,11 +13,11 @@ import (
 
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
@@ -39,14 +36,18 @@ type blockingCall struct {
 	tool   *catalog.Tool
 	caller signals.Subject
 	claim  *ownership.Claim
-	caps   clientCaps
-	modern bool
-	digest string
-	runID  string
-	round  int // input rounds answered so far
-	// session is the MCP session of the request: progress notifications
-	// and elicitation requests go through it, on the request's stream.
+	// exchange is the HTTP request that carries the call (nil: stdio).
+	exchange *httpCall
+	caps     clientCaps
+	labelled bool // results carry resultType (2026-07-28)
+	digest   string
+	runID    string
+	round    int // input rounds answered so far
+	// session is the session-era session of the request: elicitation
+	// requests go through it, on the request's stream.
 	session *mcp.ServerSession
+	// notify sends progress notifications on the request's stream.
+	notify progressNotifier
 	// elicit: a session-era client that declared form elicitation, asked
 	// the run's questions with elicitation/create during the call.
 	elicit bool
@@ -76,9 +77,9 @@ func suspendsForInput(s signals.Snapshot) bool {
 // requests instead, and the call waits on until the run ends. A request
 // with a progressToken gets notifications/progress while it waits.
 func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
-	if hc := m.httpCall(c.claim); hc != nil && hc.stream != nil {
-		hc.stream.waiting(m.keepAlive)
-		defer hc.stream.stop()
+	if st := c.exchange.sseStream(); st != nil {
+		st.keepAlive(m.keepAlive)
+		defer st.stop()
 	}
 	if m.metrics != nil {
 		m.metrics.BlockingCall(1)
@@ -134,7 +135,7 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 			if rpcFailure(snap) {
 				return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 			}
-			return completeResult(runResult(snap), c.modern), nil
+			return completeResult(runResult(snap), c.labelled), nil
 		}
 		if asker == nil {
 			return m.askInput(ctx, c, snap)
@@ -167,7 +168,7 @@ func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snap
 			Content: []content{{Type: "text", Text: fmt.Sprintf(
 				"%s: the run asked for input more than %d times in one call; it was cancelled", codeRoundsExceeded, m.maxRounds)}},
 			IsError: true,
-		}, c.modern), nil
+		}, c.labelled), nil
 	}
 	keys := make([]string, 0, len(requests))
 	for k := range requests {
@@ -200,7 +201,7 @@ func (m *Mount) stillRunning(c *blockingCall) mcp.Result {
 		Content:           []content{{Type: "text", Text: text}},
 		StructuredContent: structured,
 		IsError:           true,
-	}, c.modern)
+	}, c.labelled)
 }
 
 // continueRun handles an MRTR retry: it opens the requestState, resolves
@@ -220,7 +221,7 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 	m.linkRun(ctx, c.caller, c.runID)
 	// The retry waits for the run again: it needs a waiting slot before it
 	// resolves anything.
-	ticket, err := m.admit(c.claim, c.caller.Tenant, admission.NeedWait)
+	ticket, err := m.admit(c.exchange, c.caller.Tenant, admission.NeedWait)
 	if err != nil {
 		return nil, err
 	}
@@ -258,93 +259,4 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 	// From here until this response is delivered, the retry owns the run.
 	c.claim.Own(c.caller, c.runID, telemetry.RunFields(ctx, c.runID, c.tool.Name())...)
 	return m.await(ctx, c)
-}
-
-// sseWriter is the response writer of an SSE request. It serializes writes
-// so keep-alive comment lines go between the SDK's events, and it sends the
-// response headers as soon as a blocking call starts waiting, so a client
-// that waits for headers sees them at once.
-type sseWriter struct {
-	http.ResponseWriter
-	mu      sync.Mutex
-	started bool // headers sent by waiting
-	stopped bool
-	done    chan struct{}
-	wg      sync.WaitGroup
-}
-
-// WriteHeader forwards the status unless waiting sent the headers already.
-func (w *sseWriter) WriteHeader(code int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.started {
-		return
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *sseWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.ResponseWriter.Write(p)
-}
-
-// Flush implements http.Flusher.
-func (w *sseWriter) Flush() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *sseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// waiting sends the SSE headers now and a comment line every interval
-// until stop.
-func (w *sseWriter) waiting(interval time.Duration) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.started || w.stopped {
-		return
-	}
-	h := w.ResponseWriter.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.ResponseWriter.WriteHeader(http.StatusOK)
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
-	w.started = true
-	w.done = make(chan struct{})
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.done:
-				return
-			case <-t.C:
-				w.mu.Lock()
-				if !w.stopped {
-					_, _ = w.ResponseWriter.Write([]byte(": keep-alive\n\n"))
-					_ = http.NewResponseController(w.ResponseWriter).Flush()
-				}
-				w.mu.Unlock()
-			}
-		}
-	}()
-}
-
-// stop ends the keep-alives and waits until none is being written.
-func (w *sseWriter) stop() {
-	w.mu.Lock()
-	if !w.stopped {
-		w.stopped = true
-		if w.done != nil {
-			close(w.done)
-		}
-	}
-	w.mu.Unlock()
-	w.wg.Wait()
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // The 2025-11-25 task dialect: session-era clients (protocol 2025-11-25)
@@ -279,9 +279,9 @@ func (m *Mount) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller s
 	if !snap.Status.Terminal() {
 		claim.Own(caller, id)
 	}
-	if hc := m.httpCall(claim); hc != nil && hc.stream != nil {
-		hc.stream.waiting(m.keepAlive)
-		defer hc.stream.stop()
+	if st := m.httpCall(claim).sseStream(); st != nil {
+		st.keepAlive(m.keepAlive)
+		defer st.stop()
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()

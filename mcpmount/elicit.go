@@ -138,19 +138,18 @@ func (a *sessionAsker) stop() {
 }
 
 // elicitPreRun asks a session-era client a tool's missing pre-run inputs
-// with elicitation/create, one at a time in key order, and returns the
-// params with the answers added to inputResponses, as an MRTR retry would
-// carry them.
-func (m *Mount) elicitPreRun(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, ir *inputRequiredResult) (*mcp.CallToolParamsRaw, error) {
+// with elicitation/create, one at a time in key order, and returns
+// responses with the answers added, as a multi-round-trip request (MRTR)
+// retry would carry them.
+func (m *Mount) elicitPreRun(ctx context.Context, ss *mcp.ServerSession, responses mcp.InputResponseMap, ir *inputRequiredResult) (mcp.InputResponseMap, error) {
 	keys := make([]string, 0, len(ir.InputRequests))
 	for k := range ir.InputRequests {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := *p
-	out.InputResponses = maps.Clone(p.InputResponses)
-	if out.InputResponses == nil {
-		out.InputResponses = mcp.InputResponseMap{}
+	out := maps.Clone(responses)
+	if out == nil {
+		out = mcp.InputResponseMap{}
 	}
 	for _, k := range keys {
 		req := ir.InputRequests[k]
@@ -165,7 +164,7 @@ func (m *Mount) elicitPreRun(ctx context.Context, ss *mcp.ServerSession, p *mcp.
 			}
 			return nil, &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("elicitation of input %q failed: %v", k, err)}
 		}
-		out.InputResponses[k] = res
+		out[k] = res
 	}
-	return &out, nil
+	return out, nil
 }

@@ -2,14 +2,11 @@ package mcpmount
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,76 +14,36 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
-	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// Request headers of the 2026-07-28 streamable HTTP transport.
-const (
-	headerProtocolVersion = "Mcp-Protocol-Version"
-	headerMethod          = "Mcp-Method"
-	headerName            = "Mcp-Name"
-)
-
-// modernMethods are the methods served to 2026-07-28 requests. Everything
-// else (tasks/result, tasks/list, initialize, ping, prompts/*, ...) is
-// -32601 / 404.
-func modernMethod(method string) bool {
-	switch method {
-	case "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel",
-		"subscriptions/listen":
-		return true
-	}
-	return false
+// incoming is one POST request as ServeHTTP decoded it, once, for the
+// dialect that serves it.
+type incoming struct {
+	start  time.Time
+	caller signals.Subject
+	body   []byte
+	msg    rpcMessage
+	// params and meta are the top-level fields of params and of its _meta.
+	params, meta map[string]json.RawMessage
+	// session is the Mcp-Session-Id of a session-era request ("": none).
+	session string
+	// modern: a 2026-07-28 request (its header or _meta names the
+	// per-request protocol).
+	modern bool
+	accept negotiation
+	// argumentsProblem is a number in tools/call arguments that a 64-bit
+	// float cannot hold: a tool-input error, answered once the tool is
+	// known.
+	argumentsProblem error
 }
 
-// nameField is the params field a method's Mcp-Name header mirrors.
-func nameField(method string) (string, bool) {
-	switch method {
-	case "tools/call", "prompts/get":
-		return "name", true
-	case "resources/read":
-		return "uri", true
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		return "taskId", true
+// refuse writes a refusal of the request and records it.
+func (m *Mount) refuse(w http.ResponseWriter, in *incoming, e rpcError) {
+	writeRPCError(w, e)
+	if m.metrics != nil {
+		m.metrics.Request(methodLabel(in.msg.Method), OutcomeRejected, time.Since(in.start))
 	}
-	return "", false
-}
-
-// rpcMessage is one decoded JSON-RPC message of a POST body.
-type rpcMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	// Result and Error are set on a response (a client answering a
-	// request of the server).
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  json.RawMessage `json:"error,omitempty"`
-}
-
-// rpcError is a wire error with the request id (null when unknown).
-type rpcError struct {
-	status  int
-	id      json.RawMessage
-	code    int64
-	message string
-	data    any
-}
-
-func writeRPCError(w http.ResponseWriter, e rpcError) {
-	id := e.id
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	body := map[string]any{"code": e.code, "message": e.message}
-	if e.data != nil {
-		body["data"] = e.data
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": body})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.status)
-	_, _ = w.Write(b)
 }
 
 // ServeHTTP serves one MCP request. Checks run in this order: Host and
@@ -104,183 +61,163 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 // callTool answers once it knows the tool). Method-specific checks (the
 // Tasks extension gate, then the task lookup) happen in the method handlers.
 //
-// 2026-07-28 requests are served by the stateless SDK handler, but for
-// tools/call and tasks/get|update|cancel with a JSON response, which the
-// mount's handlers answer directly (direct.go). Session-era requests go
-// to the stateful SDK handler when they belong to a session (an
-// Mcp-Session-Id header, or an initialize, which starts one), and to the
-// stateless one otherwise, as before sessions existed.
+// One route per dialect: the mount's own handlers answer every 2026-07-28
+// request (dialect_2026.go); the go-sdk serves the session era
+// (dialect_session.go), in HTTP sessions when a request belongs to one (an
+// Mcp-Session-Id header, or an initialize, which starts one) and without
+// one otherwise, as before sessions existed.
 //
-// Every refusal is a JSON-RPC error with a JSON body, the SDK's transport
-// errors included (see plainErrorWriter), and so is a tools/call refused by
-// admission control (Options.Admission): status 503 with Retry-After.
+// Every refusal is a JSON-RPC error with a JSON body, and so is a
+// tools/call refused by admission control (Options.Admission): status 503
+// with Retry-After.
 func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var msg rpcMessage // its method labels a refusal's metrics
-	reject := func(e rpcError) { writeRPCError(w, e) }
-	if m.metrics != nil {
-		start := time.Now()
-		reject = func(e rpcError) {
-			writeRPCError(w, e)
-			m.metrics.Request(methodLabel(msg.Method), OutcomeRejected, time.Since(start))
-		}
-	}
-	if rej := m.gate.CheckHostOrigin(r); rej != nil {
-		reject(rpcError{status: rej.Status, code: codeInvalidRequest, message: rej.Message})
+	in := &incoming{start: time.Now()}
+	if !m.intake(w, r, in) || !m.decode(w, r, in) {
 		return
 	}
-	session := m.legacySession(r)
+	if in.modern {
+		m.serve2026(w, r, in)
+		return
+	}
+	m.serveSessionEra(w, r, in)
+}
+
+// intake runs the checks of a request up to its body, which it reads. It
+// answers (and returns false) a request that does not pass, and a session
+// stream's GET or DELETE.
+func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *incoming) bool {
+	if rej := m.gate.CheckHostOrigin(r); rej != nil {
+		m.refuse(w, in, rpcError{status: rej.Status, code: codeInvalidRequest, message: rej.Message})
+		return false
+	}
+	in.session = m.legacySession(r)
 	if r.Method != http.MethodPost {
-		if session != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
-			m.serveSessionStream(w, r, session)
-			return
+		if in.session != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+			m.serveSessionStream(w, r, in.session)
+			return false
 		}
 		w.Header().Set("Allow", http.MethodPost)
-		reject(rpcError{status: http.StatusMethodNotAllowed, code: codeInvalidRequest,
+		m.refuse(w, in, rpcError{status: http.StatusMethodNotAllowed, code: codeInvalidRequest,
 			message: fmt.Sprintf("method %s not allowed: the MCP endpoint takes POST (GET and DELETE only with the %s of a session-era session)",
 				r.Method, headerSessionID)})
-		return
+		return false
 	}
 	caller, err := m.authenticate(r)
 	if err != nil {
 		auth.Challenge(w)
-		reject(rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
-		return
+		m.refuse(w, in, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
+		return false
 	}
+	in.caller = caller
 	if !httpgate.JSONContentType(r) {
-		reject(rpcError{status: http.StatusUnsupportedMediaType, code: codeInvalidRequest,
+		m.refuse(w, in, rpcError{status: http.StatusUnsupportedMediaType, code: codeInvalidRequest,
 			message: httpgate.UnsupportedMediaType(r).Message})
-		return
+		return false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			reject(rpcError{status: http.StatusRequestEntityTooLarge, code: codeInvalidRequest,
+			m.refuse(w, in, rpcError{status: http.StatusRequestEntityTooLarge, code: codeInvalidRequest,
 				message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)})
 		case httpgate.IsTimeout(err):
-			reject(rpcError{status: http.StatusRequestTimeout, code: codeInvalidRequest,
+			m.refuse(w, in, rpcError{status: http.StatusRequestTimeout, code: codeInvalidRequest,
 				message: "the request body did not arrive in time"})
 		default:
-			reject(rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+			m.refuse(w, in, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
 				message: "failed to read the request body: " + err.Error()})
 		}
-		return
+		return false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
+	in.body = body
 	r.Header.Del(legacyTaskHeader)
+	return true
+}
 
-	if depth := nestingDepth(body); depth > maxNesting {
-		reject(rpcError{status: http.StatusBadRequest, code: codeParseError,
+// decode decodes the body, once, and checks the message: nesting, batch,
+// envelope, session, notification, then the 2026-07-28 checks
+// (validateModern) and numbers. It answers (and returns false) a request
+// that does not pass, and batches, responses and notifications, which
+// have nothing more to check.
+func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *incoming) bool {
+	if depth := nestingDepth(in.body); depth > maxNesting {
+		m.refuse(w, in, rpcError{status: http.StatusBadRequest, code: codeParseError,
 			message: fmt.Sprintf("parse error: the message nests %d levels deep; at most %d are accepted", depth, maxNesting)})
-		return
+		return false
 	}
-	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
-		if m.modernHeader(r) {
-			reject(rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
-				message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
-			return
-		}
-		if e, bad := checkBatch(trimmed); bad {
-			reject(e)
-			return
-		}
-		// A legacy batch: the SDK decides.
-		if session != "" {
-			if m.checkSession(w, session, principal(caller), nil) {
-				m.serveSDK(w, r, caller, nil, m.sessionRoute(session))
-			}
-			return
-		}
-		m.serveSDK(w, r, caller, nil, sdkRoute{handler: m.jsonHandler})
-		return
+	if trimmed := bytes.TrimSpace(in.body); len(trimmed) > 0 && trimmed[0] == '[' {
+		m.serveBatch(w, r, in, trimmed)
+		return false
 	}
-	if err := json.Unmarshal(body, &msg); err != nil {
-		reject(rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
-		return
+	if err := json.Unmarshal(in.body, &in.msg); err != nil {
+		m.refuse(w, in, rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()})
+		return false
 	}
-	if session != "" && msg.Method == "" && isResponse(&msg) {
+	msg := &in.msg
+	if in.session != "" && msg.Method == "" && isResponse(msg) {
 		// A session-era client answering a request of the server (an
 		// elicitation): the SDK matches it to the waiting request.
-		if m.checkSession(w, session, principal(caller), nil) {
-			m.serveSDK(w, r, caller, nil, m.sessionRoute(session))
+		if m.checkSession(w, in.session, principal(in.caller), nil) {
+			m.serveSDK(w, r, in, m.sessionRoute(in.session))
 		}
-		return
+		return false
 	}
-	if e, bad := checkEnvelope(&msg); bad {
-		reject(e)
-		return
+	if e, bad := checkEnvelope(msg); bad {
+		m.refuse(w, in, e)
+		return false
 	}
-	if session != "" && !m.checkSession(w, session, principal(caller), msg.ID) {
-		return
+	if in.session != "" && !m.checkSession(w, in.session, principal(in.caller), msg.ID) {
+		return false
 	}
 	if len(msg.ID) == 0 {
-		if session != "" {
-			// notifications/initialized, notifications/cancelled, ...
-			// belong to the session.
-			m.serveSDK(w, r, caller, nil, m.sessionRoute(session))
-			return
+		m.serveNotification(w, r, in)
+		return false
+	}
+	var perr error
+	in.params, in.meta, perr = decodeParams(msg.Params)
+	in.modern = m.modernHeader(r) || in.meta[mcp.MetaKeyProtocolVersion] != nil
+	in.accept = negotiate(r)
+	if in.modern {
+		if e, bad := m.validateModern(r, msg, in.params, in.meta, perr); bad {
+			m.refuse(w, in, e)
+			return false
 		}
-		// A notification: nothing to answer, and on a stateless endpoint
-		// nothing it could refer to.
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	params, meta, perr := decodeParams(msg.Params)
-	modern := m.modernHeader(r) || meta[mcp.MetaKeyProtocolVersion] != nil
-	if modern {
-		if e, bad := m.validateModern(r, &msg, params, meta, perr); bad {
-			reject(e)
-			return
-		}
-	}
-	// A legacy (session-era) request, or a 2026-07-28 one that passed.
-	if modern && msg.Method == "subscriptions/listen" {
-		m.serveListen(w, r, caller, &msg, params, meta)
-		return
-	}
-	if !modern {
-		markLegacyTask(r.Header, msg.Method, params)
 	}
 	if msg.Method == "tools/call" {
-		// Arguments the SDK could not decode are a tool-input error, which
+		// Arguments that cannot be decoded are a tool-input error, which
 		// callTool answers once it knows the tool: set them aside.
-		if aerr := catalog.CheckNumbers(params["arguments"]); aerr != nil {
-			r = setArgumentsAside(r, &msg, params, aerr)
+		if aerr := catalog.CheckNumbers(in.params["arguments"]); aerr != nil {
+			in.argumentsProblem = aerr
+			in.params["arguments"] = json.RawMessage("{}")
 		}
 	}
-	if e, bad := checkNumbers(&msg); bad {
-		if !modern {
+	if e, bad := checkNumbers(msg, in); bad {
+		if !in.modern {
 			// As the SDK answers a method's error in the legacy protocol.
 			e.status = http.StatusOK
 		}
-		reject(e)
+		m.refuse(w, in, e)
+		return false
+	}
+	return true
+}
+
+// serveNotification answers a notification: 202, unless it belongs to a
+// session-era session, whose SDK handler takes it (notifications/
+// initialized, notifications/cancelled, ...).
+func (m *Mount) serveNotification(w http.ResponseWriter, r *http.Request, in *incoming) {
+	if in.session == "" {
+		// Nothing to answer, and on a stateless endpoint nothing it could
+		// refer to.
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	switch {
-	case modern && directMethod(msg.Method) && m.servesDirect(r):
-		m.serveDirect(w, r, caller, &msg, params, meta)
-		return
-	case modern:
-	case session != "":
-		m.serveSDK(w, r, caller, msg.ID, m.sessionRoute(session))
-		return
-	case msg.Method == "initialize":
-		if m.sessionStarted(w, msg.ID) {
-			m.serveSDK(w, r, caller, msg.ID, m.sessionRoute(""))
-		}
+	if e, bad := m.sdkMethodUnknown(in.msg.Method, nil); bad {
+		m.refuse(w, in, e)
 		return
 	}
-	route := sdkRoute{handler: m.jsonHandler, modern: modern}
-	switch {
-	case prefersSSE(r) || (msg.Method == "tools/call" && meta["progressToken"] != nil):
-		// Progress notifications need a stream: JSON mode would drop them.
-		route = sdkRoute{handler: m.sseHandler, stream: true, modern: modern}
-	case modern && msg.Method == "tools/call" && m.servesDirect(r) && directCall(params):
-		route.handler = m.callHandler(msg.ID, params, meta)
-	}
-	m.serveSDK(w, r, caller, msg.ID, route)
+	m.serveSDK(w, r, in, m.sessionRoute(in.session))
 }
 
 // writeUnauthorized answers 401 with the Bearer challenge.
@@ -318,201 +255,4 @@ func decodeParams(raw json.RawMessage) (map[string]json.RawMessage, map[string]j
 		}
 	}
 	return params, meta, nil
-}
-
-// validateModern runs the 2026-07-28 checks in the order the wire reference
-// fixes: _meta keys, headers against the body, version, method.
-func (m *Mount) validateModern(r *http.Request, msg *rpcMessage, params, meta map[string]json.RawMessage, perr error) (rpcError, bool) {
-	fail := func(status int, code int64, message string, data any) (rpcError, bool) {
-		return rpcError{status: status, id: msg.ID, code: code, message: message, data: data}, true
-	}
-	// 1. Required _meta keys.
-	if perr != nil {
-		return fail(http.StatusBadRequest, codeInvalidParams, "invalid params: "+perr.Error(), nil)
-	}
-	var metaVersion string
-	if err := json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &metaVersion); err != nil || metaVersion == "" {
-		return fail(http.StatusBadRequest, codeInvalidParams,
-			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion), nil)
-	}
-	// The body parsed, so an object is told by its first byte.
-	if caps := bytes.TrimSpace(meta[mcp.MetaKeyClientCapabilities]); len(caps) == 0 || caps[0] != '{' {
-		return fail(http.StatusBadRequest, codeInvalidParams,
-			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyClientCapabilities), nil)
-	}
-
-	// 2. Headers mirror the body.
-	hv := r.Header.Get(headerProtocolVersion)
-	if hv == "" {
-		return fail(http.StatusBadRequest, codeHeaderMismatch, "missing required MCP-Protocol-Version header", nil)
-	}
-	if hv != metaVersion {
-		return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
-			"header mismatch: MCP-Protocol-Version %q does not match _meta %s %q", hv, mcp.MetaKeyProtocolVersion, metaVersion), nil)
-	}
-	hm := r.Header.Values(headerMethod)
-	if len(hm) == 0 {
-		return fail(http.StatusBadRequest, codeHeaderMismatch, "missing required Mcp-Method header", nil)
-	}
-	if len(hm) > 1 || hm[0] != msg.Method {
-		return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
-			"header mismatch: Mcp-Method %q does not match method %q", strings.Join(hm, ","), msg.Method), nil)
-	}
-	if field, ok := nameField(msg.Method); ok {
-		var bodyName string
-		hasBody := json.Unmarshal(params[field], &bodyName) == nil && params[field] != nil
-		hn := r.Header.Values(headerName)
-		switch {
-		case len(hn) == 0 && hasBody:
-			return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
-				"missing required Mcp-Name header for method %q", msg.Method), nil)
-		case len(hn) > 1:
-			return fail(http.StatusBadRequest, codeHeaderMismatch, "more than one Mcp-Name header", nil)
-		case len(hn) == 1:
-			name, ok := decodeHeaderValue(hn[0])
-			if !ok {
-				return fail(http.StatusBadRequest, codeHeaderMismatch, "Mcp-Name header has invalid base64 encoding", nil)
-			}
-			if !hasBody || name != bodyName {
-				return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
-					"header mismatch: Mcp-Name does not match params.%s", field), nil)
-			}
-			// The SDK compares Mcp-Name verbatim; give it the decoded value.
-			r.Header.Set(headerName, name)
-		}
-	}
-
-	// 3. Version.
-	if metaVersion != ProtocolVersion {
-		return fail(http.StatusBadRequest, codeUnsupportedVer, fmt.Sprintf("unsupported protocol version %q", metaVersion),
-			map[string]any{"supported": []string{ProtocolVersion}, "requested": metaVersion})
-	}
-
-	// 4. Method.
-	if !modernMethod(msg.Method) {
-		return fail(http.StatusNotFound, codeMethodNotFound, fmt.Sprintf("method not found: %q", msg.Method), nil)
-	}
-	return rpcError{}, false
-}
-
-// decodeHeaderValue decodes the =?base64?...?= sentinel form of a header
-// value; other values are returned as they are.
-func decodeHeaderValue(v string) (string, bool) {
-	const prefix, suffix = "=?base64?", "?="
-	if len(v) < len(prefix)+len(suffix) || !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) {
-		return v, true
-	}
-	b, err := base64.StdEncoding.DecodeString(v[len(prefix) : len(v)-len(suffix)])
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
-}
-
-// sdkRoute is the SDK handler a request goes to and how its response is
-// written.
-type sdkRoute struct {
-	handler http.Handler
-	// stream: the response is SSE (keep-alives while a call waits,
-	// progress notifications, server requests).
-	stream bool
-	// session is the Mcp-Session-Id of a request served by the stateful
-	// handler ("" for an initialize, which has none yet).
-	session string
-	// modern: a 2026-07-28 request, whose errors carry HTTP statuses (an
-	// admission refusal: 503).
-	modern bool
-}
-
-// sessionRoute is the route of requests that belong to a session-era
-// session (id "" for the initialize that starts one): the stateful
-// handler, always SSE.
-func (m *Mount) sessionRoute(id string) sdkRoute {
-	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
-}
-
-// httpCall is what the MCP handlers need of the HTTP request they serve,
-// found by its ownership claim: the handlers of a session do not see the
-// request's context (a session keeps the context of its initialize).
-type httpCall struct {
-	// stream is the request's SSE writer, nil for a JSON response.
-	stream *sseWriter
-	// argumentsProblem is the tool-input error found in tools/call
-	// arguments before the SDK decoded them (see setArgumentsAside).
-	argumentsProblem error
-	// overload learns of a tools/call refused by admission control, which
-	// the response then answers with 503 and Retry-After (nil for a
-	// batch).
-	overload *overloadNote
-}
-
-// serveSDK hands a checked request to an SDK handler with the caller in
-// its context, under the request-ownership tracker: the run the call starts
-// or continues is cancelled unless its whole response is delivered. id is
-// the request's id (nil for a batch, a notification or a response): a
-// transport error the SDK answers in plain text is rewritten as a JSON-RPC
-// error carrying it, and so is a tools/call refused by admission control
-// (status 503 and Retry-After for a modern request; see
-// Options.Admission). While the request is served, its httpCall is
-// registered under its claim's key, and a session's request is recorded
-// with its session, whose end settles it.
-func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, caller signals.Subject, id json.RawMessage, route sdkRoute) {
-	pw := &plainErrorWriter{ResponseWriter: w, id: id, modern: route.modern}
-	defer pw.finish()
-	r = r.WithContext(auth.WithSubject(r.Context(), caller))
-	call := &httpCall{argumentsProblem: argumentsProblem(r.Context())}
-	if id != nil {
-		call.overload = &overloadNote{}
-		pw.overload = call.overload
-	}
-	var out http.ResponseWriter = pw
-	if route.stream {
-		call.stream = &sseWriter{ResponseWriter: pw}
-		out = call.stream
-		defer call.stream.stop()
-		if m.metrics != nil {
-			m.metrics.SSEStream(1)
-			defer m.metrics.SSEStream(-1)
-		}
-	}
-	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get(ownership.ClaimHeader)
-		m.calls.Store(key, call)
-		defer m.calls.Delete(key)
-		if route.session != "" {
-			defer m.sessions.enter(route.session, m.tracker.Lookup(r.Header))()
-		}
-		route.handler.ServeHTTP(w, r)
-	})).ServeHTTP(out, r)
-}
-
-// httpCall returns the HTTP request that holds claim, or nil (stdio, or
-// no claim).
-func (m *Mount) httpCall(claim *ownership.Claim) *httpCall {
-	if claim == nil {
-		return nil
-	}
-	v, _ := m.calls.Load(claim.Key())
-	c, _ := v.(*httpCall)
-	return c
-}
-
-// prefersSSE reports whether the client lists text/event-stream before
-// application/json in Accept.
-func prefersSSE(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
-				continue
-			}
-			switch mt {
-			case "text/event-stream":
-				return true
-			case "application/json":
-				return false
-			}
-		}
-	}
-	return false
 }

@@ -5,18 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // metaSubscriptionID is the _meta key naming the listen request every
@@ -47,12 +45,12 @@ type taskNotification struct {
 // long poll of its run's history (Runs.Await), which ends when the client
 // leaves. Only taskIds is honoured: the core filters (list changes,
 // resource subscriptions) have nothing to report here.
-func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signals.Subject, msg *rpcMessage,
-	params, meta map[string]json.RawMessage) {
+func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *incoming) {
+	caller, msg, params, meta := in.caller, &in.msg, in.params, in.meta
 	fail := func(status int, code int64, message string, data any) {
 		writeRPCError(w, rpcError{status: status, id: msg.ID, code: code, message: message, data: data})
 	}
-	if !acceptsSSE(r) {
+	if !in.accept.listsSSE {
 		fail(http.StatusBadRequest, codeInvalidRequest,
 			"subscriptions/listen answers with an event stream: Accept must list text/event-stream", nil)
 		return
@@ -98,7 +96,8 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signa
 	defer cancel()
 	defer context.AfterFunc(m.listening, cancel)()
 
-	st := newListenStream(w, msg.ID)
+	st := &listenStream{sse: newEventStream(w), id: msg.ID}
+	st.sse.open()
 	ack := map[string]any{}
 	if subscribed {
 		ids := make([]string, 0, len(honoured))
@@ -108,8 +107,8 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signa
 		ack["taskIds"] = ids
 	}
 	st.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": ack})
-	st.keepAlive(m.keepAlive)
-	defer st.stop()
+	st.sse.keepAlive(m.keepAlive)
+	defer st.sse.stop()
 
 	var wg sync.WaitGroup
 	for _, h := range honoured {
@@ -126,18 +125,6 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, caller signa
 		st.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
 			"resultType": resultComplete, "_meta": map[string]any{metaSubscriptionID: msg.ID}}})
 	}
-}
-
-// acceptsSSE reports whether the request's Accept lists text/event-stream.
-func acceptsSSE(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/event-stream" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // subscribedTask is a task id a listen honours.
@@ -198,27 +185,11 @@ func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals
 	}
 }
 
-// listenStream writes the SSE messages of one listen request, one at a
-// time, each tagged with the subscription id.
+// listenStream writes the messages of one listen request on its SSE
+// stream, each tagged with the subscription id.
 type listenStream struct {
-	w  http.ResponseWriter
-	id json.RawMessage
-
-	mu      sync.Mutex
-	stopped bool
-	done    chan struct{}
-	wg      sync.WaitGroup
-}
-
-// newListenStream sends the SSE response headers.
-func newListenStream(w http.ResponseWriter, id json.RawMessage) *listenStream {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	_ = http.NewResponseController(w).Flush()
-	return &listenStream{w: w, id: id, done: make(chan struct{})}
+	sse *eventStream
+	id  json.RawMessage
 }
 
 // notify sends a notification whose params get the subscription id.
@@ -239,51 +210,5 @@ func (s *listenStream) send(msg any) {
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		return
-	}
-	_, _ = fmt.Fprintf(s.w, "event: message\ndata: %s\n\n", b)
-	_ = http.NewResponseController(s.w).Flush()
+	s.sse.event(b)
 }
-
-// keepAlive writes a comment line every interval until stop.
-func (s *listenStream) keepAlive(interval time.Duration) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.done:
-				return
-			case <-t.C:
-				s.mu.Lock()
-				if !s.stopped {
-					_, _ = s.w.Write([]byte(": keep-alive\n\n"))
-					_ = http.NewResponseController(s.w).Flush()
-				}
-				s.mu.Unlock()
-			}
-		}
-	}()
-}
-
-// stop ends the keep-alives; nothing is written afterwards.
-func (s *listenStream) stop() {
-	s.mu.Lock()
-	if !s.stopped {
-		s.stopped = true
-		close(s.done)
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-}
-
-// CloseSubscriptions ends every subscriptions/listen stream, now and from
-// now on, each with its listen result, so that a graceful HTTP shutdown
-// need not wait for the subscribed tasks to end. Call it as the server
-// starts shutting down (http.Server.RegisterOnShutdown).
-func (m *Mount) CloseSubscriptions() { m.endListening() }

@@ -237,9 +237,9 @@ func TestListen(t *testing.T) {
 		if n := st.next(t); n["method"] != "notifications/tasks" {
 			t.Fatalf("first notification = %v", n)
 		}
-		s.mount.CloseSubscriptions()
+		_ = s.mount.Shutdown(context.Background())
 		if msg := st.next(t); msg["id"] != "listen:2" || msg["result"] == nil {
-			t.Fatalf("after CloseSubscriptions: %v, want the listen result", msg)
+			t.Fatalf("after Shutdown: %v, want the listen result", msg)
 		}
 		if msg := st.next(t); msg != nil {
 			t.Fatalf("message after the listen result: %v", msg)

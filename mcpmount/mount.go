@@ -1,8 +1,7 @@
 // Package mcpmount serves the tool registry to MCP clients: MCP 2026-07-28
 // over stateless streamable HTTP with the Tasks extension
 // (io.modelcontextprotocol/tasks, revision 2026-07-28), where a task is a
-// run and every task operation is a run operation of the run service
-// (runs.Backend).
+// run and every task operation is a run operation of Runs.
 //
 // The go-sdk's stateless StreamableHTTPHandler does the JSON-RPC transport
 // and server/discover (the hot methods, tools/call and tasks/*, with a JSON
@@ -22,7 +21,6 @@ package mcpmount
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -153,17 +151,23 @@ type Mount struct {
 	cacheTTLMs   int64
 	maxBody      int64
 	gate         *httpgate.Gate
-	jsonHandler  http.Handler
-	sseHandler   http.Handler
-	// sessionHandler is the stateful SDK handler of session-era sessions.
+	// caps, instructions and impl are the server's capabilities (the
+	// Tasks extension and tools), instructions text and name and version.
+	caps         *mcp.ServerCapabilities
+	instructions string
+	impl         *mcp.Implementation
+	// server is the go-sdk's server of the session era; jsonHandler and
+	// sseHandler serve its requests that belong to no session, and
+	// sessionHandler (stateful) those of HTTP sessions.
+	server         *mcp.Server
+	jsonHandler    http.Handler
+	sseHandler     http.Handler
 	sessionHandler http.Handler
 	sessions       sessions
 	maxSessions    int
-	// calls holds the *httpCall of each HTTP request being served, by
-	// ownership claim key.
+	// calls holds the *httpCall of each session-era HTTP request being
+	// served, by ownership claim key.
 	calls     sync.Map
-	server    *mcp.Server
-	impl      *mcp.Implementation // the server's name and version
 	tracker   *ownership.Tracker
 	states    *requeststate.Codec
 	maxRounds int
@@ -171,14 +175,11 @@ type Mount struct {
 	keepAlive time.Duration
 	tracer    trace.Tracer // nil: no tracing
 	metrics   Recorder     // nil: no metrics
-	// listening ends when CloseSubscriptions is called: every
-	// subscriptions/listen stream then ends.
+	// listening ends when Shutdown is called: every subscriptions/listen
+	// stream then ends.
 	listening    context.Context
 	endListening context.CancelFunc
 	admission    *admission.Controller
-	// sdkOnly (tests only) sends every request to the SDK handlers, the
-	// tasks/* methods too (see serveDirect).
-	sdkOnly bool
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -187,35 +188,8 @@ type Mount struct {
 // New builds the mount. It fails on a catalog it cannot serve: a duplicate
 // tool name or a schema that does not compile.
 func New(opts Options) (*Mount, error) {
-	if opts.Runs == nil {
-		return nil, errors.New("mcpmount: Options.Runs is required")
-	}
-	if opts.Catalog == nil {
-		return nil, errors.New("mcpmount: Options.Catalog is required")
-	}
-	if opts.Authenticate == nil {
-		opts.Authenticate = auth.AnonymousAuthenticator
-	}
-	if opts.Logger == nil {
-		opts.Logger = zap.NewNop()
-	}
-	if opts.Name == "" {
-		opts.Name = "openwop-temporal-mcp"
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = 500 * time.Millisecond
-	}
-	if opts.CacheTTL < 0 {
-		return nil, errors.New("mcpmount: Options.CacheTTL must not be negative")
-	}
-	if opts.CacheTTL == 0 {
-		opts.CacheTTL = DefaultCacheTTL
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 4 << 20
+	if err := applyDefaults(&opts); err != nil {
+		return nil, err
 	}
 	m := &Mount{
 		runs:         opts.Runs,
@@ -227,32 +201,16 @@ func New(opts Options) (*Mount, error) {
 		maxBody:      opts.MaxBodyBytes,
 		metrics:      opts.Metrics,
 		admission:    opts.Admission,
+		maxSessions:  opts.MaxSessions,
+		maxRounds:    opts.MRTRMaxRounds,
+		maxWait:      opts.MaxBlockingWait,
+		keepAlive:    opts.KeepAlive,
+		instructions: opts.Instructions,
+		impl:         &mcp.Implementation{Name: opts.Name, Version: opts.Version},
 	}
 	if opts.TracerProvider != nil {
 		m.tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
 	}
-	if opts.MRTRMaxRounds == 0 {
-		opts.MRTRMaxRounds = signals.DefaultMRTRMaxRounds
-	}
-	if opts.MRTRMaxRounds < 1 || opts.MRTRMaxRounds > 16 {
-		return nil, fmt.Errorf("mcpmount: Options.MRTRMaxRounds %d is outside 1..16", opts.MRTRMaxRounds)
-	}
-	if opts.MRTRStateTTL <= 0 {
-		opts.MRTRStateTTL = DefaultMRTRStateTTL
-	}
-	if opts.MaxBlockingWait <= 0 {
-		opts.MaxBlockingWait = DefaultMaxBlockingWait
-	}
-	if opts.KeepAlive <= 0 {
-		opts.KeepAlive = DefaultKeepAlive
-	}
-	if opts.SessionIdleTimeout <= 0 {
-		opts.SessionIdleTimeout = DefaultSessionIdle
-	}
-	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = DefaultMaxSessions
-	}
-	m.maxSessions = opts.MaxSessions
 	key := opts.MRTRKey
 	if key == nil {
 		key = make([]byte, 32)
@@ -266,20 +224,7 @@ func New(opts Options) (*Mount, error) {
 	}
 	m.states = states
 	m.listening, m.endListening = context.WithCancel(context.Background())
-	m.maxRounds = opts.MRTRMaxRounds
-	m.maxWait = opts.MaxBlockingWait
-	m.keepAlive = opts.KeepAlive
-	m.tracker = ownership.NewTracker(func(ctx context.Context, caller signals.Subject, runID string) error {
-		if m.metrics != nil {
-			m.metrics.OwnershipCancelled()
-		}
-		ctx = m.runTraceContext(ctx, caller, runID)
-		_, err := m.runs.Cancel(ctx, caller, runID, signals.ReasonMCPRequestCancelled)
-		if errors.Is(err, runs.ErrTerminal) {
-			return nil
-		}
-		return err
-	}, m.log)
+	m.tracker = ownership.NewTracker(m.cancelUnowned, m.log)
 	m.tracker.OnRelease(m.runs.Release)
 	gate, err := httpgate.New(httpgate.Options{
 		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
@@ -288,40 +233,88 @@ func New(opts Options) (*Mount, error) {
 		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
 	m.gate = gate
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
-	caps.AddExtension(ExtensionTasks, map[string]any{})
-	m.impl = &mcp.Implementation{Name: opts.Name, Version: opts.Version}
+	m.caps = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	m.caps.AddExtension(ExtensionTasks, map[string]any{})
+	if err := m.newSessionServer(opts); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// applyDefaults checks opts and fills in the defaults.
+func applyDefaults(opts *Options) error {
+	switch {
+	case opts.Runs == nil:
+		return errors.New("mcpmount: Options.Runs is required")
+	case opts.Catalog == nil:
+		return errors.New("mcpmount: Options.Catalog is required")
+	case opts.CacheTTL < 0:
+		return errors.New("mcpmount: Options.CacheTTL must not be negative")
+	}
+	if opts.Authenticate == nil {
+		opts.Authenticate = auth.AnonymousAuthenticator
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Name == "" {
+		opts.Name = "openwop-temporal-mcp"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.MRTRMaxRounds == 0 {
+		opts.MRTRMaxRounds = signals.DefaultMRTRMaxRounds
+	}
+	if opts.MRTRMaxRounds < 1 || opts.MRTRMaxRounds > 16 {
+		return fmt.Errorf("mcpmount: Options.MRTRMaxRounds %d is outside 1..16", opts.MRTRMaxRounds)
+	}
+	orDefault(&opts.PollInterval, 500*time.Millisecond)
+	orDefault(&opts.CacheTTL, DefaultCacheTTL)
+	orDefault(&opts.MaxBodyBytes, 4<<20)
+	orDefault(&opts.MRTRStateTTL, DefaultMRTRStateTTL)
+	orDefault(&opts.MaxBlockingWait, DefaultMaxBlockingWait)
+	orDefault(&opts.KeepAlive, DefaultKeepAlive)
+	orDefault(&opts.SessionIdleTimeout, DefaultSessionIdle)
+	orDefault(&opts.MaxSessions, DefaultMaxSessions)
+	return nil
+}
+
+// orDefault sets *v to def unless it is positive.
+func orDefault[T time.Duration | int64 | int](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// cancelUnowned cancels the run of a request that went away before its
+// response was delivered (the ownership tracker's cancel).
+func (m *Mount) cancelUnowned(ctx context.Context, caller signals.Subject, runID string) error {
+	if m.metrics != nil {
+		m.metrics.OwnershipCancelled()
+	}
+	ctx = m.runTraceContext(ctx, caller, runID)
+	_, err := m.runs.Cancel(ctx, caller, runID, signals.ReasonMCPRequestCancelled)
+	if errors.Is(err, runs.ErrTerminal) {
+		return nil
+	}
+	return err
+}
+
+// newSessionServer builds the go-sdk server of the session era and its
+// HTTP handlers.
+func (m *Mount) newSessionServer(opts Options) error {
 	server := mcp.NewServer(m.impl, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
-		Capabilities: caps,
+		Capabilities: m.caps,
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs = int(m.cacheTTLMs)
 			c.CacheScope = "public"
 		},
 	})
 	server.AddReceivingMiddleware(m.observe, m.middleware)
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
-		return nil, fmt.Errorf("mcpmount: register tasks/get: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", m.updateTask); err != nil {
-		return nil, fmt.Errorf("mcpmount: register tasks/update: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", m.cancelTask); err != nil {
-		return nil, fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
-	}
-	// tasks/result and tasks/list exist only in the 2025-11-25 dialect,
-	// which the middleware serves; a 2026-07-28 request gets -32601.
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
-		func(context.Context, *mcp.ServerSession, *taskParams) (*toolResult, error) {
-			return nil, errMethodNotFound("tasks/result")
-		}); err != nil {
-		return nil, fmt.Errorf("mcpmount: register tasks/result: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/list",
-		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
-			return nil, errMethodNotFound("tasks/list")
-		}); err != nil {
-		return nil, fmt.Errorf("mcpmount: register tasks/list: %w", err)
+	if err := m.registerTaskMethods(server); err != nil {
+		return err
 	}
 	m.server = server
 	getServer := func(*http.Request) *mcp.Server { return server }
@@ -341,77 +334,36 @@ func New(opts Options) (*Mount, error) {
 		JSONResponse: false, SessionTimeout: opts.SessionIdleTimeout, MaxRequestBodyBytes: m.maxBody,
 		DisableLocalhostProtection: true,
 	})
-	return m, nil
+	return nil
 }
 
-// middleware is the mount's one dispatch. It answers tools/list and
-// tools/call from the catalog, serves the 2025-11-25 task dialect's tasks/*
-// methods to session-era requests (the Tasks extension's to 2026-07-28
-// ones), and rewrites legacy initialize results: no Tasks extension (it is
-// undefined before 2026-07-28), and the dialect's tasks capability for
-// 2025-11-25.
-func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "tools/list":
-			return m.listTools(ctx, req)
-		case "tools/call":
-			r, ok := req.(*mcp.CallToolRequest)
-			if !ok || r.Params == nil {
-				return nil, errInvalidParams("tools/call requires params")
-			}
-			var claim *ownership.Claim
-			legacyTask := false
-			if extra := r.GetExtra(); extra != nil {
-				claim = m.tracker.Lookup(extra.Header)
-				legacyTask = extra.Header.Get(legacyTaskHeader) != "" && !modernMeta(r.Params.Meta)
-			}
-			defer m.tracker.Track()()
-			return m.callTool(ctx, r, claim, callOptions{legacyTask: legacyTask, version: r.ProtocolVersion()})
-		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
-			if legacyRequest(req) {
-				return m.dialect(ctx, method, req)
-			}
-		case "initialize":
-			res, err := next(ctx, method, req)
-			if err != nil {
-				return res, err
-			}
-			m.trackSession(ctx, req)
-			if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
-				return legacyInitializeResult(ir)
-			}
-			return res, nil
-		}
-		return next(ctx, method, req)
+// registerTaskMethods registers the tasks/* methods with the SDK server:
+// the Tasks extension's, which refuse a session-era request that did not
+// declare it, and the 2025-11-25 dialect's tasks/result and tasks/list,
+// which the middleware serves (anything else gets -32601).
+func (m *Mount) registerTaskMethods(server *mcp.Server) error {
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/get: %w", err)
 	}
-}
-
-// legacyInitializeResult rewrites an initialize result: the Tasks
-// extension is removed, and for 2025-11-25 the dialect's capabilities.tasks
-// is added (the SDK's capabilities type has no field for it).
-func legacyInitializeResult(ir *mcp.InitializeResult) (mcp.Result, error) {
-	caps := *ir.Capabilities
-	caps.Extensions = nil
-	ir.Capabilities = &caps
-	if ir.ProtocolVersion != dialectVersion {
-		return ir, nil
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", m.updateTask); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/update: %w", err)
 	}
-	b, err := json.Marshal(ir)
-	if err != nil {
-		return nil, fmt.Errorf("encode the initialize result: %w", err)
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", m.cancelTask); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
 	}
-	var fields map[string]any
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, fmt.Errorf("decode the initialize result: %w", err)
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
+		func(context.Context, *mcp.ServerSession, *taskParams) (*toolResult, error) {
+			return nil, errMethodNotFound("tasks/result")
+		}); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/result: %w", err)
 	}
-	capsObj, _ := fields["capabilities"].(map[string]any)
-	if capsObj == nil {
-		capsObj = map[string]any{}
-		fields["capabilities"] = capsObj
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/list",
+		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
+			return nil, errMethodNotFound("tasks/list")
+		}); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/list: %w", err)
 	}
-	capsObj["tasks"] = dialectCapability()
-	return &rawResult{fields: fields}, nil
+	return nil
 }
 
 // caller returns the authenticated Subject the HTTP layer put in ctx.
@@ -424,24 +376,30 @@ func (m *Mount) caller(ctx context.Context) (signals.Subject, error) {
 	return s, nil
 }
 
-func (m *Mount) listTools(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+// toolsListing is how a dialect lists tools.
+type toolsListing struct {
+	// labelled: the result carries resultType, ttlMs and cacheScope
+	// (2026-07-28).
+	labelled bool
+	// execution: each tool says whether it runs as a task (the 2025-11-25
+	// dialect).
+	execution bool
+}
+
+// toolsListModern is the 2026-07-28 listing.
+var toolsListModern = toolsListing{labelled: true}
+
+// listTools answers tools/list: the catalog's tools the caller's tenant
+// may see.
+func (m *Mount) listTools(ctx context.Context, l toolsListing) (mcp.Result, error) {
 	caller, err := m.caller(ctx)
 	if err != nil {
 		return nil, err
-	}
-	var meta map[string]any
-	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
-		meta = p.Meta
 	}
 	tools, err := m.catalog.Tools(ctx)
 	if err != nil {
 		m.log.Error("read the tool catalog", zap.Error(err))
 		return nil, errInternal()
-	}
-	// The dialect says per tool whether it runs as a task.
-	var dialect bool
-	if r, ok := req.(*mcp.ListToolsRequest); ok {
-		dialect = !modernMeta(meta) && r.ProtocolVersion() == dialectVersion
 	}
 	res := &listToolsResult{Tools: []toolDescriptor{}}
 	for _, t := range tools {
@@ -450,12 +408,12 @@ func (m *Mount) listTools(ctx context.Context, req mcp.Request) (mcp.Result, err
 			continue
 		}
 		d := toolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema()}
-		if dialect {
+		if l.execution {
 			d.Execution = &toolExecution{TaskSupport: taskSupport(spec)}
 		}
 		res.Tools = append(res.Tools, d)
 	}
-	if modernMeta(meta) {
+	if l.labelled {
 		ttl := m.cacheTTLMs
 		res.ResultType = resultComplete
 		res.TTLMs = &ttl

@@ -3,6 +3,7 @@ package mcpmount
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"sync"
 
@@ -10,14 +11,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
-	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 )
 
 // admit takes the admission slots a tools/call needs. A refusal is the
 // JSON-RPC overload error (see errOverloaded); over HTTP the request's
-// overloadNote (found by its claim) also learns it, so that the response
-// gets status 503 and a Retry-After header.
-func (m *Mount) admit(claim *ownership.Claim, tenant string, need admission.Need) (*admission.Ticket, error) {
+// overloadNote also learns it, so that the response gets status 503 and a
+// Retry-After header.
+func (m *Mount) admit(exchange *httpCall, tenant string, need admission.Need) (*admission.Ticket, error) {
 	t, err := m.admission.Admit(tenant, need)
 	if err == nil {
 		return t, nil
@@ -27,8 +27,8 @@ func (m *Mount) admit(claim *ownership.Claim, tenant string, need admission.Need
 		m.log.Error("admission", zap.Error(err))
 		return nil, errInternal()
 	}
-	if call := m.httpCall(claim); call != nil && call.overload != nil {
-		call.overload.set(rej)
+	if exchange != nil && exchange.overload != nil {
+		exchange.overload.set(rej)
 	}
 	return nil, errOverloaded(rej)
 }
@@ -70,3 +70,10 @@ func (n *overloadNote) get() *admission.Rejection {
 
 // retryAfter is the Retry-After header value of a refusal.
 func retryAfter(rej *admission.Rejection) string { return strconv.Itoa(rej.RetryAfterSeconds()) }
+
+// writeOverloaded writes the answer to a call refused by admission control,
+// with status and a Retry-After header.
+func writeOverloaded(w http.ResponseWriter, id json.RawMessage, rej *admission.Rejection, status int) {
+	w.Header().Set("Retry-After", retryAfter(rej))
+	writeRPCError(w, rpcError{status: status, id: id, code: codeInternalError, message: rej.Error(), data: overloadData(rej)})
+}

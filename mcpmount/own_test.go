@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // rawRequest writes one 2026-07-28 tools/call on a raw TCP connection.

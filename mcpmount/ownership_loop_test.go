@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // TestWireOwnershipLoop repeats the two disconnect cases many times, in

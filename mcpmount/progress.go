@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,7 +18,7 @@ import (
 // is the run's status message, never tool content; progress counts the
 // notifications, so it increases with each. A nil *progress sends nothing.
 type progress struct {
-	ss    *mcp.ServerSession
+	ss    progressNotifier
 	ctx   context.Context // the call's: notifications go on its stream
 	token any
 
@@ -33,32 +32,30 @@ type progress struct {
 	wg   sync.WaitGroup
 }
 
+// progressNotifier sends a notifications/progress on the stream of the
+// request it belongs to: a session-era session (*mcp.ServerSession) or a
+// 2026-07-28 request's SSE response.
+type progressNotifier interface {
+	NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error
+}
+
 // startProgress starts the heartbeat of c's progress notifications, or
 // returns nil when c's request carried no progressToken.
 func (m *Mount) startProgress(ctx context.Context, c *blockingCall) *progress {
-	if c.progressToken == nil || c.session == nil {
+	if c.progressToken == nil || c.notify == nil {
 		return nil
 	}
-	p := &progress{ss: c.session, ctx: ctx, token: c.progressToken, done: make(chan struct{})}
+	p := &progress{ss: c.notify, ctx: ctx, token: c.progressToken, done: make(chan struct{})}
 	p.wg.Add(1)
-	go p.heartbeat(m.keepAlive)
-	return p
-}
-
-func (p *progress) heartbeat(interval time.Duration) {
-	defer p.wg.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.done:
-			return
-		case <-t.C:
+	go func() {
+		defer p.wg.Done()
+		every(m.keepAlive, p.done, func() {
 			p.mu.Lock()
+			defer p.mu.Unlock()
 			p.sendLocked()
-			p.mu.Unlock()
-		}
-	}
+		})
+	}()
+	return p
 }
 
 // observe reports the snapshot when the run changed since the last one.

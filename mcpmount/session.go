@@ -3,6 +3,7 @@ package mcpmount
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 
@@ -187,20 +188,33 @@ func (m *Mount) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) boo
 	return false
 }
 
-// CloseSessions ends every session-era HTTP session. A session closes once
-// its calls in flight have returned; its GET stream then ends, so that an
-// http.Server's Shutdown is not held by streams that never end by
-// themselves: register it with (*http.Server).RegisterOnShutdown. Clients
-// may start new sessions afterwards. It returns when every session is
-// closed.
-func (m *Mount) CloseSessions() {
-	var wg sync.WaitGroup
-	for _, ss := range m.sessions.all() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = ss.Close()
-		}()
+// Shutdown ends the mount's long-lived streams, so that a graceful HTTP
+// shutdown is not held by streams that never end by themselves: every
+// subscriptions/listen stream ends, now and from now on, with its listen
+// result, and every session-era HTTP session is closed (a session closes
+// once its calls in flight have returned; its GET stream then ends).
+// Clients may start new sessions afterwards. Call it as the server starts
+// shutting down (http.Server.RegisterOnShutdown). It returns when every
+// session is closed, or with ctx's error when ctx ends first.
+func (m *Mount) Shutdown(ctx context.Context) error {
+	m.endListening()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		var wg sync.WaitGroup
+		for _, ss := range m.sessions.all() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = ss.Close()
+			}()
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-closed:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mcpmount: shut down: %w", ctx.Err())
 	}
-	wg.Wait()
 }

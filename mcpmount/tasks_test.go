@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // startTask creates a task of tool slow and returns its taskId and runId.

@@ -20,14 +20,40 @@ import (
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
-// callOptions are what the transport and the session tell callTool about
-// a tools/call beyond its params.
-type callOptions struct {
-	// legacyTask: a session-era request that carried params.task (the
-	// 2025-11-25 task dialect).
-	legacyTask bool
-	// version is the request's protocol version.
-	version string
+// callRequest is a tools/call in the core's terms, as a dialect decoded it
+// from its wire: the tool, its arguments, what the client declared, and how
+// the client reaches the call while it runs.
+type callRequest struct {
+	name      string
+	arguments json.RawMessage
+	// argumentsProblem is a tool-input error found in the arguments before
+	// they were decoded (a number out of float range).
+	argumentsProblem error
+	// caps are the client capabilities the request declared.
+	caps clientCaps
+	// taskParam: the 2025-11-25 dialect's params.task asked for a task.
+	taskParam bool
+	// taskDialect: the request speaks the 2025-11-25 dialect, where a tool
+	// that runs only as a task must be called with params.task.
+	taskDialect bool
+	// labelled: results carry resultType (2026-07-28).
+	labelled bool
+	// requestState and inputResponses are those of a multi-round-trip
+	// request (MRTR) retry.
+	requestState   string
+	inputResponses mcp.InputResponseMap
+	// progressToken is the request's _meta.progressToken, nil when none.
+	progressToken any
+	// session is the session-era session of the request (nil otherwise):
+	// its client, when it declared form elicitation, is asked the run's
+	// questions with elicitation/create during the call.
+	session *mcp.ServerSession
+	// notify sends the call's progress notifications (nil: none can be).
+	notify progressNotifier
+	// claim is the request's ownership claim (nil: no transport tracks it).
+	claim *ownership.Claim
+	// exchange is the HTTP request that carries the call (nil: stdio).
+	exchange *httpCall
 }
 
 // callTool answers tools/call. Arguments are validated before anything
@@ -37,116 +63,147 @@ type callOptions struct {
 // exists (unless the tool forbids tasks), as does, in the 2025-11-25
 // dialect's shape, a session-era request with params.task; any other
 // request waits for the run to end and gets its CallToolResult.
-func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *ownership.Claim, o callOptions) (mcp.Result, error) {
-	p := req.Params
+func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, error) {
 	caller, err := m.caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t, err := m.catalog.Lookup(ctx, p.Name)
-	var unav *catalog.UnavailableError
-	switch {
-	case errors.As(err, &unav):
-		if !unav.Visible(caller.Tenant) {
-			return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", p.Name))
-		}
-		return nil, errInvalidParams(unav.Error())
-	case errors.Is(err, catalog.ErrUnknownTool):
-		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", p.Name))
-	case err != nil:
-		m.log.Error("read the tool catalog", zap.Error(err))
-		return nil, errInternal()
+	t, err := m.lookupTool(ctx, caller, req.name)
+	if err != nil {
+		return nil, err
 	}
 	spec := t.Spec()
-	if !spec.VisibleTo(caller.Tenant) {
-		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", p.Name))
-	}
-	caps := capsFromMeta(p.Meta)
-	modern := modernMeta(p.Meta)
 	// A session-era client that declared elicitation in its session is
 	// asked the run's questions by elicitation/create during the call.
-	elicit := !modern && sessionElicits(req.Session)
+	elicit := sessionElicits(req.session)
 	if elicit {
-		caps.Elicitation = &elicitationCaps{Form: json.RawMessage(`{}`)}
+		req.caps.Elicitation = &elicitationCaps{Form: json.RawMessage(`{}`)}
 	}
-	args, err := t.ValidateArguments(p.Arguments)
-	if hc := m.httpCall(claim); hc != nil && hc.argumentsProblem != nil {
-		perr := hc.argumentsProblem
+	args, err := t.ValidateArguments(req.arguments)
+	if perr := req.argumentsProblem; perr != nil {
 		err = &catalog.ArgumentsError{Tool: spec.Name, Problem: "invalid arguments: " + perr.Error(), Err: perr}
 	}
 	if err != nil {
 		// A tool-input error is a tool result the model can act on
 		// (SEP-1303), not a protocol error; no run starts.
-		return completeResult(&toolResult{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}, modern), nil
+		return completeResult(&toolResult{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}, req.labelled), nil
 	}
-	legacyTask := o.legacyTask && !modern
-	switch {
-	case legacyTask && spec.TaskSupport == signals.TaskForbidden:
-		return nil, &jsonrpc.Error{Code: codeMethodNotFound,
-			Message: fmt.Sprintf("tool %q does not run as a task: call it without params.task", p.Name)}
-	case spec.TaskSupport == signals.TaskRequired && !modern && !legacyTask && o.version == dialectVersion:
-		return nil, &jsonrpc.Error{Code: codeMethodNotFound,
-			Message: fmt.Sprintf("tool %q runs only as a task: call it with params.task", p.Name)}
-	case spec.TaskSupport == signals.TaskRequired && !caps.tasks() && !legacyTask:
-		return nil, errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", p.Name))
+	if err := checkTaskSupport(spec, req); err != nil {
+		return nil, err
 	}
-	tasked := (caps.tasks() || legacyTask) && spec.TaskSupport != signals.TaskForbidden
-	if !tasked && spec.CanSuspend && !caps.elicitationForm() {
+	tasked := (req.caps.tasks() || req.taskParam) && spec.TaskSupport != signals.TaskForbidden
+	if !tasked && spec.CanSuspend && !req.caps.elicitationForm() {
 		// A blocking call could not carry the run's questions back.
 		return nil, errMissingCapability(
-			fmt.Sprintf("tool %q may ask for input while it runs, which a call without a task requires the client capability elicitation for", p.Name),
+			fmt.Sprintf("tool %q may ask for input while it runs, which a call without a task requires the client capability elicitation for", req.name),
 			map[string]any{"elicitation": map[string]any{}})
 	}
 	digest, err := requeststate.Digest(args)
 	if err != nil {
-		return nil, errInvalidParams(fmt.Sprintf("tool %q: %v", p.Name, err))
+		return nil, errInvalidParams(fmt.Sprintf("tool %q: %v", req.name, err))
 	}
-	call := &blockingCall{tool: t, caller: caller, claim: claim, caps: caps, modern: modern, digest: digest,
-		session: req.Session, elicit: elicit && !tasked, progressToken: p.GetProgressToken()}
-	if p.RequestState != "" && !tasked {
-		return m.continueRun(ctx, call, p.RequestState, p.InputResponses)
+	call := &blockingCall{tool: t, caller: caller, claim: req.claim, exchange: req.exchange, caps: req.caps, labelled: req.labelled,
+		digest: digest, session: req.session, notify: req.notify, elicit: elicit && !tasked, progressToken: req.progressToken}
+	if req.requestState != "" && !tasked {
+		return m.continueRun(ctx, call, req.requestState, req.inputResponses)
 	}
-	inputs, early, err := m.preRunInputs(t, p, caps, modern)
+	inputs, early, err := m.preRunInputs(t, req)
 	if ir, ok := early.(*inputRequiredResult); ok && call.elicit {
-		if p, err = m.elicitPreRun(ctx, req.Session, p, ir); err != nil {
+		if req.inputResponses, err = m.elicitPreRun(ctx, req.session, req.inputResponses, ir); err != nil {
 			return nil, err
 		}
-		inputs, early, err = m.preRunInputs(t, p, caps, modern)
+		inputs, early, err = m.preRunInputs(t, req)
 	}
 	if early != nil || err != nil {
 		return early, err
 	}
+	snap, err := m.startRun(ctx, call, args, inputs, tasked)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case req.taskParam:
+		return &legacyCreateTaskResult{Task: m.proj.legacyTask(snap)}, nil
+	case tasked && snap.Status.Terminal() && !rpcFailure(snap):
+		return completeResult(runResult(snap), req.labelled), nil
+	case tasked:
+		return m.proj.createTask(snap), nil
+	}
+	call.runID = snap.RunID
+	return m.await(ctx, call)
+}
 
+// lookupTool finds the tool a call names, as the caller's tenant sees the
+// catalog: a tool it may not see is unknown.
+func (m *Mount) lookupTool(ctx context.Context, caller signals.Subject, name string) (*catalog.Tool, error) {
+	t, err := m.catalog.Lookup(ctx, name)
+	var unav *catalog.UnavailableError
+	switch {
+	case errors.As(err, &unav):
+		if !unav.Visible(caller.Tenant) {
+			return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", name))
+		}
+		return nil, errInvalidParams(unav.Error())
+	case errors.Is(err, catalog.ErrUnknownTool):
+		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", name))
+	case err != nil:
+		m.log.Error("read the tool catalog", zap.Error(err))
+		return nil, errInternal()
+	}
+	if !t.Spec().VisibleTo(caller.Tenant) {
+		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", name))
+	}
+	return t, nil
+}
+
+// checkTaskSupport refuses a call the tool's task support does not allow.
+func checkTaskSupport(spec signals.ToolSpec, req *callRequest) error {
+	switch {
+	case req.taskParam && spec.TaskSupport == signals.TaskForbidden:
+		return &jsonrpc.Error{Code: codeMethodNotFound,
+			Message: fmt.Sprintf("tool %q does not run as a task: call it without params.task", spec.Name)}
+	case spec.TaskSupport == signals.TaskRequired && !req.taskParam && req.taskDialect:
+		return &jsonrpc.Error{Code: codeMethodNotFound,
+			Message: fmt.Sprintf("tool %q runs only as a task: call it with params.task", spec.Name)}
+	case spec.TaskSupport == signals.TaskRequired && !req.caps.tasks() && !req.taskParam:
+		return errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", spec.Name))
+	}
+	return nil
+}
+
+// startRun starts the call's run once admission control let it: from then
+// until its whole response is sent, the request owns the run.
+func (m *Mount) startRun(ctx context.Context, call *blockingCall, args json.RawMessage, inputs map[string]json.RawMessage, tasked bool) (signals.Snapshot, error) {
 	need := admission.NeedStart
 	if !tasked {
 		need |= admission.NeedWait
 	}
-	ticket, err := m.admit(claim, caller.Tenant, need)
+	ticket, err := m.admit(call.exchange, call.caller.Tenant, need)
 	if err != nil {
-		return nil, err
+		return signals.Snapshot{}, err
 	}
 	defer ticket.Done()
+	spec := call.tool.Spec()
 	snap, err := m.runs.Start(ctx, runs.StartRequest{
 		Tool:         spec,
 		Arguments:    args,
-		Caller:       caller,
+		Caller:       call.caller,
 		Transport:    signals.TransportMCP,
 		PreRunInputs: inputs,
 	})
 	ticket.Started()
 	if err != nil {
-		m.log.Error("start run", zap.String(telemetry.FieldTool, spec.Name), zap.String(telemetry.FieldTenant, caller.Tenant),
+		m.log.Error("start run", zap.String(telemetry.FieldTool, spec.Name), zap.String(telemetry.FieldTenant, call.caller.Tenant),
 			zap.String(telemetry.FieldTraceID, telemetry.TraceID(ctx)), zap.Error(err))
 		if errors.Is(err, runs.ErrSearchAttributesMissing) {
 			// A setup fault the operator must fix; the message says how.
-			return nil, &jsonrpc.Error{Code: codeInternalError, Message: err.Error()}
+			return signals.Snapshot{}, &jsonrpc.Error{Code: codeInternalError, Message: err.Error()}
 		}
-		return nil, errInternal()
+		return signals.Snapshot{}, errInternal()
 	}
-	// From here until its whole response is sent, this request owns the
-	// run: if the client is already gone, Own cancels it at once.
-	if claim != nil {
-		claim.Own(caller, snap.RunID, telemetry.RunFields(ctx, snap.RunID, spec.Name)...)
+	// If the client is already gone, Own cancels the run at once.
+	if call.claim != nil {
+		call.claim.Own(call.caller, snap.RunID, telemetry.RunFields(ctx, snap.RunID, spec.Name)...)
 	} else {
 		m.runs.Release(snap.RunID) // no transport tracks this request
 	}
@@ -154,18 +211,7 @@ func (m *Mount) callTool(ctx context.Context, req *mcp.CallToolRequest, claim *o
 	if m.afterStart != nil {
 		m.afterStart(snap.RunID)
 	}
-
-	if legacyTask {
-		return &legacyCreateTaskResult{Task: m.proj.legacyTask(snap)}, nil
-	}
-	if tasked {
-		if snap.Status.Terminal() && !rpcFailure(snap) {
-			return completeResult(runResult(snap), modern), nil
-		}
-		return m.proj.createTask(snap), nil
-	}
-	call.runID = snap.RunID
-	return m.await(ctx, call)
+	return snap, nil
 }
 
 // rpcFailure reports whether the run failed with a JSON-RPC error raised
@@ -174,9 +220,10 @@ func rpcFailure(s signals.Snapshot) bool {
 	return s.Status == signals.StatusFailed && s.Error != nil && s.Error.RPCCode != 0
 }
 
-// completeResult labels a CallToolResult for a 2026-07-28 request.
-func completeResult(r *toolResult, modern bool) *toolResult {
-	if modern {
+// completeResult labels a CallToolResult for a 2026-07-28 request
+// (labelled).
+func completeResult(r *toolResult, labelled bool) *toolResult {
+	if labelled {
 		r.ResultType = resultComplete
 	}
 	return r
@@ -186,7 +233,7 @@ func completeResult(r *toolResult, modern bool) *toolResult {
 // exists). It returns the answers to start the run with, or an early result
 // (InputRequiredResult for missing answers, an error result for a declined
 // request) when no run must start.
-func (m *Mount) preRunInputs(t *catalog.Tool, p *mcp.CallToolParamsRaw, caps clientCaps, modern bool) (map[string]json.RawMessage, mcp.Result, error) {
+func (m *Mount) preRunInputs(t *catalog.Tool, req *callRequest) (map[string]json.RawMessage, mcp.Result, error) {
 	spec := t.Spec()
 	if len(spec.PreRunInputs) == 0 {
 		return nil, nil, nil
@@ -194,7 +241,7 @@ func (m *Mount) preRunInputs(t *catalog.Tool, p *mcp.CallToolParamsRaw, caps cli
 	answers := make(map[string]json.RawMessage, len(spec.PreRunInputs))
 	missing := map[string]inputRequest{}
 	for _, in := range spec.PreRunInputs {
-		resp, ok := p.InputResponses[in.Key].(*mcp.ElicitResult)
+		resp, ok := req.inputResponses[in.Key].(*mcp.ElicitResult)
 		if !ok {
 			schema := in.Schema
 			if len(schema) == 0 {
@@ -212,7 +259,7 @@ func (m *Mount) preRunInputs(t *catalog.Tool, p *mcp.CallToolParamsRaw, caps cli
 			return nil, completeResult(&toolResult{
 				Content: []content{{Type: "text", Text: fmt.Sprintf("input %q was %sed; the tool did not run", in.Key, resp.Action)}},
 				IsError: true,
-			}, modern), nil
+			}, req.labelled), nil
 		default:
 			return nil, nil, errInvalidParams(fmt.Sprintf("inputResponses[%q]: unknown action %q", in.Key, resp.Action))
 		}
@@ -228,7 +275,7 @@ func (m *Mount) preRunInputs(t *catalog.Tool, p *mcp.CallToolParamsRaw, caps cli
 	if len(missing) == 0 {
 		return answers, nil, nil
 	}
-	if !caps.elicitationForm() {
+	if !req.caps.elicitationForm() {
 		keys := make([]string, 0, len(missing))
 		for k := range missing {
 			keys = append(keys, k)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 func TestDiscover(t *testing.T) {

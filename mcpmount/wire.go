@@ -274,3 +274,16 @@ func modernMeta(meta map[string]any) bool {
 	_, ok := meta[mcp.MetaKeyProtocolVersion]
 	return ok
 }
+
+// capsFromRaw decodes a request's raw _meta clientCapabilities, as
+// capsFromMeta does.
+func capsFromRaw(raw json.RawMessage) clientCaps {
+	var c clientCaps
+	if len(raw) == 0 {
+		return c
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return clientCaps{}
+	}
+	return c
+}

@@ -308,8 +308,7 @@ func (ad *adapter) parts() app.Parts {
 		// their tasks end: end both so the drain is not held.
 		OnShutdown: func() {
 			if ad.mount != nil {
-				ad.mount.CloseSessions()
-				ad.mount.CloseSubscriptions()
+				_ = ad.mount.Shutdown(context.Background())
 			}
 		},
 		Worker: func(ctx context.Context, d app.Deps) error {

@@ -1,0 +1,403 @@
+package mcpmount
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/auth"
+)
+
+// The 2026-07-28 dialect: stateless streamable HTTP, one request per POST
+// with the _meta triple (protocol version, client capabilities, client
+// info), and the Tasks extension. The mount answers every method of it
+// itself: server/discover, tools/list, tools/call (a JSON response, or an
+// SSE stream for a client that prefers one or asked for progress, with
+// multi-round-trip requests (MRTR) for a run's questions),
+// tasks/get|update|cancel and subscriptions/listen. This file decodes the
+// requests into the core's terms and encodes its answers; the transport
+// checks and the answers are the ones the go-sdk's stateless handler gave
+// (testdata/wire-2026-07-28.golden holds them).
+
+// Request headers of the 2026-07-28 streamable HTTP transport.
+const (
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+)
+
+// modernMethods are the methods served to 2026-07-28 requests. Everything
+// else (tasks/result, tasks/list, initialize, ping, prompts/*, ...) is
+// -32601 / 404.
+func modernMethod(method string) bool {
+	switch method {
+	case "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel",
+		"subscriptions/listen":
+		return true
+	}
+	return false
+}
+
+// nameField is the params field a method's Mcp-Name header mirrors.
+func nameField(method string) (string, bool) {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name", true
+	case "resources/read":
+		return "uri", true
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId", true
+	}
+	return "", false
+}
+
+// validateModern runs the 2026-07-28 checks in the order the wire reference
+// fixes: _meta keys, headers against the body, version, method.
+func (m *Mount) validateModern(r *http.Request, msg *rpcMessage, params, meta map[string]json.RawMessage, perr error) (rpcError, bool) {
+	fail := func(status int, code int64, message string, data any) (rpcError, bool) {
+		return rpcError{status: status, id: msg.ID, code: code, message: message, data: data}, true
+	}
+	// 1. Required _meta keys.
+	if perr != nil {
+		return fail(http.StatusBadRequest, codeInvalidParams, "invalid params: "+perr.Error(), nil)
+	}
+	var metaVersion string
+	if err := json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &metaVersion); err != nil || metaVersion == "" {
+		return fail(http.StatusBadRequest, codeInvalidParams,
+			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion), nil)
+	}
+	// The body parsed, so an object is told by its first byte.
+	if caps := bytes.TrimSpace(meta[mcp.MetaKeyClientCapabilities]); len(caps) == 0 || caps[0] != '{' {
+		return fail(http.StatusBadRequest, codeInvalidParams,
+			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyClientCapabilities), nil)
+	}
+
+	// 2. Headers mirror the body.
+	hv := r.Header.Get(headerProtocolVersion)
+	if hv == "" {
+		return fail(http.StatusBadRequest, codeHeaderMismatch, "missing required MCP-Protocol-Version header", nil)
+	}
+	if hv != metaVersion {
+		return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+			"header mismatch: MCP-Protocol-Version %q does not match _meta %s %q", hv, mcp.MetaKeyProtocolVersion, metaVersion), nil)
+	}
+	hm := r.Header.Values(headerMethod)
+	if len(hm) == 0 {
+		return fail(http.StatusBadRequest, codeHeaderMismatch, "missing required Mcp-Method header", nil)
+	}
+	if len(hm) > 1 || hm[0] != msg.Method {
+		return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+			"header mismatch: Mcp-Method %q does not match method %q", strings.Join(hm, ","), msg.Method), nil)
+	}
+	if field, ok := nameField(msg.Method); ok {
+		var bodyName string
+		hasBody := json.Unmarshal(params[field], &bodyName) == nil && params[field] != nil
+		hn := r.Header.Values(headerName)
+		switch {
+		case len(hn) == 0 && hasBody:
+			return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+				"missing required Mcp-Name header for method %q", msg.Method), nil)
+		case len(hn) > 1:
+			return fail(http.StatusBadRequest, codeHeaderMismatch, "more than one Mcp-Name header", nil)
+		case len(hn) == 1:
+			name, ok := decodeHeaderValue(hn[0])
+			if !ok {
+				return fail(http.StatusBadRequest, codeHeaderMismatch, "Mcp-Name header has invalid base64 encoding", nil)
+			}
+			if !hasBody || name != bodyName {
+				return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+					"header mismatch: Mcp-Name does not match params.%s", field), nil)
+			}
+			// The SDK compares Mcp-Name verbatim; give it the decoded value.
+			r.Header.Set(headerName, name)
+		}
+	}
+
+	// 3. Version.
+	if metaVersion != ProtocolVersion {
+		return fail(http.StatusBadRequest, codeUnsupportedVer, fmt.Sprintf("unsupported protocol version %q", metaVersion),
+			map[string]any{"supported": []string{ProtocolVersion}, "requested": metaVersion})
+	}
+
+	// 4. Method.
+	if !modernMethod(msg.Method) {
+		return fail(http.StatusNotFound, codeMethodNotFound, fmt.Sprintf("method not found: %q", msg.Method), nil)
+	}
+	return rpcError{}, false
+}
+
+// decodeHeaderValue decodes the =?base64?...?= sentinel form of a header
+// value; other values are returned as they are.
+func decodeHeaderValue(v string) (string, bool) {
+	const prefix, suffix = "=?base64?", "?="
+	if len(v) < len(prefix)+len(suffix) || !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(v[len(prefix) : len(v)-len(suffix)])
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// serve2026 serves one checked 2026-07-28 request.
+func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *incoming) {
+	msg := &in.msg
+	if msg.Method == "subscriptions/listen" {
+		m.serveListen(w, r, in)
+		return
+	}
+	// The transport checks, in the order of the go-sdk's stateless
+	// handler: Accept, then Last-Event-ID, then Mcp-Name against the
+	// typed params of tools/call.
+	if !in.accept.jsonOK || !in.accept.streamOK {
+		m.refuse(w, in, rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidRequest,
+			message: "Accept must contain both 'application/json' and 'text/event-stream'"})
+		return
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		m.refuse(w, in, rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidRequest,
+			message: "can't send Last-Event-ID for POST request"})
+		return
+	}
+	var call *callRequest
+	if msg.Method == "tools/call" {
+		var problem string
+		if call, problem = decodeCall(r.Header, in); problem != "" {
+			writeHeaderMismatch(w, msg.ID, problem)
+			return
+		}
+	}
+	ex := &exchange2026{w: w, id: msg.ID}
+	if in.accept.prefersSSE || msg.Method == "tools/call" && in.meta["progressToken"] != nil {
+		// Progress notifications need a stream.
+		ex.stream = newEventStream(w)
+		h := w.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		if m.metrics != nil {
+			m.metrics.SSEStream(1)
+			defer m.metrics.SSEStream(-1)
+		}
+		defer ex.stream.stop()
+	}
+	if call != nil {
+		m.serveCall2026(w, r, in, call, ex)
+		return
+	}
+	res, err := m.method2026(r.Context(), in)
+	ex.answer(m, res, err)
+}
+
+// method2026 runs the handler of a 2026-07-28 method but tools/call and
+// subscriptions/listen, under the request's span and metrics.
+func (m *Mount) method2026(ctx context.Context, in *incoming) (mcp.Result, error) {
+	declared, err := checkMetaTriple(in.meta)
+	if err != nil {
+		return nil, err
+	}
+	var meta map[string]any // for the trace context it may carry
+	if m.tracer != nil {
+		_ = json.Unmarshal(in.params["_meta"], &meta) // an object: validateModern checked it
+	}
+	ctx = auth.WithSubject(ctx, in.caller)
+	p := in.params
+	return m.observed(ctx, in.msg.Method, meta, nil, "", func(ctx context.Context) (mcp.Result, error) {
+		switch in.msg.Method {
+		case "tasks/get":
+			return m.getTaskOf(ctx, declared, p["taskId"])
+		case "tasks/update":
+			return m.updateTaskOf(ctx, declared, p["taskId"], p["inputResponses"])
+		case "tasks/cancel":
+			return m.cancelTaskOf(ctx, declared, p["taskId"])
+		case "tools/list":
+			return m.listTools(ctx, toolsListModern)
+		default: // server/discover: validateModern let no other method through
+			return m.discover(), nil
+		}
+	})
+}
+
+// serveCall2026 serves a 2026-07-28 tools/call under the request-ownership
+// tracker: the run the call starts or continues is cancelled unless its
+// whole response is delivered.
+func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *incoming, call *callRequest, ex *exchange2026) {
+	hc := &httpCall{overload: &overloadNote{}, stream: ex.stream}
+	call.exchange = hc
+	if ex.stream != nil {
+		call.notify = ex
+	}
+	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ex.w = w
+		if ex.stream != nil {
+			ex.stream.w = w
+		}
+		call.claim = m.tracker.Lookup(r.Header)
+		res, err := m.handleCall2026(r.Context(), in, call)
+		if rej := hc.overload.get(); rej != nil {
+			writeOverloaded(w, in.msg.ID, rej, http.StatusServiceUnavailable)
+			return
+		}
+		ex.answer(m, res, err)
+	})).ServeHTTP(w, r)
+}
+
+// handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under
+// the request's span and metrics.
+func (m *Mount) handleCall2026(ctx context.Context, in *incoming, call *callRequest) (mcp.Result, error) {
+	if _, err := checkMetaTriple(in.meta); err != nil {
+		return nil, err
+	}
+	var meta map[string]any
+	_ = json.Unmarshal(in.params["_meta"], &meta) // an object: validateModern checked it
+	call.progressToken = meta["progressToken"]
+	ctx = auth.WithSubject(ctx, in.caller)
+	return m.observed(ctx, "tools/call", meta, nil, call.name, func(ctx context.Context) (mcp.Result, error) {
+		defer m.tracker.Track()()
+		return m.callTool(ctx, call)
+	})
+}
+
+// decodeCall decodes the params of a 2026-07-28 tools/call into a call
+// request. A request whose typed params do not decode, or that names its
+// tool without the Mcp-Name header, gets problem, the -32020 message.
+func decodeCall(h http.Header, in *incoming) (call *callRequest, problem string) {
+	if h.Get(headerName) == "" {
+		return nil, `missing required Mcp-Name header for method "tools/call"`
+	}
+	p := in.params
+	call = &callRequest{arguments: p["arguments"], argumentsProblem: in.argumentsProblem, labelled: true,
+		caps: capsFromRaw(in.meta[mcp.MetaKeyClientCapabilities])}
+	ok := decodeOptional(p["name"], &call.name) && decodeOptional(p["requestState"], &call.requestState) &&
+		decodeOptional(p["inputResponses"], &call.inputResponses)
+	if !ok {
+		return nil, `failed to extract name from parameters for method "tools/call"`
+	}
+	return call, ""
+}
+
+// decodeOptional decodes raw into v unless it is absent or null, and
+// reports whether it decoded.
+func decodeOptional(raw json.RawMessage, v any) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return true
+	}
+	return json.Unmarshal(raw, v) == nil
+}
+
+// exchange2026 writes the answer of one 2026-07-28 request: JSON, or
+// events on its SSE stream.
+type exchange2026 struct {
+	w      http.ResponseWriter
+	id     json.RawMessage
+	stream *eventStream // nil: a JSON response
+}
+
+// answer writes the response: res, or err. On a stream, a result or an
+// error without an HTTP status is an event; an error with one (SEP-2575)
+// is a JSON body with that status, as the go-sdk writes it. A request
+// whose client went away gets nothing.
+func (ex *exchange2026) answer(m *Mount, res mcp.Result, err error) {
+	if err == nil {
+		m.annotateServerInfo(res)
+	} else if errors.Is(err, context.Canceled) {
+		return
+	}
+	body, status := encodeResponse(ex.id, res, err)
+	if ex.stream == nil {
+		writeJSON(ex.w, body, status)
+		return
+	}
+	if status != 0 {
+		ex.w.Header().Set("Content-Type", "application/json")
+		ex.stream.WriteHeader(status)
+		_, _ = ex.stream.Write(body)
+		return
+	}
+	ex.stream.event(body)
+}
+
+// NotifyProgress sends a progress notification as an event of the
+// request's stream.
+func (ex *exchange2026) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
+	b, err := encodeNotification("notifications/progress", params)
+	if err != nil {
+		return err
+	}
+	ex.stream.event(b)
+	return nil
+}
+
+// checkMetaTriple decodes the _meta clientInfo (when present) and
+// clientCapabilities as the SDK's request validation does, with its
+// answers, and reports whether the capabilities declare the Tasks
+// extension.
+func checkMetaTriple(meta map[string]json.RawMessage) (tasks bool, err error) {
+	if raw, ok := meta[mcp.MetaKeyClientInfo]; ok && string(raw) != "null" {
+		var info mcp.Implementation
+		if json.Unmarshal(raw, &info) != nil {
+			return false, errInvalidParams(`invalid _meta field "` + mcp.MetaKeyClientInfo + `"`)
+		}
+	}
+	var caps struct {
+		mcp.ClientCapabilities
+		// Roots shadows the embedded field as the SDK's decoding does
+		// (the roots capability itself is deprecated).
+		Roots *struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		} `json:"roots,omitempty"`
+	}
+	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil {
+		return false, errInvalidParams(`missing or invalid _meta field "` + mcp.MetaKeyClientCapabilities + `"`)
+	}
+	_, tasks = caps.Extensions[ExtensionTasks]
+	return tasks, nil
+}
+
+// discoverResult answers server/discover.
+type discoverResult struct {
+	mcp.ResultBase
+	ResultType        string                  `json:"resultType"`
+	Meta              mcp.Meta                `json:"_meta,omitempty"`
+	TTLMs             int64                   `json:"ttlMs"`
+	CacheScope        string                  `json:"cacheScope,omitempty"`
+	SupportedVersions []string                `json:"supportedVersions"`
+	Capabilities      *mcp.ServerCapabilities `json:"capabilities"`
+	Instructions      string                  `json:"instructions,omitempty"`
+}
+
+// GetMeta and SetMeta give annotateServerInfo the result's own _meta.
+func (r *discoverResult) GetMeta() map[string]any     { return r.Meta }
+func (r *discoverResult) SetMeta(meta map[string]any) { r.Meta = meta }
+
+// discover answers server/discover: the versions the endpoint serves, the
+// server's capabilities and instructions, cacheable for the CacheTTL.
+func (m *Mount) discover() mcp.Result {
+	return &discoverResult{ResultType: resultComplete, TTLMs: m.cacheTTLMs, CacheScope: "public",
+		SupportedVersions: mcp.SupportedProtocolVersions(), Capabilities: m.caps, Instructions: m.instructions}
+}
+
+// annotateServerInfo names the server in a result's _meta, as the SDK
+// does for every 2026-07-28 result (SEP-2575), unless the result names one.
+func (m *Mount) annotateServerInfo(res mcp.Result) {
+	if res == nil {
+		return
+	}
+	meta := res.GetMeta()
+	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
+		return
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[mcp.MetaKeyServerInfo] = m.impl
+	res.SetMeta(meta)
+}

@@ -1,0 +1,437 @@
+package mcpmount
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/mcpmount/ownership"
+)
+
+// The session era (2025-06-18, 2025-11-25 and before): the go-sdk serves
+// it, over the same endpoint, in HTTP sessions (the stateful handler, so
+// that a blocking call can ask the run's questions with elicitation/create)
+// or without one (its stateless handler), and over stdio (stdio.go). This
+// file routes checked session-era requests to the SDK and decodes its
+// requests into the core's terms (middleware); the 2025-11-25 task methods
+// are dialect_2025_11_25.go's.
+
+// serveSessionEra hands a checked session-era request to the SDK.
+func (m *Mount) serveSessionEra(w http.ResponseWriter, r *http.Request, in *incoming) {
+	if e, bad := m.sdkMethodUnknown(in.msg.Method, in.msg.ID); bad {
+		m.refuse(w, in, e)
+		return
+	}
+	switch {
+	case in.session != "":
+		m.serveSDK(w, r, in, m.sessionRoute(in.session))
+	case in.msg.Method == "initialize":
+		if m.sessionStarted(w, in.msg.ID) {
+			m.serveSDK(w, r, in, m.sessionRoute(""))
+		}
+	case in.accept.prefersSSE || (in.msg.Method == "tools/call" && in.meta["progressToken"] != nil):
+		// Progress notifications need a stream: JSON mode would drop them.
+		m.serveSDK(w, r, in, sdkRoute{handler: m.sseHandler, stream: true})
+	default:
+		m.serveSDK(w, r, in, sdkRoute{handler: m.jsonHandler})
+	}
+}
+
+// serveBatch serves a session-era JSON-RPC batch (2026-07-28 has none): the
+// mount checks its elements, the SDK answers them.
+func (m *Mount) serveBatch(w http.ResponseWriter, r *http.Request, in *incoming, body []byte) {
+	if m.modernHeader(r) {
+		m.refuse(w, in, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+			message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
+		return
+	}
+	if e, bad := m.checkBatch(body); bad {
+		m.refuse(w, in, e)
+		return
+	}
+	if in.session == "" {
+		m.serveSDK(w, r, in, sdkRoute{handler: m.jsonHandler})
+		return
+	}
+	if m.checkSession(w, in.session, principal(in.caller), nil) {
+		m.serveSDK(w, r, in, m.sessionRoute(in.session))
+	}
+}
+
+// sdkMethods are the methods the SDK's server takes, the standard ones
+// and those New registers.
+var sdkMethods = map[string]bool{
+	"completion/complete": true, "server/discover": true, "initialize": true, "ping": true,
+	"prompts/list": true, "prompts/get": true, "tools/list": true, "tools/call": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"logging/setLevel": true, "resources/subscribe": true, "subscriptions/listen": true, "resources/unsubscribe": true,
+	"notifications/cancelled": true, "notifications/initialized": true, "notifications/roots/list_changed": true,
+	"notifications/progress": true,
+	"tasks/get":              true, "tasks/update": true, "tasks/cancel": true, "tasks/result": true, "tasks/list": true,
+}
+
+// sdkMethodUnknown refuses, before the SDK sees it, a session-era message
+// whose method the SDK does not take: -32601 with status 200, as a
+// method's error is answered in that protocol.
+func (m *Mount) sdkMethodUnknown(method string, id json.RawMessage) (rpcError, bool) {
+	if sdkMethods[method] {
+		return rpcError{}, false
+	}
+	return rpcError{status: http.StatusOK, id: id, code: codeMethodNotFound,
+		message: fmt.Sprintf("JSON RPC not handled: %q unsupported", method)}, true
+}
+
+// sdkRoute is the SDK handler a request goes to and how its response is
+// written.
+type sdkRoute struct {
+	handler http.Handler
+	// stream: the response is SSE (keep-alives while a call waits,
+	// progress notifications, server requests).
+	stream bool
+	// session is the Mcp-Session-Id of a request served by the stateful
+	// handler ("" for an initialize, which has none yet).
+	session string
+}
+
+// sessionRoute is the route of requests that belong to a session-era
+// session (id "" for the initialize that starts one): the stateful
+// handler, always SSE.
+func (m *Mount) sessionRoute(id string) sdkRoute {
+	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
+}
+
+// httpCall is what the core needs of the HTTP request that carries a
+// tools/call (or a tasks/result), found for a session-era request by its
+// ownership claim: the handlers of a session do not see the request's
+// context (a session keeps the context of its initialize).
+type httpCall struct {
+	// stream is the request's SSE stream, nil for a JSON response.
+	stream *eventStream
+	// argumentsProblem is the tool-input error found in tools/call
+	// arguments before the SDK decoded them (see setArgumentsAside).
+	argumentsProblem error
+	// overload learns of a tools/call refused by admission control, which
+	// the response then answers with 503 and Retry-After (nil for a
+	// batch).
+	overload *overloadNote
+}
+
+// eventStream returns the request's SSE stream; nil for a JSON response or
+// no HTTP request.
+func (c *httpCall) sseStream() *eventStream {
+	if c == nil {
+		return nil
+	}
+	return c.stream
+}
+
+// serveSDK hands a checked request to an SDK handler with the caller in
+// its context, under the request-ownership tracker: the run the call starts
+// or continues is cancelled unless its whole response is delivered. A
+// transport error the SDK answers in plain text is written as a JSON-RPC
+// error carrying it, and so is a tools/call refused by admission control.
+// While the request is served, its httpCall is registered under its
+// claim's key, and a session's request is recorded with its session, whose
+// end settles it.
+func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, in *incoming, route sdkRoute) {
+	id := in.msg.ID
+	pw := &plainErrorWriter{ResponseWriter: w, id: id}
+	defer pw.finish()
+	body := in.body
+	if in.argumentsProblem != nil {
+		body = argumentsSetAside(&in.msg, in.params)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	if len(id) > 0 {
+		markLegacyTask(r.Header, in.msg.Method, in.params)
+	}
+	r = r.WithContext(auth.WithSubject(r.Context(), in.caller))
+	call := &httpCall{argumentsProblem: in.argumentsProblem}
+	if id != nil {
+		call.overload = &overloadNote{}
+		pw.overload = call.overload
+	}
+	var out http.ResponseWriter = pw
+	if route.stream {
+		call.stream = newEventStream(pw)
+		out = call.stream
+		defer call.stream.stop()
+		if m.metrics != nil {
+			m.metrics.SSEStream(1)
+			defer m.metrics.SSEStream(-1)
+		}
+	}
+	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get(ownership.ClaimHeader)
+		m.calls.Store(key, call)
+		defer m.calls.Delete(key)
+		if route.session != "" {
+			defer m.sessions.enter(route.session, m.tracker.Lookup(r.Header))()
+		}
+		route.handler.ServeHTTP(w, r)
+	})).ServeHTTP(out, r)
+}
+
+// argumentsSetAside is the body of a tools/call whose arguments the SDK
+// could not decode, with {} for them (decode set params["arguments"]).
+func argumentsSetAside(msg *rpcMessage, params map[string]json.RawMessage) []byte {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil // not reached: params came from JSON
+	}
+	out := *msg
+	out.Params = raw
+	body, _ := json.Marshal(out)
+	return body
+}
+
+// httpCall returns the HTTP request that holds claim, or nil (stdio, or
+// no claim).
+func (m *Mount) httpCall(claim *ownership.Claim) *httpCall {
+	if claim == nil {
+		return nil
+	}
+	v, _ := m.calls.Load(claim.Key())
+	c, _ := v.(*httpCall)
+	return c
+}
+
+// middleware is the SDK server's dispatch of the mount's methods. It
+// decodes tools/call into the core's call request, answers tools/list from
+// the catalog, serves the 2025-11-25 dialect's tasks/* methods to
+// session-era requests, and rewrites initialize results: no Tasks
+// extension (it is undefined before 2026-07-28), and the dialect's tasks
+// capability for 2025-11-25.
+func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			return m.listTools(ctx, sessionListing(req))
+		case "tools/call":
+			r, ok := req.(*mcp.CallToolRequest)
+			if !ok || r.Params == nil {
+				return nil, errInvalidParams("tools/call requires params")
+			}
+			defer m.tracker.Track()()
+			return m.callTool(ctx, m.sessionCall(r))
+		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
+			if legacyRequest(req) {
+				return m.dialect(ctx, method, req)
+			}
+		case "initialize":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			m.trackSession(ctx, req)
+			if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
+				return legacyInitializeResult(ir)
+			}
+			return res, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// sessionCall decodes a tools/call the SDK decoded (a session-era request,
+// or a 2026-07-28 one over stdio) into a call request.
+func (m *Mount) sessionCall(r *mcp.CallToolRequest) *callRequest {
+	p := r.Params
+	modern := modernMeta(p.Meta)
+	call := &callRequest{name: p.Name, arguments: p.Arguments, caps: capsFromMeta(p.Meta), labelled: modern,
+		requestState: p.RequestState, inputResponses: p.InputResponses, progressToken: p.GetProgressToken()}
+	if extra := r.GetExtra(); extra != nil {
+		call.claim = m.tracker.Lookup(extra.Header)
+		call.taskParam = extra.Header.Get(legacyTaskHeader) != "" && !modern
+	}
+	call.exchange = m.httpCall(call.claim)
+	if call.exchange != nil {
+		call.argumentsProblem = call.exchange.argumentsProblem
+	}
+	if r.Session != nil {
+		call.notify = r.Session
+		if !modern {
+			call.session = r.Session
+		}
+	}
+	call.taskDialect = !modern && r.ProtocolVersion() == dialectVersion
+	return call
+}
+
+// sessionListing is how a tools/list the SDK decoded is answered.
+func sessionListing(req mcp.Request) toolsListing {
+	var meta map[string]any
+	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+		meta = p.Meta
+	}
+	l := toolsListing{labelled: modernMeta(meta)}
+	if r, ok := req.(*mcp.ListToolsRequest); ok {
+		l.execution = !l.labelled && r.ProtocolVersion() == dialectVersion
+	}
+	return l
+}
+
+// legacyInitializeResult rewrites an initialize result: the Tasks
+// extension is removed, and for 2025-11-25 the dialect's capabilities.tasks
+// is added (the SDK's capabilities type has no field for it).
+func legacyInitializeResult(ir *mcp.InitializeResult) (mcp.Result, error) {
+	caps := *ir.Capabilities
+	caps.Extensions = nil
+	ir.Capabilities = &caps
+	if ir.ProtocolVersion != dialectVersion {
+		return ir, nil
+	}
+	b, err := json.Marshal(ir)
+	if err != nil {
+		return nil, fmt.Errorf("encode the initialize result: %w", err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("decode the initialize result: %w", err)
+	}
+	capsObj, _ := fields["capabilities"].(map[string]any)
+	if capsObj == nil {
+		capsObj = map[string]any{}
+		fields["capabilities"] = capsObj
+	}
+	capsObj["tasks"] = dialectCapability()
+	return &rawResult{fields: fields}, nil
+}
+
+// plainErrorWriter writes the SDK's plain-text transport errors (an
+// http.Error: status >= 400, Content-Type text/plain) as JSON-RPC errors
+// with the same status and message, so that no refusal on /mcp comes back
+// as text; the code follows from the status (404: -32601, 5xx: -32603,
+// others -32600). Everything else passes through untouched.
+type plainErrorWriter struct {
+	http.ResponseWriter
+	id json.RawMessage
+	// overload, when set, learns of a call refused by admission control,
+	// whose answer the writer replaces: status 200 (as a session-era
+	// request's error is answered) with a Retry-After header.
+	overload *overloadNote
+
+	started bool // headers passed through
+	status  int  // the intercepted status; 0 when passing through
+	buf     bytes.Buffer
+}
+
+func (w *plainErrorWriter) WriteHeader(code int) {
+	if !w.started && w.status == 0 && (w.overload.get() != nil || code >= 400 &&
+		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain")) {
+		w.status = code
+		return
+	}
+	if w.status != 0 {
+		return
+	}
+	w.started = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *plainErrorWriter) Write(p []byte) (int, error) {
+	if !w.started && w.status == 0 && w.overload.get() != nil {
+		w.status = http.StatusOK // an implicit WriteHeader
+	}
+	if w.status != 0 {
+		return w.buf.Write(p)
+	}
+	w.started = true
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush implements http.Flusher; an intercepted error is written by finish.
+func (w *plainErrorWriter) Flush() {
+	if w.status == 0 {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *plainErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes the intercepted error, if any, as a JSON-RPC error.
+func (w *plainErrorWriter) finish() {
+	if w.status == 0 {
+		return
+	}
+	w.Header().Del("X-Content-Type-Options")
+	if rej := w.overload.get(); rej != nil {
+		writeOverloaded(w.ResponseWriter, w.id, rej, http.StatusOK)
+		return
+	}
+	code := int64(codeInvalidRequest)
+	switch {
+	case w.status == http.StatusNotFound:
+		code = codeMethodNotFound
+	case w.status >= 500:
+		code = codeInternalError
+	}
+	writeRPCError(w.ResponseWriter, rpcError{status: w.status, id: w.id, code: code, message: strings.TrimSpace(w.buf.String())})
+}
+
+// checkBatch checks a session-era JSON-RPC batch before the SDK sees it:
+// not empty, every element an object with a valid id (when present) and no
+// number a 64-bit float cannot represent; then, as the SDK reads a batch,
+// every element a JSON-RPC message (-32700 otherwise) and every request's
+// method one the SDK takes.
+func (m *Mount) checkBatch(body []byte) (rpcError, bool) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(body, &elems); err != nil {
+		return rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()}, true
+	}
+	if len(elems) == 0 {
+		return rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+			message: "invalid request: an empty JSON-RPC batch"}, true
+	}
+	for i, el := range elems {
+		if e, bad := checkBatchElement(i, el); bad {
+			return e, true
+		}
+	}
+	decoded := make([]jsonrpc.Message, 0, len(elems))
+	for _, el := range elems {
+		msg, err := jsonrpc.DecodeMessage(el)
+		if err != nil {
+			return rpcError{status: http.StatusBadRequest, code: codeParseError, message: "malformed payload: " + err.Error()}, true
+		}
+		decoded = append(decoded, msg)
+	}
+	for _, msg := range decoded {
+		if req, ok := msg.(*jsonrpc.Request); ok {
+			if e, bad := m.sdkMethodUnknown(req.Method, nil); bad {
+				return e, true
+			}
+		}
+	}
+	return rpcError{}, false
+}
+
+// checkBatchElement checks element i of a batch.
+func checkBatchElement(i int, el json.RawMessage) (rpcError, bool) {
+	var msg rpcMessage
+	if err := json.Unmarshal(el, &msg); err != nil {
+		return rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
+			message: fmt.Sprintf("invalid request: batch element %d is not a JSON-RPC message: %v", i, err)}, true
+	}
+	if len(msg.ID) > 0 && !validID(msg.ID) {
+		e := errInvalidID(msg.ID)
+		e.message = fmt.Sprintf("batch element %d: %s", i, e.message)
+		return e, true
+	}
+	if err := catalog.CheckNumbers(msg.Params); err != nil {
+		return rpcError{status: http.StatusBadRequest, code: codeInvalidParams,
+			message: fmt.Sprintf("invalid params of batch element %d: %s", i, paramsPath(err))}, true
+	}
+	return rpcError{}, false
+}

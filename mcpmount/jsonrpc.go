@@ -1,0 +1,351 @@
+package mcpmount
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file is the mount's one JSON-RPC writer, its one content
+// negotiation and its one SSE stream, which every dialect writes through.
+
+// rpcMessage is one decoded JSON-RPC message of a POST body.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	// Result and Error are set on a response (a client answering a
+	// request of the server).
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// rpcError is a refusal of a request before any method ran, with the
+// request id (null when unknown) and the HTTP status it is answered with.
+type rpcError struct {
+	status  int
+	id      json.RawMessage
+	code    int64
+	message string
+	data    any
+}
+
+// refusal is the body of a refusal: its members in the order the mount
+// has always written them (error, id, jsonrpc).
+type refusal struct {
+	Error   refusalError    `json:"error"`
+	ID      json.RawMessage `json:"id"`
+	JSONRPC string          `json:"jsonrpc"`
+}
+
+type refusalError struct {
+	Code    int64  `json:"code"`
+	Data    any    `json:"data,omitempty"`
+	Message string `json:"message"`
+}
+
+// writeRPCError writes a refusal.
+func writeRPCError(w http.ResponseWriter, e rpcError) {
+	id := e.id
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(refusal{Error: refusalError{Code: e.code, Data: e.data, Message: e.message}, ID: id, JSONRPC: "2.0"})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.status)
+	_, _ = w.Write(b)
+}
+
+// response is a JSON-RPC response as the mount encodes it: members in the
+// order jsonrpc, id, result or error, nothing HTML-escaped.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// encodeResponse encodes the response to the request id: res, or err (an
+// error that is not a JSON-RPC error is an internal error). It returns the
+// HTTP status SEP-2575 gives the error's code (404 for -32601; 400 for
+// -32602, -32021 and -32022), 0 for a result or another error.
+func encodeResponse(id json.RawMessage, res mcp.Result, err error) ([]byte, int) {
+	out := response{JSONRPC: "2.0", ID: canonicalID(id)}
+	status := 0
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			rpcErr = errInternal()
+		}
+		out.Error = rpcErr
+		status = errorStatus(rpcErr.Code)
+	} else {
+		out.Result = res
+	}
+	body, merr := marshalUnescaped(out)
+	if merr != nil {
+		out.Result, out.Error, status = nil, errInternal(), 0
+		body, _ = marshalUnescaped(out)
+	}
+	return body, status
+}
+
+// errorStatus is the HTTP status SEP-2575 gives a JSON-RPC error code, 0
+// when it gives none (the answer is 200).
+func errorStatus(code int64) int {
+	switch code {
+	case codeMethodNotFound:
+		return http.StatusNotFound
+	case codeInvalidParams, codeMissingCapabity, codeUnsupportedVer:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// writeJSON writes an encoded message as an application/json response
+// with status (0: 200).
+func writeJSON(w http.ResponseWriter, body []byte, status int) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeHeaderMismatch writes the -32020 answer to a request whose headers
+// do not mirror its body, found after the checks of validateModern.
+func writeHeaderMismatch(w http.ResponseWriter, id json.RawMessage, message string) {
+	body, _ := marshalUnescaped(response{JSONRPC: "2.0", ID: canonicalID(id),
+		Error: &jsonrpc.Error{Code: codeHeaderMismatch, Message: message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(body)
+}
+
+// encodeNotification encodes a JSON-RPC notification.
+func encodeNotification(method string, params any) ([]byte, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s params: %w", method, err)
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
+}
+
+// marshalUnescaped is json.Marshal without HTML escaping, as the SDK
+// encodes its messages.
+func marshalUnescaped(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// canonicalID is a request id (a string or an integer; checkEnvelope
+// checked it) as the SDK echoes it: decoded and encoded again.
+func canonicalID(id json.RawMessage) json.RawMessage {
+	id = bytes.TrimSpace(id)
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) != nil {
+			return id
+		}
+		if b, err := marshalUnescaped(s); err == nil {
+			return b
+		}
+		return id
+	}
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	if err != nil {
+		return id
+	}
+	return strconv.AppendInt(nil, n, 10)
+}
+
+// negotiation is what a request's Accept header allows, read once.
+type negotiation struct {
+	// jsonOK and streamOK: the response types the Accept values allow,
+	// wildcards included, read leniently as the SDK's transport reads them.
+	jsonOK, streamOK bool
+	// prefersSSE: text/event-stream is listed before application/json.
+	prefersSSE bool
+	// listsSSE: text/event-stream is listed.
+	listsSSE bool
+}
+
+// negotiate reads the Accept header of r.
+func negotiate(r *http.Request) negotiation {
+	var n negotiation
+	decided := false // prefersSSE is settled by the first of the two types
+	for _, value := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(value, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				n.jsonOK = true
+			case "text/event-stream", "text/*":
+				n.streamOK = true
+			case "*/*":
+				n.jsonOK, n.streamOK = true, true
+			}
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			switch mt {
+			case "text/event-stream":
+				n.listsSSE = true
+				if !decided {
+					n.prefersSSE, decided = true, true
+				}
+			case "application/json":
+				decided = true
+			}
+		}
+	}
+	return n
+}
+
+// eventStream is an SSE response. Its writes are serialized, so that
+// keep-alive comment lines go between whole events, whoever writes them:
+// the mount's own handlers (event) or, as an http.ResponseWriter, the
+// SDK's. Once stopped, nothing more is written by keep-alives.
+type eventStream struct {
+	w http.ResponseWriter
+
+	mu      sync.Mutex
+	started bool // headers sent by open
+	stopped bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newEventStream(w http.ResponseWriter) *eventStream {
+	return &eventStream{w: w, done: make(chan struct{})}
+}
+
+// Header implements http.ResponseWriter.
+func (s *eventStream) Header() http.Header { return s.w.Header() }
+
+// WriteHeader forwards the status unless open sent the headers already.
+func (s *eventStream) WriteHeader(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return
+	}
+	s.w.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (s *eventStream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// Flush implements http.Flusher.
+func (s *eventStream) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = http.NewResponseController(s.w).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *eventStream) Unwrap() http.ResponseWriter { return s.w }
+
+// open sends the SSE response headers now (status 200), unless the
+// response has started or the stream stopped.
+func (s *eventStream) open() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.stopped {
+		return
+	}
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(s.w).Flush()
+	s.started = true
+}
+
+// event writes one message as an SSE event and flushes it.
+func (s *eventStream) event(data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b bytes.Buffer
+	b.Grow(len("event: message\ndata: \n\n") + len(data))
+	b.WriteString("event: message\ndata: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	_, _ = s.w.Write(b.Bytes())
+	_ = http.NewResponseController(s.w).Flush()
+}
+
+// keepAlive opens the stream and writes a comment line every interval
+// until stop.
+func (s *eventStream) keepAlive(interval time.Duration) {
+	s.open()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		every(interval, s.done, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.stopped {
+				_, _ = s.w.Write([]byte(": keep-alive\n\n"))
+				_ = http.NewResponseController(s.w).Flush()
+			}
+		})
+	}()
+}
+
+// stop ends the keep-alives and waits until none is being written. It may
+// be called more than once.
+func (s *eventStream) stop() {
+	s.mu.Lock()
+	if !s.stopped {
+		s.stopped = true
+		close(s.done)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// every calls tick every interval until done is closed: the one keep-alive
+// loop of the mount (SSE comment lines, progress heartbeats).
+func every(interval time.Duration, done <-chan struct{}, tick func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			tick()
+		}
+	}
+}
