@@ -210,7 +210,7 @@ func (m *Mount) method2026(ctx context.Context, in *incoming) (mcp.Result, error
 	}
 	ctx = auth.WithSubject(ctx, in.caller)
 	p := in.params
-	return m.observed(ctx, in.msg.Method, meta, nil, "", func(ctx context.Context) (mcp.Result, error) {
+	return m.observed(ctx, in.msg.Method, meta, in.header, "", func(ctx context.Context) (mcp.Result, error) {
 		switch in.msg.Method {
 		case "tasks/get":
 			return m.getTaskOf(ctx, declared, p["taskId"])
@@ -260,7 +260,7 @@ func (m *Mount) handleCall2026(ctx context.Context, in *incoming, call *callRequ
 	_ = json.Unmarshal(in.params["_meta"], &meta) // an object: validateModern checked it
 	call.progressToken = meta["progressToken"]
 	ctx = auth.WithSubject(ctx, in.caller)
-	return m.observed(ctx, "tools/call", meta, nil, call.name, func(ctx context.Context) (mcp.Result, error) {
+	return m.observed(ctx, "tools/call", meta, in.header, call.name, func(ctx context.Context) (mcp.Result, error) {
 		defer m.tracker.Track()()
 		return m.callTool(ctx, call)
 	})

@@ -21,6 +21,7 @@ import (
 // dialect that serves it.
 type incoming struct {
 	start  time.Time
+	header http.Header // the request's HTTP headers
 	caller signals.Subject
 	body   []byte
 	msg    rpcMessage
@@ -71,7 +72,7 @@ func (m *Mount) refuse(w http.ResponseWriter, in *incoming, e rpcError) {
 // tools/call refused by admission control (Options.Admission): status 503
 // with Retry-After.
 func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	in := &incoming{start: time.Now()}
+	in := &incoming{start: time.Now(), header: r.Header}
 	if !m.intake(w, r, in) || !m.decode(w, r, in) {
 		return
 	}
