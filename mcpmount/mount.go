@@ -1,21 +1,3 @@
-// Package mcpmount serves the tool registry to MCP clients: MCP 2026-07-28
-// over stateless streamable HTTP with the Tasks extension
-// (io.modelcontextprotocol/tasks, revision 2026-07-28), where a task is a
-// run and every task operation is a run operation of Runs.
-//
-// The go-sdk's stateless StreamableHTTPHandler does the JSON-RPC transport
-// and server/discover (the hot methods, tools/call and tasks/*, with a JSON
-// response, are answered by the same handlers without it: direct.go); its
-// stateful one serves session-era (2025-xx)
-// clients in HTTP sessions on the same endpoint, so that their blocking
-// calls can ask the run's questions with elicitation/create. Mount adds
-// what the SDK does not do: Origin and Host checks,
-// Bearer API key authentication, the 2026-07-28 request validation in the
-// order the wire reference fixes (_meta keys, headers including Mcp-Name on
-// tasks/*, version, method), tools/list and tools/call from the catalog,
-// tasks/get, tasks/update and tasks/cancel, subscriptions/listen with the
-// extension's notifications.taskIds (listen.go), and the 2025-11-25 task
-// dialect for session-era clients (dialect.go).
 package mcpmount
 
 import (
@@ -85,14 +67,17 @@ type Options struct {
 	MaxBodyBytes int64
 
 	// MRTRKey is the HMAC key (at least 32 bytes) that protects the
-	// requestState of InputRequiredResults. Nil means a random key per
-	// process, so states do not survive a restart or work across replicas.
+	// requestState of InputRequiredResults, the rounds of multi-round-trip
+	// requests (MRTR: a task-less call answered with the run's questions,
+	// retried with their answers). Nil means a random key per process, so
+	// states do not survive a restart or work across replicas.
 	MRTRKey []byte
-	// MRTRMaxRounds caps the input rounds of one task-less call (1..16,
-	// default 8). Past it the run is cancelled and the call answered
-	// isError (mcp_mrtr_rounds_exceeded).
+	// MRTRMaxRounds caps the input rounds (multi-round-trip requests) of
+	// one task-less call (1..16, default 8). Past it the run is cancelled
+	// and the call answered isError (mcp_mrtr_rounds_exceeded).
 	MRTRMaxRounds int
-	// MRTRStateTTL is how long a requestState stays valid. Default 15 min.
+	// MRTRStateTTL is how long the requestState of a multi-round-trip
+	// request (MRTR) round stays valid. Default 15 min.
 	MRTRStateTTL time.Duration
 	// MaxBlockingWait bounds how long a task-less tools/call waits for its
 	// run. At the bound the call is answered isError with the run's id and

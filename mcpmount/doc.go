@@ -1,0 +1,40 @@
+// Package mcpmount serves the tool registry to MCP clients over streamable
+// HTTP at one endpoint (and over stdio): MCP 2026-07-28 with the Tasks
+// extension (io.modelcontextprotocol/tasks, revision 2026-07-28), where a
+// task is a run and every task operation is a run operation of the run
+// service (runs.Backend), and the session era (2025-06-18, 2025-11-25 and
+// before) with elicitation and the 2025-11-25 task methods, on the same
+// runs.
+//
+// # Where a request goes
+//
+// The package is a version-neutral core and one edge per wire dialect;
+// file names say which is which.
+//
+//   - http.go, http_checks.go: ServeHTTP. Every request passes the same
+//     checks (Host and Origin, credential, content type, body, the one
+//     decode of the body, the 2026-07-28 header and _meta checks), then goes
+//     to its dialect.
+//   - dialect_2026.go, dialect_2026_listen.go: the 2026-07-28 dialect. The
+//     mount answers every method of it itself (server/discover, tools/list,
+//     tools/call, tasks/get|update|cancel, subscriptions/listen); its answers
+//     are held to testdata/wire-2026-07-28.golden.
+//   - dialect_session*.go: the session era, served by the go-sdk (its
+//     stateful handler for HTTP sessions, its stateless one for requests of
+//     no session, stdio), with elicitation/create for a run's questions.
+//   - dialect_2025_11_25_tasks.go: the 2025-11-25 task methods (params.task,
+//     tasks/get|result|list|cancel) of session-era clients.
+//   - jsonrpc.go: the one JSON-RPC writer, the one content negotiation and
+//     the one SSE stream with keep-alives, which every dialect writes
+//     through.
+//   - core_call.go: where tools/call becomes a run (callTool, from the
+//     callRequest a dialect decoded). core_blocking.go: a call that waits
+//     for its run, with multi-round-trip requests (MRTR) for its questions.
+//     core_tasks.go: tasks read, answered and cancelled. core_progress.go,
+//     core_admission.go, core_project.go (runs as tasks), wire.go (the wire
+//     shapes), observe.go (spans and metrics).
+//
+// A call owns the run it starts until its response is delivered
+// (package ownership); the requestState of an MRTR round is sealed by
+// package requeststate.
+package mcpmount
