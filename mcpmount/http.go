@@ -246,14 +246,21 @@ func decodeParams(raw json.RawMessage) (map[string]json.RawMessage, map[string]j
 		return nil, nil, nil
 	}
 	var params map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &params); err != nil {
+	if err := decodeValid(raw, &params); err != nil {
 		return nil, nil, errors.New("params must be an object")
 	}
 	var meta map[string]json.RawMessage
 	if rawMeta, ok := params["_meta"]; ok {
-		if err := json.Unmarshal(rawMeta, &meta); err != nil {
+		if err := decodeValid(rawMeta, &meta); err != nil {
 			return params, nil, errors.New("params._meta must be an object")
 		}
 	}
 	return params, meta, nil
+}
+
+// decodeValid is json.Unmarshal for raw, a part of a message that
+// json.Unmarshal already found valid JSON: it decodes without checking
+// that again.
+func decodeValid(raw json.RawMessage, v any) error {
+	return json.NewDecoder(bytes.NewReader(raw)).Decode(v)
 }

@@ -204,6 +204,9 @@ func negotiate(r *http.Request) negotiation {
 			case "*/*":
 				n.jsonOK, n.streamOK = true, true
 			}
+			if !strings.Contains(part, "/json") && !strings.Contains(part, "/event-stream") {
+				continue // neither of the types that decide a preference
+			}
 			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
 			if err != nil {
 				continue
