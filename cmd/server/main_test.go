@@ -98,8 +98,11 @@ func TestSearchAttributesMissingServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ad := &adapter{registry: reg, authenticate: auth.AnonymousAuthenticator}
-	a, err := app.Start(ctx, cfg, logger, ad.parts())
+	ad, err := app.NewServer(app.ServerOptions{Registry: reg, Authenticate: auth.AnonymousAuthenticator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(ctx, cfg, logger, ad.Parts())
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -176,8 +179,11 @@ func TestShutdownEndsSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ad := &adapter{registry: reg, authenticate: auth.AnonymousAuthenticator}
-	a, err := app.Start(ctx, cfg, logger, ad.parts())
+	ad, err := app.NewServer(app.ServerOptions{Registry: reg, Authenticate: auth.AnonymousAuthenticator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(ctx, cfg, logger, ad.Parts())
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

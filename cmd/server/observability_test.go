@@ -65,8 +65,11 @@ func startObserved(t *testing.T) *observed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ad := &adapter{registry: reg, authenticate: auth.AnonymousAuthenticator}
-	parts := ad.parts()
+	ad, err := app.NewServer(app.ServerOptions{Registry: reg, Authenticate: auth.AnonymousAuthenticator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := ad.Parts()
 	parts.Telemetry = export.With(tp, metrics)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -147,8 +147,11 @@ func TestWorkerOutage(t *testing.T) {
 		HTTPAddr: "127.0.0.1:0", TaskQueue: tq, Remote: true,
 		Client: client.Options{HostPort: env.Address, Namespace: env.Namespace},
 	}
-	ad := &adapter{registry: reg, authenticate: auth.AnonymousAuthenticator}
-	a, err := app.Start(ctx, cfg, logger, ad.parts())
+	ad, err := app.NewServer(app.ServerOptions{Registry: reg, Authenticate: auth.AnonymousAuthenticator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(ctx, cfg, logger, ad.Parts())
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -2,15 +2,11 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +17,6 @@ import (
 	"github.com/openwop/temporal-mcp/internal/app/datadir"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
-	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
@@ -170,23 +165,8 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 	sctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 
-	if a.Telemetry = parts.Telemetry; a.Telemetry == nil {
-		env := func(string) (string, bool) { return "", false }
-		if cfg.Tracing.Enabled {
-			env = os.LookupEnv
-		}
-		a.Telemetry, err = export.New(sctx, export.Options{
-			ServiceName: ServiceName, Env: env, Metrics: cfg.MetricsAddr != "", Logger: logger.Named("telemetry"),
-		})
-		if err != nil {
-			return a, fmt.Errorf("telemetry (OTEL_* variables): %w", err)
-		}
-	}
-	if m := a.Telemetry.Metrics(); m != nil && cfg.MetricsAddr != "" {
-		if a.metrics, err = export.ServeMetrics(sctx, cfg.MetricsAddr, m, logger.Named("metrics")); err != nil {
-			return a, fmt.Errorf("%s: %w", config.EnvMetricsAddr, err)
-		}
-		a.MetricsAddr = a.metrics.Addr()
+	if err := a.startTelemetry(sctx, cfg, parts.Telemetry); err != nil {
+		return a, err
 	}
 	if err := a.connect(sctx, cfg); err != nil {
 		return a, err
@@ -236,8 +216,44 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 		}
 	}()
 
+	a.logReady(cfg, worker)
+	if cfg.Worker && parts.Worker == nil {
+		logger.Warn("no in-process worker: nothing to run")
+	}
+	return a, nil
+}
+
+// startTelemetry sets the process's telemetry: tel, or when nil the one
+// the configuration asks for (Config.Tracing, Config.MetricsAddr); and
+// serves the metrics endpoint when cfg.MetricsAddr is set.
+func (a *App) startTelemetry(ctx context.Context, cfg config.Config, tel *export.Telemetry) error {
+	var err error
+	if a.Telemetry = tel; a.Telemetry == nil {
+		env := func(string) (string, bool) { return "", false }
+		if cfg.Tracing.Enabled {
+			env = os.LookupEnv
+		}
+		a.Telemetry, err = export.New(ctx, export.Options{
+			ServiceName: ServiceName, Env: env, Metrics: cfg.MetricsAddr != "", Logger: a.Logger.Named("telemetry"),
+		})
+		if err != nil {
+			return fmt.Errorf("telemetry (OTEL_* variables): %w", err)
+		}
+	}
+	if m := a.Telemetry.Metrics(); m != nil && cfg.MetricsAddr != "" {
+		if a.metrics, err = export.ServeMetrics(ctx, cfg.MetricsAddr, m, a.Logger.Named("metrics")); err != nil {
+			return fmt.Errorf("%s: %w", config.EnvMetricsAddr, err)
+		}
+		a.MetricsAddr = a.metrics.Addr()
+	}
+	return nil
+}
+
+// logReady logs where everything listens (and a warning when links in
+// responses will name the address a connection arrived on).
+func (a *App) logReady(cfg config.Config, worker bool) {
 	if cfg.PublicURL == "" && !loopbackAddr(a.HTTPAddr) {
-		logger.Warn("the HTTP listener is not on a loopback address and "+config.EnvPublicURL+" is not set: "+
+		a.Logger.Warn("the HTTP listener is not on a loopback address and "+config.EnvPublicURL+" is not set: "+
 			"links in responses name the address each connection arrived on; set "+config.EnvPublicURL+
 			" to the URL clients use", zap.String("http", a.HTTPAddr))
 	}
@@ -259,11 +275,7 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 	if a.SharedFrom != nil {
 		fields = append(fields, zap.Int("temporal_of_pid", a.SharedFrom.PID), zap.String("temporal_ui", a.SharedFrom.UIURL))
 	}
-	logger.Info("openwop server ready", fields...)
-	if cfg.Worker && parts.Worker == nil {
-		logger.Warn("no in-process worker: nothing to run")
-	}
-	return a, nil
+	a.Logger.Info("openwop server ready", fields...)
 }
 
 // Failed delivers the first failure of the running process: the HTTP
@@ -275,208 +287,6 @@ func (a *App) Failed() <-chan error { return a.failed }
 // the process holding its data directory (SharedFrom), runs the server
 // itself because that process exited.
 func (a *App) TookOver() <-chan struct{} { return a.tookOver }
-
-// holderWait bounds the wait for the holder of the data directory to
-// publish its server when this process only reports it (no ShareDataDir).
-const holderWait = 10 * time.Second
-
-// connect starts the embedded server (unless remote) and dials the client.
-// The data directory is locked first (internal/app/datadir): when another
-// process holds it, this one uses that process's server with
-// cfg.ShareDataDir, and fails naming it otherwise.
-func (a *App) connect(ctx context.Context, cfg config.Config) error {
-	if !cfg.Remote {
-		cctx := ctx
-		if !cfg.ShareDataDir {
-			var cancel context.CancelFunc
-			cctx, cancel = context.WithTimeout(ctx, holderWait)
-			defer cancel()
-		}
-		lock, err := datadir.Claim(cctx, cfg.DataDir)
-		var held *datadir.HeldError
-		switch {
-		case errors.As(err, &held) && cfg.ShareDataDir && held.Holder.TemporalAddress != "":
-			if held.Holder.Namespace != cfg.Namespace() {
-				return fmt.Errorf("%w; its namespace is not %s (%s)", err, cfg.Namespace(), config.EnvTemporalNamespace)
-			}
-			h := held.Holder
-			a.SharedFrom = &h
-			a.Logger.Info("the data directory is in use by another process: using its Temporal server",
-				zap.String("data", held.Dir), zap.Int("pid", h.PID), zap.String("temporal", h.TemporalAddress))
-			cfg.Client = client.Options{HostPort: h.TemporalAddress, Namespace: h.Namespace}
-		case held != nil:
-			msg := fmt.Sprintf("stop it, or set %s to another directory", config.EnvDataDir)
-			if held.Holder.TemporalAddress != "" {
-				msg += fmt.Sprintf(", or set %s=%s to use its server", config.EnvTemporalAddress, held.Holder.TemporalAddress)
-			}
-			return fmt.Errorf("%w: %s", err, msg)
-		case err != nil:
-			return err
-		default:
-			srv, err := a.startEmbedded(ctx, cfg, lock, cfg.TemporalPort)
-			if err != nil {
-				_ = lock.Release()
-				return err
-			}
-			a.server, a.lock, a.Embedded = srv, lock, true
-			a.UIURL, a.DBFile = srv.UIURL(), srv.DBFile()
-			cfg.Client = client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()}
-		}
-	}
-	c, err := cfg.Dial(ctx, a.Logger, a.Telemetry)
-	if err != nil {
-		return err
-	}
-	a.Client, a.TemporalAddress = c, cfg.HostPort()
-	if a.SharedFrom != nil {
-		a.watchHolder(cfg)
-	}
-	return nil
-}
-
-// embedded reports whether the Temporal server runs in this process now.
-func (a *App) embedded() bool {
-	a.srvMu.Lock()
-	defer a.srvMu.Unlock()
-	return a.server != nil
-}
-
-// startEmbedded starts the embedded server on the locked data directory,
-// its frontend on port (0: a free one), and publishes it in the directory.
-func (a *App) startEmbedded(ctx context.Context, cfg config.Config, lock *datadir.Lock, port int) (*devtemporal.Server, error) {
-	level := cfg.TemporalLogLevel
-	uiPort := 0 // no UI
-	if cfg.UI {
-		var err error
-		if uiPort, err = pickUIPort(cfg.UIPort); err != nil {
-			return nil, err
-		}
-	}
-	srv, err := devtemporal.Start(ctx, devtemporal.Options{
-		DBFile:    filepath.Join(lock.Dir(), config.DBFileName),
-		Port:      port,
-		Namespace: cfg.Namespace(),
-		Logger:    a.Logger.Named("temporal-server"),
-		LogLevel:  &level,
-		UIPort:    uiPort,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("embedded Temporal server (ports: %s, %s; 0 = any free port): %w",
-			config.EnvTemporalPort, config.EnvUIPort, err)
-	}
-	if err := lock.Publish(datadir.Holder{TemporalAddress: srv.Address(), Namespace: srv.Namespace(), UIURL: srv.UIURL()}); err != nil {
-		_ = srv.Stop()
-		return nil, err
-	}
-	return srv, nil
-}
-
-// watchHolder waits, until Shutdown, for the process whose server this one
-// uses (SharedFrom) to release the data directory, and then runs the
-// embedded server on it, its frontend on the same address, so that the
-// client (and everything built on it) reconnects to it. A failure to do so
-// goes to Failed.
-func (a *App) watchHolder(cfg config.Config) {
-	ctx, cancel := context.WithCancel(context.Background())
-	a.stopWatch, a.watchDone = cancel, make(chan struct{})
-	prev := *a.SharedFrom
-	go func() {
-		defer close(a.watchDone)
-		fail := func(err error) {
-			if ctx.Err() == nil {
-				a.failed <- fmt.Errorf("take over the data directory after process %d exited: %w", prev.PID, err)
-			}
-		}
-		lock, err := datadir.Watch(ctx, cfg.DataDir)
-		if err != nil {
-			fail(err)
-			return
-		}
-		a.Logger.Warn("the process whose Temporal server this one used exited: running the embedded server here",
-			zap.Int("pid", prev.PID), zap.String("temporal", prev.TemporalAddress), zap.String("data", lock.Dir()))
-		_, p, err := net.SplitHostPort(prev.TemporalAddress)
-		port, perr := strconv.Atoi(p)
-		if err != nil || perr != nil {
-			_ = lock.Release()
-			fail(fmt.Errorf("the holder's address %q: want 127.0.0.1:port", prev.TemporalAddress))
-			return
-		}
-		sctx, scancel := context.WithTimeout(ctx, StartTimeout)
-		defer scancel()
-		srv, err := a.startEmbedded(sctx, cfg, lock, port)
-		if err != nil {
-			_ = lock.Release()
-			fail(err)
-			return
-		}
-		a.srvMu.Lock()
-		a.server, a.lock = srv, lock
-		a.srvMu.Unlock()
-		close(a.tookOver)
-		a.Logger.Info("embedded Temporal server running", zap.String("temporal", srv.Address()),
-			zap.String("temporal_ui", srv.UIURL()), zap.String("data", srv.DBFile()))
-	}()
-}
-
-// localGate applies the request gate (Host, Origin) to requests that
-// arrived on a loopback address, where DNS rebinding reaches a local
-// server; a probe on another address (a container orchestrator's, naming
-// the pod's IP) passes whatever the configured hosts.
-func localGate(g *httpgate.Gate, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if httpgate.LocalRequest(r) {
-			if rej := g.CheckHostOrigin(r); rej != nil {
-				b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": rej.Code, "message": rej.Message}})
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(rej.Status)
-				_, _ = w.Write(b)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// pickUIPort returns port, or for 0 a free port on 127.0.0.1 (where the
-// embedded Web UI listens).
-func pickUIPort(port int) (int, error) {
-	if port != 0 {
-		return port, nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("embedded Web UI: pick a free port (%s=0): %w", config.EnvUIPort, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// loopbackAddr reports whether the host of the host:port addr is a
-// loopback address.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return host == "localhost" || (ip != nil && ip.IsLoopback())
-}
-
-// checkSearchAttributes ensures the run search attributes and records the
-// outcome for /healthz, logging a failure.
-func (a *App) checkSearchAttributes(ctx context.Context) {
-	err := runs.EnsureSearchAttributes(ctx, a.Client, a.Namespace)
-	a.saMu.Lock()
-	prev := a.saErr
-	a.saErr, a.saChecked = err, time.Now()
-	a.saMu.Unlock()
-	switch {
-	case err != nil && (prev == nil || prev.Error() != err.Error()):
-		config.LogSearchAttributes(a.Logger, err)
-	case err == nil && prev != nil:
-		a.Logger.Info("the run search attributes exist now", zap.String("namespace", a.Namespace))
-	}
-}
 
 // startWorker runs the worker until Shutdown; its failure goes to Failed.
 func (a *App) startWorker(run func(context.Context, Deps) error) {
@@ -578,106 +388,4 @@ func (a *App) Shutdown(ctx context.Context) error {
 	}
 	a.lock = nil
 	return errors.Join(errs...)
-}
-
-// Health is the body of GET /healthz.
-type Health struct {
-	// Status is "ok" (HTTP 200); "degraded" (HTTP 200) when no worker
-	// serves some task queue; "unavailable" when Temporal does not answer,
-	// or "unhealthy" when the namespace lacks the run search attributes
-	// (both HTTP 503).
-	Status   string         `json:"status"`
-	Temporal TemporalHealth `json:"temporal"`
-	// SearchAttributes is set when the run search attributes are missing.
-	SearchAttributes *SearchAttributesHealth `json:"searchAttributes,omitempty"`
-	// Workers is set when no worker serves some task queue.
-	Workers *WorkersHealth `json:"workers,omitempty"`
-}
-
-// WorkersHealth names the task queues that no worker serves.
-type WorkersHealth struct {
-	// Unserved are the task queues, sorted.
-	Unserved []string `json:"unserved"`
-	// Message says what that means and what to do.
-	Message string `json:"message"`
-}
-
-// TemporalHealth reports the Temporal connection.
-type TemporalHealth struct {
-	// Address is the frontend host:port.
-	Address string `json:"address"`
-	// Namespace is where runs live.
-	Namespace string `json:"namespace"`
-	// Embedded reports an in-process server.
-	Embedded bool `json:"embedded"`
-	// Reachable reports whether it answered the health check.
-	Reachable bool `json:"reachable"`
-	// Error is the failed check's error.
-	Error string `json:"error,omitempty"`
-}
-
-// SearchAttributesHealth names the missing run search attributes and how
-// to create them.
-type SearchAttributesHealth struct {
-	// Missing are the attributes the namespace lacks.
-	Missing []string `json:"missing"`
-	// Message says what is missing and gives the commands below.
-	Message string `json:"message"`
-	// Commands create them: the Temporal CLI's (self-hosted) and tcld's
-	// (Temporal Cloud).
-	Commands []string `json:"commands"`
-}
-
-func (a *App) healthz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
-	defer cancel()
-	h := Health{Status: "ok", Temporal: TemporalHealth{
-		Address: a.TemporalAddress, Namespace: a.Namespace, Embedded: a.embedded(), Reachable: true,
-	}}
-	code := http.StatusOK
-	if _, err := a.Client.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-		h.Status, h.Temporal.Reachable, h.Temporal.Error = "unavailable", false, err.Error()
-		code = http.StatusServiceUnavailable
-	} else if missing := a.missingSearchAttributes(ctx); missing != nil {
-		h.Status = "unhealthy"
-		h.SearchAttributes = &SearchAttributesHealth{
-			Missing: missing.Names, Message: missing.Error(),
-			Commands: []string{missing.CreateCommand(), missing.CloudCommand()},
-		}
-		code = http.StatusServiceUnavailable
-	} else if a.unserved != nil {
-		queues, err := a.unserved(ctx)
-		if err != nil {
-			a.Logger.Debug("/healthz: check the task queues' workers", zap.Error(err))
-		}
-		if len(queues) > 0 {
-			h.Status = "degraded"
-			h.Workers = &WorkersHealth{Unserved: queues, Message: fmt.Sprintf(
-				"no worker polls task queue(s) %s: their runs do not progress, and are read from the state they published "+
-					"in Temporal; start a worker that serves them", strings.Join(queues, ", "))}
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(h)
-}
-
-// missingSearchAttributes returns the recorded search attribute failure
-// when it is a missing one, checking again first when the last check
-// failed more than recheckAfter ago (an operator may have added them).
-func (a *App) missingSearchAttributes(ctx context.Context) *runs.MissingSearchAttributesError {
-	a.saMu.Lock()
-	stale := a.saErr != nil && time.Since(a.saChecked) > recheckAfter
-	a.saMu.Unlock()
-	if stale {
-		a.checkSearchAttributes(ctx)
-	}
-	a.saMu.Lock()
-	defer a.saMu.Unlock()
-	var missing *runs.MissingSearchAttributesError
-	if errors.As(a.saErr, &missing) {
-		return missing
-	}
-	return nil
 }

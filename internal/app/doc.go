@@ -13,7 +13,16 @@
 // runs the server itself once the holder exits. Two processes never open
 // one SQLite file.
 //
-// The caller supplies what is specific to the adapter through Parts: the
-// HTTP handler (the MCP mount, discovery, REST) and the worker, built from
-// Deps once Temporal is connected.
+// What is specific to the adapter comes in through Parts: the HTTP handler
+// (the MCP mount, discovery, REST) and the worker, built from Deps once
+// Temporal is connected. Server supplies them for cmd/server: the catalog,
+// the run service, the mount and the REST API on one mux, and the worker of
+// the example tools (internal/app/toolworker). Main is the whole command:
+// its settings, checked before anything starts, then App with Server's
+// Parts, over HTTP or (-stdio) with one client on stdin/stdout.
+//
+// Files: app.go is the process lifecycle (Start, Run, Shutdown),
+// embedded.go the embedded server and the shared data directory, health.go
+// GET /healthz, limits.go the listener's limits, server.go the adapter's
+// parts and command.go cmd/server's settings and -stdio.
 package app

@@ -1,0 +1,167 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/httpgate"
+	"github.com/openwop/temporal-mcp/runs"
+)
+
+// localGate applies the request gate (Host, Origin) to requests that
+// arrived on a loopback address, where DNS rebinding reaches a local
+// server; a probe on another address (a container orchestrator's, naming
+// the pod's IP) passes whatever the configured hosts.
+func localGate(g *httpgate.Gate, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if httpgate.LocalRequest(r) {
+			if rej := g.CheckHostOrigin(r); rej != nil {
+				b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": rej.Code, "message": rej.Message}})
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(rej.Status)
+				_, _ = w.Write(b)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackAddr reports whether the host of the host:port addr is a
+// loopback address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// checkSearchAttributes ensures the run search attributes and records the
+// outcome for /healthz, logging a failure.
+func (a *App) checkSearchAttributes(ctx context.Context) {
+	err := runs.EnsureSearchAttributes(ctx, a.Client, a.Namespace)
+	a.saMu.Lock()
+	prev := a.saErr
+	a.saErr, a.saChecked = err, time.Now()
+	a.saMu.Unlock()
+	switch {
+	case err != nil && (prev == nil || prev.Error() != err.Error()):
+		config.LogSearchAttributes(a.Logger, err)
+	case err == nil && prev != nil:
+		a.Logger.Info("the run search attributes exist now", zap.String("namespace", a.Namespace))
+	}
+}
+
+// Health is the body of GET /healthz.
+type Health struct {
+	// Status is "ok" (HTTP 200); "degraded" (HTTP 200) when no worker
+	// serves some task queue; "unavailable" when Temporal does not answer,
+	// or "unhealthy" when the namespace lacks the run search attributes
+	// (both HTTP 503).
+	Status   string         `json:"status"`
+	Temporal TemporalHealth `json:"temporal"`
+	// SearchAttributes is set when the run search attributes are missing.
+	SearchAttributes *SearchAttributesHealth `json:"searchAttributes,omitempty"`
+	// Workers is set when no worker serves some task queue.
+	Workers *WorkersHealth `json:"workers,omitempty"`
+}
+
+// WorkersHealth names the task queues that no worker serves.
+type WorkersHealth struct {
+	// Unserved are the task queues, sorted.
+	Unserved []string `json:"unserved"`
+	// Message says what that means and what to do.
+	Message string `json:"message"`
+}
+
+// TemporalHealth reports the Temporal connection.
+type TemporalHealth struct {
+	// Address is the frontend host:port.
+	Address string `json:"address"`
+	// Namespace is where runs live.
+	Namespace string `json:"namespace"`
+	// Embedded reports an in-process server.
+	Embedded bool `json:"embedded"`
+	// Reachable reports whether it answered the health check.
+	Reachable bool `json:"reachable"`
+	// Error is the failed check's error.
+	Error string `json:"error,omitempty"`
+}
+
+// SearchAttributesHealth names the missing run search attributes and how
+// to create them.
+type SearchAttributesHealth struct {
+	// Missing are the attributes the namespace lacks.
+	Missing []string `json:"missing"`
+	// Message says what is missing and gives the commands below.
+	Message string `json:"message"`
+	// Commands create them: the Temporal CLI's (self-hosted) and tcld's
+	// (Temporal Cloud).
+	Commands []string `json:"commands"`
+}
+
+func (a *App) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+	defer cancel()
+	h := Health{Status: "ok", Temporal: TemporalHealth{
+		Address: a.TemporalAddress, Namespace: a.Namespace, Embedded: a.embedded(), Reachable: true,
+	}}
+	code := http.StatusOK
+	if _, err := a.Client.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		h.Status, h.Temporal.Reachable, h.Temporal.Error = "unavailable", false, err.Error()
+		code = http.StatusServiceUnavailable
+	} else if missing := a.missingSearchAttributes(ctx); missing != nil {
+		h.Status = "unhealthy"
+		h.SearchAttributes = &SearchAttributesHealth{
+			Missing: missing.Names, Message: missing.Error(),
+			Commands: []string{missing.CreateCommand(), missing.CloudCommand()},
+		}
+		code = http.StatusServiceUnavailable
+	} else if a.unserved != nil {
+		queues, err := a.unserved(ctx)
+		if err != nil {
+			a.Logger.Debug("/healthz: check the task queues' workers", zap.Error(err))
+		}
+		if len(queues) > 0 {
+			h.Status = "degraded"
+			h.Workers = &WorkersHealth{Unserved: queues, Message: fmt.Sprintf(
+				"no worker polls task queue(s) %s: their runs do not progress, and are read from the state they published "+
+					"in Temporal; start a worker that serves them", strings.Join(queues, ", "))}
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(h)
+}
+
+// missingSearchAttributes returns the recorded search attribute failure
+// when it is a missing one, checking again first when the last check
+// failed more than recheckAfter ago (an operator may have added them).
+func (a *App) missingSearchAttributes(ctx context.Context) *runs.MissingSearchAttributesError {
+	a.saMu.Lock()
+	stale := a.saErr != nil && time.Since(a.saChecked) > recheckAfter
+	a.saMu.Unlock()
+	if stale {
+		a.checkSearchAttributes(ctx)
+	}
+	a.saMu.Lock()
+	defer a.saMu.Unlock()
+	var missing *runs.MissingSearchAttributesError
+	if errors.As(a.saErr, &missing) {
+		return missing
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/app/toolworker"
+	"github.com/openwop/temporal-mcp/mcpmount"
+	"github.com/openwop/temporal-mcp/restapi"
+	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry/export"
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// runJournalFile is the run journal's file in the data directory: the
+// runs being started and not yet handed to their callers, which a restart
+// after a crash cancels (runs.FileJournal). One server process per data
+// directory.
+const runJournalFile = "runs-journal.jsonl"
+
+// recoverTimeout bounds the start-up cancellation of the runs an earlier
+// process left without an owner.
+const recoverTimeout = 30 * time.Second
+
+// ServerOptions configure a Server.
+type ServerOptions struct {
+	// Registry holds the tools of the in-process worker.
+	Registry *workflows.Registry
+	// Declared are the tools declared in OPENWOP_TOOLS_FILE, served
+	// besides the published ones.
+	Declared []signals.ToolSpec
+	// Authenticate authenticates the callers of the mount and the REST API.
+	Authenticate auth.Authenticator
+	// MRTRKey is the HMAC key of MRTR requestStates and, derived from it,
+	// of listRuns cursors; nil: a random key per process.
+	MRTRKey []byte
+	// PublicURL, AllowedHosts and AllowedOrigins are the request gate's
+	// settings (internal/httpgate), the same for /mcp and the REST API.
+	PublicURL                    string
+	AllowedHosts, AllowedOrigins []string
+	// Admission, when set, are the limits of the admission control the
+	// mount and the REST API share; nil admits every call.
+	Admission *admission.Options
+	// JournalPath is the run journal's file (runs.FileJournal); "" keeps
+	// none.
+	JournalPath string
+	// Worker reports that the process runs the in-process worker on its
+	// task queue.
+	Worker bool
+}
+
+// Server is what cmd/server runs on App: the example tools' worker, and the
+// catalog, MCP mount and REST API built once Temporal is connected.
+type Server struct {
+	opts ServerOptions
+	// admission is the admission control the mount and the REST API share.
+	admission *admission.Controller
+	// metrics, set by the handler when metrics are on, counts the
+	// admission refusals (rejected).
+	metrics atomic.Pointer[export.Metrics]
+
+	// Set by the handler.
+	live  *catalog.Live
+	mount *mcpmount.Mount
+	runs  *runs.Service
+}
+
+// NewServer returns the Server of opts; its error is the admission
+// limits'.
+func NewServer(opts ServerOptions) (*Server, error) {
+	s := &Server{opts: opts}
+	if opts.Admission != nil {
+		limits := *opts.Admission
+		limits.OnReject = s.rejected
+		ctl, err := admission.New(limits)
+		if err != nil {
+			return nil, err
+		}
+		s.admission = ctl
+	}
+	return s, nil
+}
+
+// Parts returns what App runs for the server: its handler, its in-process
+// worker and their readiness and health checks.
+func (s *Server) Parts() Parts {
+	var taskQueue string
+	return Parts{
+		Handler: func(d Deps) (http.Handler, error) {
+			taskQueue = d.TaskQueue
+			return s.handler(d)
+		},
+		// Session-era MCP clients hold a GET stream open for as long as
+		// their session lives, and subscriptions/listen streams last until
+		// their tasks end: end both so the drain is not held.
+		OnShutdown: func() {
+			if s.mount != nil {
+				_ = s.mount.Shutdown(context.Background())
+			}
+		},
+		Worker: func(ctx context.Context, d Deps) error {
+			return toolworker.Serve(ctx, s.opts.Registry, d.Client, d.TaskQueue, d.Logger)
+		},
+		// Ready once the catalog lists every tool of the in-process
+		// worker on its task queue, so that a tools/list right after
+		// "ready" shows them.
+		WorkerReady: func(ctx context.Context) (bool, error) {
+			if err := s.live.Refresh(ctx); err != nil {
+				return false, err
+			}
+			tools, err := s.live.Tools(ctx)
+			if err != nil {
+				return false, err
+			}
+			listed := map[string]bool{}
+			for _, t := range tools {
+				if t.Spec().TaskQueue == taskQueue {
+					listed[t.Spec().Name] = true
+				}
+			}
+			for _, spec := range s.opts.Registry.Specs() {
+				if !listed[spec.Name] {
+					return false, nil
+				}
+			}
+			return true, nil
+		},
+		// The task queues of the in-process worker, of the served tools
+		// and of runs read lately with no worker polling them.
+		Unserved: func(ctx context.Context) ([]string, error) {
+			var queues []string
+			if s.opts.Worker {
+				queues = append(queues, taskQueue)
+			}
+			if tools, err := s.live.Tools(ctx); err == nil {
+				for _, t := range tools {
+					queues = append(queues, t.Spec().TaskQueue)
+				}
+			}
+			return s.runs.UnservedQueues(ctx, queues...)
+		},
+	}
+}
+
+// rejected counts an admission refusal (admission.Options.OnReject).
+func (s *Server) rejected(_, reason string) {
+	if m := s.metrics.Load(); m != nil {
+		m.AdmissionRejected(reason)
+	}
+}
+
+// handler builds the catalog (published and declared tools) and serves
+// the MCP mount at /mcp and the OpenWOP discovery document and REST runs
+// API on every other path, all on one run service.
+func (s *Server) handler(d Deps) (http.Handler, error) {
+	live, err := catalog.NewLive(d.Client, catalog.LiveOptions{Declared: s.opts.Declared, Logger: d.Logger.Named("catalog")})
+	if err != nil {
+		return nil, fmt.Errorf("tool catalog: %w", err)
+	}
+	var journal runs.Journal
+	if s.opts.JournalPath != "" {
+		if err := os.MkdirAll(filepath.Dir(s.opts.JournalPath), 0o755); err != nil {
+			return nil, fmt.Errorf("run journal: %w", err)
+		}
+		fj, err := runs.OpenFileJournal(s.opts.JournalPath)
+		if err != nil {
+			return nil, err
+		}
+		journal = fj
+	}
+	svc := runs.New(d.Client, d.Logger.Named("runs"), runs.Options{
+		TaskQueue:  d.TaskQueue,
+		Namespace:  d.Namespace,
+		EagerStart: true, // the in-process worker shares d.Client
+		CursorKey:  cursorKey(s.opts.MRTRKey),
+		Journal:    journal,
+	})
+	// Runs an earlier life of this process started and never handed to
+	// their callers (it was killed in between) are cancelled before
+	// anything is served; what cannot be settled now stays for next time.
+	rctx, cancel := context.WithTimeout(context.Background(), recoverTimeout)
+	if err := svc.Recover(rctx); err != nil {
+		d.Logger.Warn("cancelling runs left without an owner by an earlier process", zap.Error(err))
+	}
+	cancel()
+	mopts := mcpmount.Options{
+		Runs:         svc,
+		Catalog:      live,
+		Authenticate: s.opts.Authenticate,
+		Logger:       d.Logger.Named("mcp"),
+		MRTRKey:      s.opts.MRTRKey,
+		PublicURL:    s.opts.PublicURL,
+		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
+		TracerProvider: d.Telemetry.TracerProvider(),
+		Admission:      s.admission,
+	}
+	if m := d.Telemetry.Metrics(); m != nil {
+		s.metrics.Store(m)
+		mopts.Metrics = m
+	}
+	mount, err := mcpmount.New(mopts)
+	if err != nil {
+		return nil, fmt.Errorf("MCP mount: %w", err)
+	}
+	rest := restapi.New(restapi.Options{
+		Runs:         svc,
+		Authenticate: s.opts.Authenticate,
+		Catalog:      live,
+		Logger:       d.Logger.Named("rest"),
+		BaseURL:      s.opts.PublicURL,
+		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
+		TracerProvider: d.Telemetry.TracerProvider(),
+		Admission:      s.admission,
+	})
+	s.live, s.mount, s.runs = live, mount, svc
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mount)
+	mux.Handle("/", rest)
+	return mux, nil
+}
+
+// cursorKey derives the key of listRuns cursors from the MRTR key, so that
+// replicas sharing OPENWOP_MRTR_KEY accept each other's cursors; nil (a
+// random key per process) without one.
+func cursorKey(mrtrKey []byte) []byte {
+	if len(mrtrKey) == 0 {
+		return nil
+	}
+	mac := hmac.New(sha256.New, mrtrKey)
+	mac.Write([]byte("openwop listRuns cursor key"))
+	return mac.Sum(nil)
+}
