@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -248,11 +249,8 @@ func NewStatic(specs ...signals.ToolSpec) (*Static, error) {
 		}
 		s.tools = append(s.tools, t)
 	}
-	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].spec.Name < s.tools[j].spec.Name })
-	for i := 1; i < len(s.tools); i++ {
-		if s.tools[i].spec.Name == s.tools[i-1].spec.Name {
-			errs = append(errs, fmt.Errorf("tool %s given twice", s.tools[i].spec.Name))
-		}
+	for _, name := range SortByName(s.tools, (*Tool).Name) {
+		errs = append(errs, fmt.Errorf("tool %s given twice", name))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
@@ -260,20 +258,25 @@ func NewStatic(specs ...signals.ToolSpec) (*Static, error) {
 	return s, nil
 }
 
+// SortByName sorts tools by the name name returns and returns the names
+// that more than one of them has, once each time they repeat. Static and
+// workflows.NewRegistry check their tools with it.
+func SortByName[T any](tools []T, name func(T) string) (twice []string) {
+	sort.Slice(tools, func(i, j int) bool { return name(tools[i]) < name(tools[j]) })
+	for i := 1; i < len(tools); i++ {
+		if n := name(tools[i]); n == name(tools[i-1]) {
+			twice = append(twice, n)
+		}
+	}
+	return twice
+}
+
 // Tools implements Source.
 func (s *Static) Tools(context.Context) ([]*Tool, error) { return slices.Clone(s.tools), nil }
 
 // Lookup implements Source.
 func (s *Static) Lookup(_ context.Context, name string) (*Tool, error) {
-	i, ok := slices.BinarySearchFunc(s.tools, name, func(t *Tool, n string) int {
-		switch {
-		case t.spec.Name < n:
-			return -1
-		case t.spec.Name > n:
-			return 1
-		}
-		return 0
-	})
+	i, ok := slices.BinarySearchFunc(s.tools, name, func(t *Tool, n string) int { return strings.Compare(t.spec.Name, n) })
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}

@@ -476,30 +476,16 @@ func AskInputs(ctx workflow.Context, reqs ...InputRequest) ([]Answer, error) {
 }
 
 // ExternalRequest waits for an external event (status waiting-external: no
-// human input is outstanding, so MCP shows the task as working).
-type ExternalRequest struct {
-	Key         string
-	NodeID      string
-	Title       string
-	Description string
-	// Schema optionally describes the event's content.
-	Schema json.RawMessage
-	// Approvers, when non-empty, are the only principals who may deliver it.
-	Approvers []string
-}
+// human input is outstanding, so MCP shows the task as working). Its fields
+// are InputRequest's, except that Schema optionally describes the event's
+// content and Approvers, when non-empty, are the only principals who may
+// deliver it.
+type ExternalRequest InputRequest
 
 // WaitExternal raises an external-event interrupt and waits for its content.
 // A decline returns ErrDeclined.
 func WaitExternal(ctx workflow.Context, req ExternalRequest) (json.RawMessage, error) {
-	p, err := Raise(ctx, QuestionSpec{
-		Kind:        signals.KindExternalEvent,
-		Key:         req.Key,
-		NodeID:      req.NodeID,
-		Title:       req.Title,
-		Description: req.Description,
-		Schema:      req.Schema,
-		Approvers:   req.Approvers,
-	})
+	p, err := Raise(ctx, InputRequest(req).spec(signals.KindExternalEvent))
 	if err != nil {
 		return nil, err
 	}

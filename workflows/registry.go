@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.temporal.io/sdk/activity"
@@ -187,11 +187,8 @@ func NewRegistry(tools []Tool, activities ...any) (*Registry, error) {
 			errs = append(errs, t.err)
 		}
 	}
-	sort.Slice(r.tools, func(i, j int) bool { return r.tools[i].spec.Name < r.tools[j].spec.Name })
-	for i := 1; i < len(r.tools); i++ {
-		if r.tools[i].spec.Name == r.tools[i-1].spec.Name {
-			errs = append(errs, fmt.Errorf("tool %s registered twice", r.tools[i].spec.Name))
-		}
+	for _, name := range catalog.SortByName(r.tools, func(t Tool) string { return t.spec.Name }) {
+		errs = append(errs, fmt.Errorf("tool %s registered twice", name))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("tool registry: %w", err)
@@ -210,15 +207,7 @@ func (r *Registry) Specs() []signals.ToolSpec {
 
 // Lookup returns the spec of the tool named name.
 func (r *Registry) Lookup(name string) (signals.ToolSpec, bool) {
-	i, ok := slices.BinarySearchFunc(r.tools, name, func(t Tool, n string) int {
-		switch {
-		case t.spec.Name < n:
-			return -1
-		case t.spec.Name > n:
-			return 1
-		}
-		return 0
-	})
+	i, ok := slices.BinarySearchFunc(r.tools, name, func(t Tool, n string) int { return strings.Compare(t.spec.Name, n) })
 	if !ok {
 		return signals.ToolSpec{}, false
 	}

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"flag"
 	"os"
 
 	"github.com/openwop/temporal-mcp/internal/app"
+	"github.com/openwop/temporal-mcp/internal/app/config"
 )
 
 func main() {
-	if err := app.Main(); err != nil {
+	stdio := flag.Bool("stdio", false, "serve one MCP client on stdin/stdout (logs go to stderr)")
+	flag.Usage = func() {
+		config.Usage(flag.CommandLine.Output(), app.Summary, flag.CommandLine, app.ServerEnv())
+	}
+	flag.Parse()
+	if err := app.Main(*stdio); err != nil {
 		os.Exit(1)
 	}
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -59,18 +58,15 @@ func ServerEnv() []config.EnvVar {
 	}, config.WorkerEnv()...)
 }
 
-// Main is cmd/server: it parses the command line, reads and checks every
-// setting before anything starts (an invalid one is one line on stderr
-// naming the variable), and runs the server until SIGINT or SIGTERM, or
-// with -stdio until the end of stdin. It reports its error itself (logged,
-// or on stderr before the logger exists).
-func Main() error {
-	stdio := flag.Bool("stdio", false, "serve one MCP client on stdin/stdout (logs go to stderr)")
-	flag.Usage = func() {
-		config.Usage(flag.CommandLine.Output(), "Command server serves Temporal workflows as MCP tools (embedding a Temporal server unless TEMPORAL_ADDRESS is set).",
-			flag.CommandLine, ServerEnv())
-	}
-	flag.Parse()
+// Summary is cmd/server's line of -h.
+const Summary = "Command server serves Temporal workflows as MCP tools (embedding a Temporal server unless TEMPORAL_ADDRESS is set)."
+
+// Main is cmd/server once its command line is parsed: it reads and checks
+// every setting before anything starts (an invalid one is one line on
+// stderr naming the variable), and runs the server until SIGINT or SIGTERM,
+// or with stdio (-stdio) until the end of stdin. It reports its error
+// itself (logged, or on stderr before the logger exists).
+func Main(stdio bool) error {
 	worker.SetStickyWorkflowCacheSize(workflows.DefaultWorkflowCacheSize) // before any worker starts; process-wide
 	var logger *zap.Logger
 	st, err := loadSettings()
@@ -82,10 +78,7 @@ func Main() error {
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
-	if err := serve(st, logger, *stdio); err != nil {
-		return err
-	}
-	return nil
+	return serve(st, logger, stdio)
 }
 
 // serve runs the server of the checked settings st, logging its failure.

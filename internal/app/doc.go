@@ -21,8 +21,9 @@
 // its settings, checked before anything starts, then App with Server's
 // Parts, over HTTP or (-stdio) with one client on stdin/stdout.
 //
-// Files: app.go is the process lifecycle (Start, Run, Shutdown),
-// embedded.go the embedded server and the shared data directory, health.go
-// GET /healthz, limits.go the listener's limits, server.go the adapter's
-// parts and command.go cmd/server's settings and -stdio.
+// Files: app.go is the process lifecycle (Start, Run, Shutdown), parts.go
+// what the caller supplies (Parts, Deps), embedded.go the embedded server
+// and the shared data directory, health.go GET /healthz, limits.go the
+// listener's limits, server.go the adapter's parts and command.go
+// cmd/server's settings and -stdio.
 package app

@@ -244,6 +244,9 @@ func (c Config) Dial(ctx context.Context, logger *zap.Logger, tel *export.Teleme
 // DBFile is the embedded server's SQLite file.
 func (c Config) DBFile() string { return filepath.Join(c.DataDir, DBFileName) }
 
+// ReportsDir is the directory the example tools publish reports to.
+func (c Config) ReportsDir() string { return filepath.Join(c.DataDir, "reports") }
+
 // LoadConfig reads the configuration from env (envconfig.EnvLookupOS for
 // the process environment). A malformed value is an error naming the
 // variable.

@@ -2,11 +2,9 @@ package toolworker
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -31,10 +29,10 @@ const telemetryShutdown = 5 * time.Second
 
 // Registry returns the registry of the example tools, with the conformance
 // fixtures when cfg.Fixtures is set, and their activities logging to logger
-// and publishing reports under cfg.DataDir/reports.
+// and publishing reports in cfg.ReportsDir().
 func Registry(cfg config.Config, logger *zap.Logger) (*workflows.Registry, error) {
 	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
-		OutputDir: filepath.Join(cfg.DataDir, "reports"),
+		OutputDir: cfg.ReportsDir(),
 	})
 	return tools.DefaultRegistry(acts, cfg.Fixtures)
 }
@@ -48,15 +46,13 @@ func Serve(ctx context.Context, reg *workflows.Registry, c client.Client, taskQu
 	})
 }
 
-// Main is cmd/worker: it parses the command line, reads and checks the
-// configuration, and runs the worker until SIGINT or SIGTERM. It reports
-// its error itself (logged, or on stderr before the logger exists).
+// Summary is cmd/worker's line of -h.
+const Summary = "Command worker runs the example tool workflows on a task queue and publishes them to the tool catalog in Temporal."
+
+// Main is cmd/worker once its command line is parsed: it reads and checks
+// the configuration, and runs the worker until SIGINT or SIGTERM. It
+// reports its error itself (logged, or on stderr before the logger exists).
 func Main() error {
-	flag.Usage = func() {
-		config.Usage(flag.CommandLine.Output(), "Command worker runs the example tool workflows on a task queue and publishes them to the tool catalog in Temporal.",
-			flag.CommandLine, config.WorkerEnv())
-	}
-	flag.Parse()
 	var logger *zap.Logger
 	cfg, err := config.LoadConfig(envconfig.EnvLookupOS)
 	if err == nil {
