@@ -28,11 +28,6 @@ const (
 	ReadyTimeout = 10 * time.Second
 	// ShutdownTimeout bounds the graceful shutdown in Run.
 	ShutdownTimeout = 15 * time.Second
-	// healthTimeout bounds the Temporal checks of /healthz.
-	healthTimeout = 3 * time.Second
-	// recheckAfter is how often /healthz checks the search attributes
-	// again while they are missing.
-	recheckAfter = 5 * time.Second
 	// readyPoll is the interval of the WorkerReady polls.
 	readyPoll = 200 * time.Millisecond
 )

@@ -18,6 +18,15 @@ import (
 	"github.com/openwop/temporal-mcp/runs"
 )
 
+// Timeouts of /healthz.
+const (
+	// healthTimeout bounds the Temporal checks of /healthz.
+	healthTimeout = 3 * time.Second
+	// recheckAfter is how often /healthz checks the search attributes
+	// again while they are missing.
+	recheckAfter = 5 * time.Second
+)
+
 // localGate applies the request gate (Host, Origin) to requests that
 // arrived on a loopback address, where DNS rebinding reaches a local
 // server; a probe on another address (a container orchestrator's, naming

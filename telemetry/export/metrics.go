@@ -62,6 +62,16 @@ type MetricsOptions struct {
 	Buckets []float64
 }
 
+// gauge returns a new gauge named name.
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+// counter returns a new counter named name.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
 // NewMetrics returns a recorder on a new registry that also holds the Go
 // runtime and process collectors and the Temporal SDK's metrics (recorded
 // through TemporalMetricsHandler).
@@ -84,22 +94,11 @@ func NewMetrics(opts MetricsOptions) (*Metrics, error) {
 			Help:    "Time from an MCP request's arrival to its answer, by method and outcome.",
 			Buckets: opts.Buckets,
 		}, []string{"method", "outcome"}),
-		blocking: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: MetricBlockingCalls,
-			Help: "Task-less tools/call requests waiting for their run.",
-		}),
-		sse: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: MetricSSEStreams,
-			Help: "Open SSE response streams.",
-		}),
-		ownership: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: MetricOwnershipCancels,
-			Help: "Runs cancelled because the request that owned them went away before its response was sent (mcp-request-cancelled).",
-		}),
-		mrtr: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: MetricMRTRRounds,
-			Help: "InputRequiredResults sent (multi-round-trip input rounds of task-less calls).",
-		}),
+		blocking: gauge(MetricBlockingCalls, "Task-less tools/call requests waiting for their run."),
+		sse:      gauge(MetricSSEStreams, "Open SSE response streams."),
+		ownership: counter(MetricOwnershipCancels,
+			"Runs cancelled because the request that owned them went away before its response was sent (mcp-request-cancelled)."),
+		mrtr: counter(MetricMRTRRounds, "InputRequiredResults sent (multi-round-trip input rounds of task-less calls)."),
 		admission: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricAdmissionRejects,
 			Help: "Requests refused by admission control, by reason.",
