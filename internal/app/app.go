@@ -19,6 +19,10 @@ import (
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
+// ServiceName is the service.name of the server's spans unless
+// OTEL_SERVICE_NAME names another.
+const ServiceName = "openwop-temporal-mcp"
+
 // Timeouts of the process lifecycle.
 const (
 	// StartTimeout bounds the embedded server start and the first dial.
@@ -28,13 +32,7 @@ const (
 	ReadyTimeout = 10 * time.Second
 	// ShutdownTimeout bounds the graceful shutdown in Run.
 	ShutdownTimeout = 15 * time.Second
-	// readyPoll is the interval of the WorkerReady polls.
-	readyPoll = 200 * time.Millisecond
 )
-
-// ServiceName is the service.name of the server's spans unless
-// OTEL_SERVICE_NAME names another.
-const ServiceName = "openwop-temporal-mcp"
 
 // App is a started process: Temporal connection, worker, HTTP listener.
 type App struct {
@@ -256,6 +254,9 @@ func (a *App) startWorker(run func(context.Context, Deps) error) {
 		a.failed <- fmt.Errorf("in-process worker on task queue %q: %w", a.TaskQueue, err)
 	}()
 }
+
+// readyPoll is the interval of the WorkerReady polls.
+const readyPoll = 200 * time.Millisecond
 
 // waitWorker polls ready until it reports true, the worker fails (an
 // error) or ReadyTimeout passes (a warning).
