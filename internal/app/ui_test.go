@@ -16,7 +16,7 @@ import (
 )
 
 // TestUIPortZeroIsAnyFreePort: OPENWOP_UI_PORT=0 serves the embedded Web
-// UI on a free port (as the README says), and off serves none.
+// UI on a free port (as docs/configuration.md says), and off serves none.
 func TestUIPortZeroIsAnyFreePort(t *testing.T) {
 	for _, value := range []string{"0", "off"} {
 		t.Run(value, func(t *testing.T) {

@@ -93,7 +93,7 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 }
 
 // TestTemporalTLSSwitch: TEMPORAL_TLS takes on/off (and the other switch
-// spellings) as the README says; envconfig alone ignores "on".
+// spellings) as docs/configuration.md says; envconfig alone ignores "on".
 func TestTemporalTLSSwitch(t *testing.T) {
 	tests := []struct {
 		value   string
