@@ -31,7 +31,16 @@ else
   export OPENWOP_CLIENTS=1
 fi
 
+# Formatting, vet and staticcheck (pinned; fetched from the module proxy
+# once, then cached).
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
+if [ -n "$unformatted" ]; then
+  echo "FAIL: not gofmt-formatted (run gofmt -w on them):" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
 go vet ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 # cmd/worker must not link the Temporal server (only cmd/server embeds one).
 worker_deps=$(go list -deps ./cmd/worker)
 if server_deps=$(grep '^go.temporal.io/server' <<<"$worker_deps"); then

@@ -16,8 +16,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/mcpmount"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // mcpClient sends MCP 2026-07-28 requests declaring the Tasks extension,

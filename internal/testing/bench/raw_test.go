@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
 // The raw side: what a program using the Temporal Go SDK directly does for
