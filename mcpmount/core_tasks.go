@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/catalog"
@@ -54,14 +53,6 @@ func (m *Mount) lookupErr(ctx context.Context, op, runID string, err error) erro
 	return errInternal()
 }
 
-// getTask answers tasks/get (the SDK's handler; see getTaskOf).
-func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*detailedTaskResult, error) {
-	if p == nil {
-		return m.getTaskOf(ctx, false, nil)
-	}
-	return m.getTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID)
-}
-
 // getTaskOf answers tasks/get of the task rawID with the run's getRun
 // query, projected; declared tells whether the request declared the Tasks
 // extension.
@@ -75,14 +66,6 @@ func (m *Mount) getTaskOf(ctx context.Context, declared bool, rawID json.RawMess
 		return nil, m.lookupErr(ctx, "get run", id, err)
 	}
 	return m.proj.detailedTask(snap), nil
-}
-
-// updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
-func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateParams) (*ackResult, error) {
-	if p == nil {
-		return m.updateTaskOf(ctx, false, nil, nil)
-	}
-	return m.updateTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID, p.InputResponses)
 }
 
 // updateTaskOf answers tasks/update: each inputResponses entry naming an
@@ -109,14 +92,6 @@ func (m *Mount) updateTaskOf(ctx context.Context, declared bool, rawID, rawRespo
 		return nil, err
 	}
 	return &ackResult{ResultType: resultComplete}, nil
-}
-
-// cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
-func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*ackResult, error) {
-	if p == nil {
-		return m.cancelTaskOf(ctx, false, nil)
-	}
-	return m.cancelTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID)
 }
 
 // cancelTaskOf answers tasks/cancel: the run is cancelled as cancelRun

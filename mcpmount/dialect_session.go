@@ -118,7 +118,7 @@ type httpCall struct {
 	// stream is the request's SSE stream, nil for a JSON response.
 	stream *eventStream
 	// argumentsProblem is the tool-input error found in tools/call
-	// arguments before the SDK decoded them (see setArgumentsAside).
+	// arguments before the SDK decoded them (see argumentsSetAside).
 	argumentsProblem error
 	// overload learns of a tools/call refused by admission control, which
 	// the response then answers with 503 and Retry-After (nil for a
@@ -435,4 +435,57 @@ func checkBatchElement(i int, el json.RawMessage) (rpcError, bool) {
 			message: fmt.Sprintf("invalid params of batch element %d: %s", i, paramsPath(err))}, true
 	}
 	return rpcError{}, false
+}
+
+// registerTaskMethods registers the tasks/* methods with the SDK server:
+// the Tasks extension's, which refuse a session-era request that did not
+// declare it, and the 2025-11-25 dialect's tasks/result and tasks/list,
+// which the middleware serves (anything else gets -32601).
+func (m *Mount) registerTaskMethods(server *mcp.Server) error {
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/get: %w", err)
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", m.updateTask); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/update: %w", err)
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", m.cancelTask); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
+		func(context.Context, *mcp.ServerSession, *taskParams) (*toolResult, error) {
+			return nil, errMethodNotFound("tasks/result")
+		}); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/result: %w", err)
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/list",
+		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
+			return nil, errMethodNotFound("tasks/list")
+		}); err != nil {
+		return fmt.Errorf("mcpmount: register tasks/list: %w", err)
+	}
+	return nil
+}
+
+// getTask answers tasks/get (the SDK's handler; see getTaskOf).
+func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*detailedTaskResult, error) {
+	if p == nil {
+		return m.getTaskOf(ctx, false, nil)
+	}
+	return m.getTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID)
+}
+
+// updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
+func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateParams) (*ackResult, error) {
+	if p == nil {
+		return m.updateTaskOf(ctx, false, nil, nil)
+	}
+	return m.updateTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID, p.InputResponses)
+}
+
+// cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
+func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*ackResult, error) {
+	if p == nil {
+		return m.cancelTaskOf(ctx, false, nil)
+	}
+	return m.cancelTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID)
 }

@@ -322,35 +322,6 @@ func (m *Mount) newSessionServer(opts Options) error {
 	return nil
 }
 
-// registerTaskMethods registers the tasks/* methods with the SDK server:
-// the Tasks extension's, which refuse a session-era request that did not
-// declare it, and the 2025-11-25 dialect's tasks/result and tasks/list,
-// which the middleware serves (anything else gets -32601).
-func (m *Mount) registerTaskMethods(server *mcp.Server) error {
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/get: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", m.updateTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/update: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", m.cancelTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
-		func(context.Context, *mcp.ServerSession, *taskParams) (*toolResult, error) {
-			return nil, errMethodNotFound("tasks/result")
-		}); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/result: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/list",
-		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
-			return nil, errMethodNotFound("tasks/list")
-		}); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/list: %w", err)
-	}
-	return nil
-}
-
 // caller returns the authenticated Subject the HTTP layer put in ctx.
 func (m *Mount) caller(ctx context.Context) (signals.Subject, error) {
 	s, ok := auth.SubjectFrom(ctx)
