@@ -150,11 +150,7 @@ func validatePreRun(t *catalog.Tool, answers map[string]json.RawMessage) (map[st
 }
 
 // getRun serves GET /runs/{runId}.
-func (h *handler) getRun(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
-	id, ok := pathRunID(w, r)
-	if !ok {
-		return
-	}
+func (h *handler) getRun(w http.ResponseWriter, r *http.Request, caller signals.Subject, id string) {
 	snap, err := h.runs.Get(r.Context(), caller, id)
 	if err != nil {
 		h.writeRunsError(w, r, "get", err)
@@ -218,11 +214,7 @@ type cancelRunResponse struct {
 }
 
 // cancelRun serves POST /runs/{runId}/cancel.
-func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
-	id, ok := pathRunID(w, r)
-	if !ok {
-		return
-	}
+func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request, caller signals.Subject, id string) {
 	var req cancelRunRequest
 	if !readJSON(w, r, &req, true) {
 		return
@@ -258,11 +250,7 @@ type pollEventsResponse struct {
 // pollEvents serves GET /runs/{runId}/events/poll?afterSequence=&timeout=.
 // It answers at once when events after afterSequence exist or the run is
 // terminal, and otherwise waits up to timeout seconds for one.
-func (h *handler) pollEvents(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
-	id, ok := pathRunID(w, r)
-	if !ok {
-		return
-	}
+func (h *handler) pollEvents(w http.ResponseWriter, r *http.Request, caller signals.Subject, id string) {
 	q := r.URL.Query()
 	after := -1
 	if s := q.Get("afterSequence"); s != "" {
@@ -327,11 +315,7 @@ type resolveResponse struct {
 // resolves the open interrupt raised at that node. Of concurrent
 // resolutions exactly one is applied; the others answer 409
 // interrupt_already_resolved.
-func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
-	id, ok := pathRunID(w, r)
-	if !ok {
-		return
-	}
+func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, caller signals.Subject, id string) {
 	nodeID := r.PathValue("nodeId")
 	if !workflowIDGrammar.MatchString(nodeID) {
 		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("nodeId %q is not a valid node id", nodeID))

@@ -134,10 +134,10 @@ func New(opts Options) http.Handler {
 		{http.MethodGet, "/openapi.json", h.openAPI},
 		{http.MethodGet, "/runs", h.authed(h.listRuns)},
 		{http.MethodPost, "/runs", h.authed(h.createRun)},
-		{http.MethodGet, "/runs/{runId}", h.authed(h.getRun)},
-		{http.MethodPost, "/runs/{runId}/cancel", h.authed(h.cancelRun)},
-		{http.MethodGet, "/runs/{runId}/events/poll", h.authed(h.pollEvents)},
-		{http.MethodPost, "/runs/{runId}/interrupts/{nodeId}", h.authed(h.resolveInterrupt)},
+		{http.MethodGet, "/runs/{runId}", h.authedRun(h.getRun)},
+		{http.MethodPost, "/runs/{runId}/cancel", h.authedRun(h.cancelRun)},
+		{http.MethodGet, "/runs/{runId}/events/poll", h.authedRun(h.pollEvents)},
+		{http.MethodPost, "/runs/{runId}/interrupts/{nodeId}", h.authedRun(h.resolveInterrupt)},
 	}
 	allowed := map[string][]string{}
 	for _, rt := range routes {
@@ -228,6 +228,22 @@ func (h *handler) authed(next authedHandler) http.HandlerFunc {
 		}
 		next(w, r, caller)
 	}
+}
+
+// runHandler is a handler of a /runs/{runId} route: it knows its caller
+// and the decoded run id.
+type runHandler func(w http.ResponseWriter, r *http.Request, caller signals.Subject, runID string)
+
+// authedRun authenticates the request and decodes its {runId} (pathRunID)
+// before calling next.
+func (h *handler) authedRun(next runHandler) http.HandlerFunc {
+	return h.authed(func(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
+		id, ok := pathRunID(w, r)
+		if !ok {
+			return
+		}
+		next(w, r, caller, id)
+	})
 }
 
 // linkRun links the span of a request about a run to the trace the run
