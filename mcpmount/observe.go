@@ -100,8 +100,6 @@ func outcomeOf(res mcp.Result, err error) string {
 const (
 	attrMethod = attribute.Key("mcp.method.name")
 	attrTool   = attribute.Key("gen_ai.tool.name")
-	attrRunID  = attribute.Key("openwop.run_id")
-	attrTenant = attribute.Key("openwop.tenant")
 	attrCode   = attribute.Key("rpc.jsonrpc.error_code")
 )
 
@@ -189,7 +187,7 @@ func (m *Mount) annotate(ctx context.Context, runID, tool string) {
 		return
 	}
 	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(attrRunID.String(runID), attrTenant.String(runid.Tenant(runID)))
+	span.SetAttributes(telemetry.RunIDKey.String(runID), telemetry.TenantKey.String(runid.Tenant(runID)))
 	if tool != "" {
 		span.SetAttributes(attrTool.String(tool))
 	}
@@ -207,12 +205,7 @@ func (m *Mount) linkRun(ctx context.Context, caller signals.Subject, runID strin
 		m.log.Debug("read the run's trace context", append(telemetry.RunFields(ctx, runID, ""), zap.Error(err))...)
 		return
 	}
-	if !sc.IsValid() || sc.TraceID() == span.SpanContext().TraceID() {
-		return
-	}
-	span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
-		attribute.String("openwop.link", "run-start"),
-	}})
+	telemetry.LinkRunStart(span, sc)
 }
 
 // runTraceContext returns ctx in the trace the run was started in, for

@@ -258,12 +258,12 @@ func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
 		return
 	}
 	span := trace.SpanFromContext(r.Context())
-	span.SetAttributes(attribute.String("openwop.run_id", id))
+	span.SetAttributes(telemetry.RunIDKey.String(id))
 	sc, err := h.runs.StartTrace(r.Context(), caller, id)
-	if err != nil || !sc.IsValid() || sc.TraceID() == span.SpanContext().TraceID() {
+	if err != nil {
 		return
 	}
-	span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("openwop.link", "run-start")}})
+	telemetry.LinkRunStart(span, sc)
 }
 
 // externalBase is the absolute base URL (scheme://host[:port][/prefix])

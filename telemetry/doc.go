@@ -5,7 +5,8 @@
 // (TemporalInterceptor: the workflow start, the workflow, its activities,
 // signals and queries become spans of the caller's trace), and the zap
 // fields every log line about a run carries (RunFields: runId, tenant,
-// tool, traceId).
+// tool, traceId), and the span attributes and link that tie a request's
+// span to its run (RunIDKey, TenantKey, LinkRunStart).
 //
 // Where the telemetry goes (OTLP export configured by the OTEL_*
 // environment variables, the Prometheus endpoint) is package

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
@@ -13,6 +14,25 @@ import (
 
 // ScopeName is the instrumentation scope of the adapter's own spans.
 const ScopeName = "github.com/openwop/temporal-mcp"
+
+// Span attributes that the MCP mount, the REST API and the workflow
+// harness all set, so that a trace backend finds a run's spans by one name.
+const (
+	// RunIDKey is the run a span is about.
+	RunIDKey = attribute.Key("openwop.run_id")
+	// TenantKey is the tenant of that run.
+	TenantKey = attribute.Key("openwop.tenant")
+)
+
+// LinkRunStart links span to sc, the span context of the request that
+// started the run the span is about (openwop.link=run-start). It adds no
+// link when sc is invalid or span is in that trace already.
+func LinkRunStart(span trace.Span, sc trace.SpanContext) {
+	if !sc.IsValid() || sc.TraceID() == span.SpanContext().TraceID() {
+		return
+	}
+	span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("openwop.link", "run-start")}})
+}
 
 // Propagator is the propagation of trace context the adapter uses: W3C
 // traceparent and tracestate, and W3C baggage.

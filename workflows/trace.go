@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // traceScope is the instrumentation scope of the harness's spans.
@@ -85,7 +86,7 @@ func (r *run) traceResolution(in signals.Interrupt, res signals.Resolved) {
 	_, span := parent.TracerProvider().Tracer(traceScope).Start(ctx, "Interrupt:"+in.Key,
 		trace.WithTimestamp(start),
 		trace.WithAttributes(
-			attribute.String("openwop.run_id", r.snap.RunID),
+			telemetry.RunIDKey.String(r.snap.RunID),
 			attribute.String("openwop.interrupt.id", in.ID),
 			attribute.String("openwop.interrupt.kind", string(in.Kind)),
 			attribute.String("openwop.interrupt.action", string(res.Action)),
