@@ -39,7 +39,6 @@ type blockingCall struct {
 	// exchange is the HTTP request that carries the call (nil: stdio).
 	exchange *httpCall
 	caps     clientCaps
-	labelled bool // results carry resultType (2026-07-28)
 	digest   string
 	runID    string
 	round    int // input rounds answered so far
@@ -87,7 +86,7 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 	}
 	wctx, cancel := context.WithTimeout(ctx, m.maxWait)
 	defer cancel()
-	// A legacy request's handler context is not tied to its connection, so
+	// A session-era request's handler context is not tied to its connection, so
 	// also stop waiting when the transport says the request is gone.
 	if gone := c.claim.Gone(); gone != nil {
 		go func() {
@@ -135,7 +134,7 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 			if rpcFailure(snap) {
 				return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 			}
-			return completeResult(runResult(snap), c.labelled), nil
+			return runResult(snap), nil
 		}
 		if asker == nil {
 			return m.askInput(ctx, c, snap)
@@ -164,11 +163,11 @@ func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snap
 		if _, err := m.runs.Cancel(cctx, c.caller, c.runID, reasonRoundsExceeded); err != nil && !errors.Is(err, runs.ErrTerminal) {
 			m.runLog(ctx, c.runID, c.tool.Name()).Warn("cancel after the MRTR round cap", zap.Error(err))
 		}
-		return completeResult(&toolResult{
+		return &toolResult{
 			Content: []content{{Type: "text", Text: fmt.Sprintf(
 				"%s: the run asked for input more than %d times in one call; it was cancelled", codeRoundsExceeded, m.maxRounds)}},
 			IsError: true,
-		}, c.labelled), nil
+		}, nil
 	}
 	keys := make([]string, 0, len(requests))
 	for k := range requests {
@@ -186,7 +185,7 @@ func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snap
 	if m.metrics != nil {
 		m.metrics.MRTRRound()
 	}
-	return &inputRequiredResult{ResultType: resultInputRequired, InputRequests: requests, RequestState: state}, nil
+	return &inputRequiredResult{InputRequests: requests, RequestState: state}, nil
 }
 
 // stillRunning is the answer at MaxBlockingWait: the run goes on, and the
@@ -197,11 +196,11 @@ func (m *Mount) stillRunning(c *blockingCall) mcp.Result {
 		"or GET /runs/%s, or call the tool as a task by declaring the %s extension.",
 		c.runID, m.maxWait, taskID, taskID, ExtensionTasks)
 	structured, _ := json.Marshal(map[string]string{"runId": c.runID, "taskId": taskID, "status": "working"})
-	return completeResult(&toolResult{
+	return &toolResult{
 		Content:           []content{{Type: "text", Text: text}},
 		StructuredContent: structured,
 		IsError:           true,
-	}, c.labelled)
+	}
 }
 
 // continueRun handles an MRTR retry: it opens the requestState, resolves

@@ -31,13 +31,11 @@ type callRequest struct {
 	argumentsProblem error
 	// caps are the client capabilities the request declared.
 	caps clientCaps
-	// taskParam: the 2025-11-25 dialect's params.task asked for a task.
-	taskParam bool
-	// taskDialect: the request speaks the 2025-11-25 dialect, where a tool
-	// that runs only as a task must be called with params.task.
-	taskDialect bool
-	// labelled: results carry resultType (2026-07-28).
-	labelled bool
+	// task is what the request says about running as a task.
+	task taskMode
+	// mustAskForTask: a tool that runs only as a task must be asked for
+	// one (taskWanted); that the caller can take one does not do.
+	mustAskForTask bool
 	// requestState and inputResponses are those of a multi-round-trip
 	// request (MRTR) retry.
 	requestState   string
@@ -56,13 +54,51 @@ type callRequest struct {
 	exchange *httpCall
 }
 
-// callTool answers tools/call. Arguments are validated before anything
-// starts: an unknown tool is -32602, arguments the tool refuses are a
-// CallToolResult with isError naming the property and the rule. A request
-// that declared the Tasks extension gets a CreateTaskResult once the run
-// exists (unless the tool forbids tasks), as does, in the 2025-11-25
-// dialect's shape, a session-era request with params.task; any other
-// request waits for the run to end and gets its CallToolResult.
+// taskMode is what a call says about running as a task.
+type taskMode int
+
+const (
+	// taskNone: the caller cannot take a task; the call waits for its run.
+	taskNone taskMode = iota
+	// taskAccepted: the caller can take a task; the tool's task support
+	// decides (a tool that forbids tasks runs as a waiting call).
+	taskAccepted
+	// taskWanted: the caller asks for a task; a tool that forbids tasks
+	// refuses the call.
+	taskWanted
+)
+
+// taskRefusal is the core's refusal of a call the tool's task support does
+// not allow; a dialect words it.
+type taskRefusal struct {
+	tool string
+	// forbidden: the caller wanted a task of a tool that never runs as one;
+	// otherwise the tool runs only as a task, which the caller did not take.
+	forbidden bool
+}
+
+func (e *taskRefusal) Error() string {
+	if e.forbidden {
+		return fmt.Sprintf("tool %q does not run as a task", e.tool)
+	}
+	return fmt.Sprintf("tool %q runs only as a task", e.tool)
+}
+
+// taskCreated is the core's answer to a call whose run started as a task:
+// the run as it was then. A dialect encodes it in its shape.
+type taskCreated struct {
+	mcp.ResultBase
+	snap signals.Snapshot
+}
+
+// callTool answers tools/call in the core's terms; the dialect that decoded
+// the request encodes the answer. Arguments are validated before anything
+// starts: an unknown tool is -32602, arguments the tool refuses are a tool
+// result with isError naming the property and the rule. A call that wants
+// or accepts a task gets a taskCreated once the run exists (unless the
+// tool forbids tasks; see taskMode); any other call waits for the run and
+// gets its tool result, or an inputRequiredResult when the run asks for
+// input. A call the tool's task support does not allow is a *taskRefusal.
 func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, error) {
 	caller, err := m.caller(ctx)
 	if err != nil {
@@ -86,12 +122,12 @@ func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, err
 	if err != nil {
 		// A tool-input error is a tool result the model can act on
 		// (SEP-1303), not a protocol error; no run starts.
-		return completeResult(&toolResult{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}, req.labelled), nil
+		return &toolResult{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}, nil
 	}
 	if err := checkTaskSupport(spec, req); err != nil {
 		return nil, err
 	}
-	tasked := (req.caps.tasks() || req.taskParam) && spec.TaskSupport != signals.TaskForbidden
+	tasked := req.task != taskNone && spec.TaskSupport != signals.TaskForbidden
 	if !tasked && spec.CanSuspend && !req.caps.elicitationForm() {
 		// A blocking call could not carry the run's questions back.
 		return nil, errMissingCapability(
@@ -102,7 +138,7 @@ func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, err
 	if err != nil {
 		return nil, errInvalidParams(fmt.Sprintf("tool %q: %v", req.name, err))
 	}
-	call := &blockingCall{tool: t, caller: caller, claim: req.claim, exchange: req.exchange, caps: req.caps, labelled: req.labelled,
+	call := &blockingCall{tool: t, caller: caller, claim: req.claim, exchange: req.exchange, caps: req.caps,
 		digest: digest, session: req.session, notify: req.notify, elicit: elicit && !tasked, progressToken: req.progressToken}
 	if req.requestState != "" && !tasked {
 		return m.continueRun(ctx, call, req.requestState, req.inputResponses)
@@ -121,13 +157,8 @@ func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, err
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case req.taskParam:
-		return &legacyCreateTaskResult{Task: m.proj.legacyTask(snap)}, nil
-	case tasked && snap.Status.Terminal() && !rpcFailure(snap):
-		return completeResult(runResult(snap), req.labelled), nil
-	case tasked:
-		return m.proj.createTask(snap), nil
+	if tasked {
+		return &taskCreated{snap: snap}, nil
 	}
 	call.runID = snap.RunID
 	return m.await(ctx, call)
@@ -159,14 +190,10 @@ func (m *Mount) lookupTool(ctx context.Context, caller signals.Subject, name str
 // checkTaskSupport refuses a call the tool's task support does not allow.
 func checkTaskSupport(spec signals.ToolSpec, req *callRequest) error {
 	switch {
-	case req.taskParam && spec.TaskSupport == signals.TaskForbidden:
-		return &jsonrpc.Error{Code: codeMethodNotFound,
-			Message: fmt.Sprintf("tool %q does not run as a task: call it without params.task", spec.Name)}
-	case spec.TaskSupport == signals.TaskRequired && !req.taskParam && req.taskDialect:
-		return &jsonrpc.Error{Code: codeMethodNotFound,
-			Message: fmt.Sprintf("tool %q runs only as a task: call it with params.task", spec.Name)}
-	case spec.TaskSupport == signals.TaskRequired && !req.caps.tasks() && !req.taskParam:
-		return errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", spec.Name))
+	case req.task == taskWanted && spec.TaskSupport == signals.TaskForbidden:
+		return &taskRefusal{tool: spec.Name, forbidden: true}
+	case spec.TaskSupport == signals.TaskRequired && req.task != taskWanted && (req.task == taskNone || req.mustAskForTask):
+		return &taskRefusal{tool: spec.Name}
 	}
 	return nil
 }
@@ -220,15 +247,6 @@ func rpcFailure(s signals.Snapshot) bool {
 	return s.Status == signals.StatusFailed && s.Error != nil && s.Error.RPCCode != 0
 }
 
-// completeResult labels a CallToolResult for a 2026-07-28 request
-// (labelled).
-func completeResult(r *toolResult, labelled bool) *toolResult {
-	if labelled {
-		r.ResultType = resultComplete
-	}
-	return r
-}
-
 // preRunInputs handles a tool's pre-run input requests (MRTR before any run
 // exists). It returns the answers to start the run with, or an early result
 // (InputRequiredResult for missing answers, an error result for a declined
@@ -256,10 +274,10 @@ func (m *Mount) preRunInputs(t *catalog.Tool, req *callRequest) (map[string]json
 		switch resp.Action {
 		case "accept":
 		case "decline", "cancel":
-			return nil, completeResult(&toolResult{
+			return nil, &toolResult{
 				Content: []content{{Type: "text", Text: fmt.Sprintf("input %q was %sed; the tool did not run", in.Key, resp.Action)}},
 				IsError: true,
-			}, req.labelled), nil
+			}, nil
 		default:
 			return nil, nil, errInvalidParams(fmt.Sprintf("inputResponses[%q]: unknown action %q", in.Key, resp.Action))
 		}
@@ -288,5 +306,5 @@ func (m *Mount) preRunInputs(t *catalog.Tool, req *callRequest) (map[string]json
 	if m.metrics != nil {
 		m.metrics.MRTRRound()
 	}
-	return nil, &inputRequiredResult{ResultType: resultInputRequired, InputRequests: missing}, nil
+	return nil, &inputRequiredResult{InputRequests: missing}, nil
 }

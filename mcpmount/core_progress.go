@@ -33,8 +33,8 @@ type progress struct {
 }
 
 // progressNotifier sends a notifications/progress on the stream of the
-// request it belongs to: a session-era session (*mcp.ServerSession) or a
-// 2026-07-28 request's SSE response.
+// request it belongs to; each dialect provides its own (an SDK session, or
+// the SSE response of a request the mount answers itself).
 type progressNotifier interface {
 	NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error
 }

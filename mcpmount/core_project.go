@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/signals"
-	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
-// projector turns run snapshots into Tasks extension wire shapes (the
-// mcp.tasks.status table of the OpenWOP interop map).
+// projector turns run snapshots into the task shapes of the dialects (the
+// Tasks extension's in dialect_2026_tasks.go, the 2025-11-25 task methods'
+// in dialect_2025_11_25_tasks.go).
 type projector struct {
 	pollIntervalMs int64
 }
@@ -19,63 +19,6 @@ func timestamp(t time.Time) string {
 		t = time.Unix(0, 0)
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// taskStatus maps a run status onto a task status. An interrupt-waiting run
-// with nothing the client can answer reads working.
-func taskStatus(snap signals.Snapshot, requests map[string]inputRequest) string {
-	switch snap.Status {
-	case signals.StatusCompleted:
-		return taskCompleted
-	case signals.StatusFailed:
-		if snap.Error != nil && snap.Error.RPCCode != 0 {
-			return taskFailed
-		}
-		return taskCompleted
-	case signals.StatusCancelled:
-		return taskCancelled
-	case signals.StatusWaitingApproval, signals.StatusWaitingInput:
-		if len(requests) > 0 {
-			return taskInputRequired
-		}
-	}
-	return taskWorking
-}
-
-func (p projector) task(snap signals.Snapshot, status string) task {
-	return task{
-		TaskID:         runid.Project(snap.RunID),
-		Status:         status,
-		StatusMessage:  snap.StatusMessage,
-		CreatedAt:      timestamp(snap.CreatedAt),
-		LastUpdatedAt:  timestamp(snap.UpdatedAt),
-		TTLMs:          nil,
-		PollIntervalMs: p.pollIntervalMs,
-	}
-}
-
-// createTask builds the CreateTaskResult for a freshly started run.
-func (p projector) createTask(snap signals.Snapshot) *createTaskResult {
-	status := taskStatus(snap, inputRequests(snap))
-	return &createTaskResult{ResultType: resultTask, task: p.task(snap, status)}
-}
-
-// detailedTask builds the tasks/get result.
-func (p projector) detailedTask(snap signals.Snapshot) *detailedTaskResult {
-	reqs := inputRequests(snap)
-	status := taskStatus(snap, reqs)
-	res := &detailedTaskResult{ResultType: resultComplete, task: p.task(snap, status)}
-	switch status {
-	case taskInputRequired:
-		res.InputRequests = reqs
-	case taskCompleted:
-		// The inlined CallToolResult is labelled like a direct answer: the
-		// Tasks extension's clients validate it as a complete result.
-		res.Result = completeResult(runResult(snap), true)
-	case taskFailed:
-		res.Error = &taskError{Code: snap.Error.RPCCode, Message: snap.Error.Message}
-	}
-	return res
 }
 
 // runResult is the CallToolResult of a terminal run: what a blocking

@@ -53,62 +53,58 @@ func (m *Mount) lookupErr(ctx context.Context, op, runID string, err error) erro
 	return errInternal()
 }
 
-// getTaskOf answers tasks/get of the task rawID with the run's getRun
-// query, projected; declared tells whether the request declared the Tasks
-// extension.
-func (m *Mount) getTaskOf(ctx context.Context, declared bool, rawID json.RawMessage) (*detailedTaskResult, error) {
+// getTaskOf reads the task rawID (tasks/get) with the run's getRun query;
+// declared tells whether the request declared the Tasks extension. The
+// dialect projects the run.
+func (m *Mount) getTaskOf(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, error) {
 	caller, id, err := m.taskTarget(ctx, "tasks/get", declared, rawID)
 	if err != nil {
-		return nil, err
+		return signals.Snapshot{}, err
 	}
 	snap, err := m.runs.Get(ctx, caller, id)
 	if err != nil {
-		return nil, m.lookupErr(ctx, "get run", id, err)
+		return signals.Snapshot{}, m.lookupErr(ctx, "get run", id, err)
 	}
-	return m.proj.detailedTask(snap), nil
+	return snap, nil
 }
 
-// updateTaskOf answers tasks/update: each inputResponses entry naming an
+// updateTaskOf answers the task rawID's input requests (tasks/update): each inputResponses entry naming an
 // open interrupt resolves it (Runs checks eligibility and applies it at
-// most once). Entries naming nothing open resolve nothing. The ack is sent
+// most once). Entries naming nothing open resolve nothing. It returns
 // after every resolution was applied, so the next tasks/get no longer lists
 // it.
-func (m *Mount) updateTaskOf(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) (*ackResult, error) {
+func (m *Mount) updateTaskOf(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) error {
 	caller, id, err := m.taskTarget(ctx, "tasks/update", declared, rawID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	snap, err := m.runs.Get(ctx, caller, id)
 	if err != nil {
-		return nil, m.lookupErr(ctx, "get run", id, err)
+		return m.lookupErr(ctx, "get run", id, err)
 	}
 	var responses map[string]json.RawMessage
 	if len(rawResponses) > 0 && string(rawResponses) != "null" {
 		if err := json.Unmarshal(rawResponses, &responses); err != nil {
-			return nil, errInvalidParams("tasks/update: inputResponses must be an object keyed by input request")
+			return errInvalidParams("tasks/update: inputResponses must be an object keyed by input request")
 		}
 	}
-	if err := m.resolveInputs(ctx, caller, id, snap, responses); err != nil {
-		return nil, err
-	}
-	return &ackResult{ResultType: resultComplete}, nil
+	return m.resolveInputs(ctx, caller, id, snap, responses)
 }
 
-// cancelTaskOf answers tasks/cancel: the run is cancelled as cancelRun
-// does, with reason caller-requested. A terminal run is acked and left
-// alone.
-func (m *Mount) cancelTaskOf(ctx context.Context, declared bool, rawID json.RawMessage) (*ackResult, error) {
+// cancelTaskOf cancels the task rawID (tasks/cancel) with reason
+// caller-requested. A terminal run is left alone, and that is no error.
+func (m *Mount) cancelTaskOf(ctx context.Context, declared bool, rawID json.RawMessage) error {
 	caller, id, err := m.taskTarget(ctx, "tasks/cancel", declared, rawID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Once accepted, a cancel completes even if the client goes away.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
 	if _, err := m.runs.Cancel(cctx, caller, id, signals.ReasonCallerRequested); err != nil && !errors.Is(err, runs.ErrTerminal) {
-		return nil, m.lookupErr(ctx, "cancel run", id, err)
+		return m.lookupErr(ctx, "cancel run", id, err)
 	}
-	return &ackResult{ResultType: resultComplete}, nil
+	return nil
 }
 
 // resolveInputs resolves the open interrupts that responses answer (keyed

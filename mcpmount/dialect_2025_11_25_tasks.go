@@ -392,3 +392,26 @@ type elicitAnswer struct {
 	Action  string         `json:"action"`
 	Content map[string]any `json:"content,omitempty"`
 }
+
+// answerTaskDialect encodes the core's answer to a session-era tools/call:
+// a task the call asked for with params.task is the dialect's
+// CreateTaskResult, and the refusals of the tool's task support name
+// params.task (a tool that forbids tasks, and in 2025-11-25 one that runs
+// only as a task); anything else as answerCall encodes it, without
+// resultType.
+func (m *Mount) answerTaskDialect(call *callRequest, res mcp.Result, err error) (mcp.Result, error) {
+	if refusal := (*taskRefusal)(nil); errors.As(err, &refusal) {
+		switch {
+		case refusal.forbidden:
+			return nil, &jsonrpc.Error{Code: codeMethodNotFound,
+				Message: fmt.Sprintf("tool %q does not run as a task: call it without params.task", refusal.tool)}
+		case call.mustAskForTask:
+			return nil, &jsonrpc.Error{Code: codeMethodNotFound,
+				Message: fmt.Sprintf("tool %q runs only as a task: call it with params.task", refusal.tool)}
+		}
+	}
+	if t, ok := res.(*taskCreated); ok && call.task == taskWanted {
+		return &legacyCreateTaskResult{Task: m.proj.legacyTask(t.snap)}, nil
+	}
+	return m.answerCall(res, err, false)
+}

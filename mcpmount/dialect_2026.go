@@ -213,11 +213,11 @@ func (m *Mount) method2026(ctx context.Context, in *incoming) (mcp.Result, error
 	return m.observed(ctx, in.msg.Method, meta, in.header, "", func(ctx context.Context) (mcp.Result, error) {
 		switch in.msg.Method {
 		case "tasks/get":
-			return m.getTaskOf(ctx, declared, p["taskId"])
+			return m.gotTask(m.getTaskOf(ctx, declared, p["taskId"]))
 		case "tasks/update":
-			return m.updateTaskOf(ctx, declared, p["taskId"], p["inputResponses"])
+			return ack(m.updateTaskOf(ctx, declared, p["taskId"], p["inputResponses"]))
 		case "tasks/cancel":
-			return m.cancelTaskOf(ctx, declared, p["taskId"])
+			return ack(m.cancelTaskOf(ctx, declared, p["taskId"]))
 		case "tools/list":
 			return m.listTools(ctx, toolsListModern)
 		default: // server/discover: validateModern let no other method through
@@ -262,8 +262,43 @@ func (m *Mount) handleCall2026(ctx context.Context, in *incoming, call *callRequ
 	ctx = auth.WithSubject(ctx, in.caller)
 	return m.observed(ctx, "tools/call", meta, in.header, call.name, func(ctx context.Context) (mcp.Result, error) {
 		defer m.tracker.Track()()
-		return m.callTool(ctx, call)
+		res, err := m.callTool(ctx, call)
+		return m.answerCall(res, err, true)
 	})
+}
+
+// answerCall encodes the core's answer to a tools/call in the shapes of
+// 2026-07-28 and its Tasks extension; a session-era request that declared
+// the extension gets them too, without the resultType of a tool result
+// (labelled false). A created task is a CreateTaskResult, or the run's
+// tool result when the run ended already (and did not fail with a JSON-RPC
+// error); a tool that runs only as a task refuses a caller that cannot take
+// one for want of the extension.
+func (m *Mount) answerCall(res mcp.Result, err error, labelled bool) (mcp.Result, error) {
+	if refusal := (*taskRefusal)(nil); errors.As(err, &refusal) && !refusal.forbidden {
+		return nil, errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", refusal.tool))
+	}
+	switch r := res.(type) {
+	case *toolResult:
+		return completeResult(r, labelled), err
+	case *inputRequiredResult:
+		r.ResultType = resultInputRequired
+	case *taskCreated:
+		if r.snap.Status.Terminal() && !rpcFailure(r.snap) {
+			return completeResult(runResult(r.snap), labelled), nil
+		}
+		return m.proj.createTask(r.snap), nil
+	}
+	return res, err
+}
+
+// completeResult labels a tool result complete, as every 2026-07-28 result
+// is (labelled).
+func completeResult(r *toolResult, labelled bool) *toolResult {
+	if labelled {
+		r.ResultType = resultComplete
+	}
+	return r
 }
 
 // decodeCall decodes the params of a 2026-07-28 tools/call into a call
@@ -274,8 +309,11 @@ func decodeCall(h http.Header, in *incoming) (call *callRequest, problem string)
 		return nil, `missing required Mcp-Name header for method "tools/call"`
 	}
 	p := in.params
-	call = &callRequest{arguments: p["arguments"], argumentsProblem: in.argumentsProblem, labelled: true,
+	call = &callRequest{arguments: p["arguments"], argumentsProblem: in.argumentsProblem,
 		caps: capsFromRaw(in.meta[mcp.MetaKeyClientCapabilities])}
+	if call.caps.tasks() {
+		call.task = taskAccepted
+	}
 	ok := decodeOptional(p["name"], &call.name) && decodeOptional(p["requestState"], &call.requestState) &&
 		decodeOptional(p["inputResponses"], &call.inputResponses)
 	if !ok {

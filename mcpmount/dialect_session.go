@@ -224,7 +224,12 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, errInvalidParams("tools/call requires params")
 			}
 			defer m.tracker.Track()()
-			return m.callTool(ctx, m.sessionCall(r))
+			call, modern := m.sessionCall(r)
+			res, err := m.callTool(ctx, call)
+			if modern {
+				return m.answerCall(res, err, true)
+			}
+			return m.answerTaskDialect(call, res, err)
 		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
 			if legacyRequest(req) {
 				return m.dialect(ctx, method, req)
@@ -245,15 +250,23 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // sessionCall decodes a tools/call the SDK decoded (a session-era request,
-// or a 2026-07-28 one over stdio) into a call request.
-func (m *Mount) sessionCall(r *mcp.CallToolRequest) *callRequest {
+// or a 2026-07-28 one over stdio: modern) into a call request. A request
+// that declared the Tasks extension accepts a task; a session-era one with
+// params.task wants one, and in 2025-11-25 a tool that runs only as a task
+// must be called with params.task.
+func (m *Mount) sessionCall(r *mcp.CallToolRequest) (call *callRequest, modern bool) {
 	p := r.Params
-	modern := modernMeta(p.Meta)
-	call := &callRequest{name: p.Name, arguments: p.Arguments, caps: capsFromMeta(p.Meta), labelled: modern,
+	modern = modernMeta(p.Meta)
+	call = &callRequest{name: p.Name, arguments: p.Arguments, caps: capsFromMeta(p.Meta),
 		requestState: p.RequestState, inputResponses: p.InputResponses, progressToken: p.GetProgressToken()}
+	if call.caps.tasks() {
+		call.task = taskAccepted
+	}
 	if extra := r.GetExtra(); extra != nil {
 		call.claim = m.tracker.Lookup(extra.Header)
-		call.taskParam = extra.Header.Get(legacyTaskHeader) != "" && !modern
+		if extra.Header.Get(legacyTaskHeader) != "" && !modern {
+			call.task = taskWanted
+		}
 	}
 	call.exchange = m.httpCall(call.claim)
 	if call.exchange != nil {
@@ -265,8 +278,8 @@ func (m *Mount) sessionCall(r *mcp.CallToolRequest) *callRequest {
 			call.session = r.Session
 		}
 	}
-	call.taskDialect = !modern && r.ProtocolVersion() == dialectVersion
-	return call
+	call.mustAskForTask = !modern && r.ProtocolVersion() == dialectVersion
+	return call, modern
 }
 
 // sessionListing is how a tools/list the SDK decoded is answered.
@@ -469,23 +482,23 @@ func (m *Mount) registerTaskMethods(server *mcp.Server) error {
 // getTask answers tasks/get (the SDK's handler; see getTaskOf).
 func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*detailedTaskResult, error) {
 	if p == nil {
-		return m.getTaskOf(ctx, false, nil)
+		return m.gotTask(m.getTaskOf(ctx, false, nil))
 	}
-	return m.getTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID)
+	return m.gotTask(m.getTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID))
 }
 
 // updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
 func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateParams) (*ackResult, error) {
 	if p == nil {
-		return m.updateTaskOf(ctx, false, nil, nil)
+		return ack(m.updateTaskOf(ctx, false, nil, nil))
 	}
-	return m.updateTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID, p.InputResponses)
+	return ack(m.updateTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID, p.InputResponses))
 }
 
 // cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
 func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*ackResult, error) {
 	if p == nil {
-		return m.cancelTaskOf(ctx, false, nil)
+		return ack(m.cancelTaskOf(ctx, false, nil))
 	}
-	return m.cancelTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID)
+	return ack(m.cancelTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID))
 }

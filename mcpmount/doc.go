@@ -18,21 +18,26 @@
 //   - dialect_2026.go, dialect_2026_listen.go: the 2026-07-28 dialect. The
 //     mount answers every method of it itself (server/discover, tools/list,
 //     tools/call, tasks/get|update|cancel, subscriptions/listen); its answers
-//     are held to testdata/wire-2026-07-28.golden.
+//     are held to testdata/wire-2026-07-28.golden. dialect_2026_tasks.go:
+//     the Tasks extension's shapes of runs (also for session-era requests
+//     that declared the extension).
 //   - dialect_session*.go: the session era, served by the go-sdk (its
 //     stateful handler for HTTP sessions, its stateless one for requests of
 //     no session, stdio), with elicitation/create for a run's questions.
 //   - dialect_2025_11_25_tasks.go: the 2025-11-25 task methods (params.task,
-//     tasks/get|result|list|cancel) of session-era clients.
+//     tasks/get|result|list|cancel) of session-era clients, with their
+//     create-task shape and the refusals that name params.task.
 //   - jsonrpc.go: the one JSON-RPC writer, the one content negotiation and
 //     the one SSE stream with keep-alives, which every dialect writes
 //     through.
 //   - core_call.go: where tools/call becomes a run (callTool, from the
-//     callRequest a dialect decoded). core_blocking.go: a call that waits
+//     callRequest a dialect decoded, answering in the core's terms: a tool
+//     result, input required, taskCreated, or a taskRefusal, which each
+//     dialect encodes in its shape). core_blocking.go: a call that waits
 //     for its run, with multi-round-trip requests (MRTR) for its questions.
 //     core_tasks.go: tasks read, answered and cancelled. core_progress.go,
-//     core_admission.go, core_project.go (runs as tasks), wire.go (the wire
-//     shapes), observe.go (spans and metrics).
+//     core_admission.go, core_project.go (a run's tool result and input
+//     requests), wire.go (the wire shapes), observe.go (spans and metrics).
 //
 // A call owns the run it starts until its response is delivered
 // (package ownership); the requestState of an MRTR round is sealed by
