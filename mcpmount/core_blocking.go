@@ -42,13 +42,13 @@ type blockingCall struct {
 	digest   string
 	runID    string
 	round    int // input rounds answered so far
-	// session is the session-era session of the request: elicitation
-	// requests go through it, on the request's stream.
-	session *mcp.ServerSession
+	// asker asks the client the run's questions (nil: the call answers
+	// them as input requests instead).
+	asker asker
 	// notify sends progress notifications on the request's stream.
 	notify progressNotifier
-	// elicit: a session-era client that declared form elicitation, asked
-	// the run's questions with elicitation/create during the call.
+	// elicit: the client is asked the run's questions through asker
+	// while the call waits.
 	elicit bool
 	// progressToken is the request's _meta.progressToken, nil when none.
 	progressToken any
@@ -71,9 +71,9 @@ func suspendsForInput(s signals.Snapshot) bool {
 // await waits for the run to end or to ask the client for input, and
 // answers: the CallToolResult of a terminal run, an InputRequiredResult
 // (MRTR) for open interrupts, or, at MaxBlockingWait, an isError result
-// that names the run so the client can follow it. A session-era client that
-// declared elicitation is asked the run's questions as elicitation/create
-// requests instead, and the call waits on until the run ends. A request
+// that names the run so the client can follow it. A client the dialect can
+// ask during the call (blockingCall.asker) is asked the run's questions
+// instead, and the call waits on until the run ends. A request
 // with a progressToken gets notifications/progress while it waits.
 func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 	if st := c.exchange.sseStream(); st != nil {
@@ -99,9 +99,9 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 	}
 	prog := m.startProgress(wctx, c)
 	defer prog.stop()
-	var asker *sessionAsker
+	var asker *questionFollower
 	if c.elicit {
-		asker = m.newSessionAsker(wctx, c)
+		asker = m.followQuestions(wctx, c)
 		defer asker.stop()
 	}
 	for {

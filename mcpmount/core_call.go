@@ -42,10 +42,9 @@ type callRequest struct {
 	inputResponses mcp.InputResponseMap
 	// progressToken is the request's _meta.progressToken, nil when none.
 	progressToken any
-	// session is the session-era session of the request (nil otherwise):
-	// its client, when it declared form elicitation, is asked the run's
-	// questions with elicitation/create during the call.
-	session *mcp.ServerSession
+	// asker asks the client the run's questions during the call (nil: the
+	// dialect cannot, and a question ends a blocking call).
+	asker asker
 	// notify sends the call's progress notifications (nil: none can be).
 	notify progressNotifier
 	// claim is the request's ownership claim (nil: no transport tracks it).
@@ -109,9 +108,9 @@ func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, err
 		return nil, err
 	}
 	spec := t.Spec()
-	// A session-era client that declared elicitation in its session is
-	// asked the run's questions by elicitation/create during the call.
-	elicit := sessionElicits(req.session)
+	// A client the dialect can ask during the call is asked the run's
+	// questions while the call waits.
+	elicit := req.asker != nil
 	if elicit {
 		req.caps.Elicitation = &elicitationCaps{Form: json.RawMessage(`{}`)}
 	}
@@ -139,13 +138,13 @@ func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, err
 		return nil, errInvalidParams(fmt.Sprintf("tool %q: %v", req.name, err))
 	}
 	call := &blockingCall{tool: t, caller: caller, claim: req.claim, exchange: req.exchange, caps: req.caps,
-		digest: digest, session: req.session, notify: req.notify, elicit: elicit && !tasked, progressToken: req.progressToken}
+		digest: digest, asker: req.asker, notify: req.notify, elicit: elicit && !tasked, progressToken: req.progressToken}
 	if req.requestState != "" && !tasked {
 		return m.continueRun(ctx, call, req.requestState, req.inputResponses)
 	}
 	inputs, early, err := m.preRunInputs(t, req)
 	if ir, ok := early.(*inputRequiredResult); ok && call.elicit {
-		if req.inputResponses, err = m.elicitPreRun(ctx, req.session, req.inputResponses, ir); err != nil {
+		if req.inputResponses, err = m.askPreRun(ctx, req.asker, req.inputResponses, ir); err != nil {
 			return nil, err
 		}
 		inputs, early, err = m.preRunInputs(t, req)

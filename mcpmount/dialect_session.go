@@ -274,8 +274,8 @@ func (m *Mount) sessionCall(r *mcp.CallToolRequest) (call *callRequest, modern b
 	}
 	if r.Session != nil {
 		call.notify = r.Session
-		if !modern {
-			call.session = r.Session
+		if !modern && sessionElicits(r.Session) {
+			call.asker = sessionAsker{r.Session}
 		}
 	}
 	call.mustAskForTask = !modern && r.ProtocolVersion() == dialectVersion

@@ -23,7 +23,8 @@
 //     that declared the extension).
 //   - dialect_session*.go: the session era, served by the go-sdk (its
 //     stateful handler for HTTP sessions, its stateless one for requests of
-//     no session, stdio), with elicitation/create for a run's questions.
+//     no session, stdio); a session that declared elicitation gives its
+//     calls an asker (elicitation/create) for a run's questions.
 //   - dialect_2025_11_25_tasks.go: the 2025-11-25 task methods (params.task,
 //     tasks/get|result|list|cancel) of session-era clients, with their
 //     create-task shape and the refusals that name params.task.
@@ -34,7 +35,9 @@
 //     callRequest a dialect decoded, answering in the core's terms: a tool
 //     result, input required, taskCreated, or a taskRefusal, which each
 //     dialect encodes in its shape). core_blocking.go: a call that waits
-//     for its run, with multi-round-trip requests (MRTR) for its questions.
+//     for its run, with multi-round-trip requests (MRTR) for its questions,
+//     or, when the dialect gave the call an asker, core_ask.go: the run's
+//     questions asked while the call waits.
 //     core_tasks.go: tasks read, answered and cancelled. core_progress.go,
 //     core_admission.go, core_project.go (a run's tool result and input
 //     requests), wire.go (the wire shapes), observe.go (spans and metrics).
