@@ -49,54 +49,54 @@ func (m *Mount) followQuestions(ctx context.Context, c *blockingCall) *questionF
 
 // outdated reports whether the run's open questions differ from the ones
 // being asked.
-func (a *questionFollower) outdated(s signals.Snapshot) bool {
+func (f *questionFollower) outdated(s signals.Snapshot) bool {
 	open := 0
 	for _, it := range s.Interrupts {
 		if it.Kind == signals.KindExternalEvent {
 			continue
 		}
-		if _, ok := a.asking[it.ID]; !ok {
+		if _, ok := f.asking[it.ID]; !ok {
 			return true
 		}
 		open++
 	}
-	return open != len(a.asking)
+	return open != len(f.asking)
 }
 
 // sync asks the run's new open questions and withdraws the ones no longer
 // open.
-func (a *questionFollower) sync(s signals.Snapshot) {
+func (f *questionFollower) sync(s signals.Snapshot) {
 	open := map[string]bool{}
 	for _, it := range s.Interrupts {
 		if it.Kind != signals.KindExternalEvent {
 			open[it.ID] = true
 		}
 	}
-	for id, cancel := range a.asking {
+	for id, cancel := range f.asking {
 		if !open[id] {
 			cancel()
-			delete(a.asking, id)
+			delete(f.asking, id)
 		}
 	}
 	for _, it := range s.Interrupts {
 		if !open[it.ID] {
 			continue
 		}
-		if _, ok := a.asking[it.ID]; ok {
+		if _, ok := f.asking[it.ID]; ok {
 			continue
 		}
-		ctx, cancel := context.WithCancel(a.ctx)
-		a.asking[it.ID] = cancel
-		a.wg.Add(1)
-		go a.ask(ctx, it)
+		ctx, cancel := context.WithCancel(f.ctx)
+		f.asking[it.ID] = cancel
+		f.wg.Add(1)
+		go f.ask(ctx, it)
 	}
 }
 
 // ask asks one question and resolves its answer.
-func (a *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
-	defer a.wg.Done()
-	log := a.m.log.With(zap.String("runId", a.c.runID), zap.String("interruptId", it.ID))
-	res, err := a.c.asker.ask(ctx, interruptMessage(it), interruptSchema(it))
+func (f *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
+	defer f.wg.Done()
+	log := f.m.log.With(zap.String("runId", f.c.runID), zap.String("interruptId", it.ID))
+	res, err := f.c.asker.ask(ctx, interruptMessage(it), interruptSchema(it))
 	if err != nil {
 		if ctx.Err() == nil {
 			// The question stays open: it can still be answered by
@@ -110,31 +110,31 @@ func (a *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
 		log.Warn("the client's answer does not encode", zap.Error(err))
 		return
 	}
-	snap, err := a.m.runs.Get(ctx, a.c.caller, a.c.runID)
+	snap, err := f.m.runs.Get(ctx, f.c.caller, f.c.runID)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Warn("read the run to apply the client's answer", zap.Error(err))
 		}
 		return
 	}
-	if err := a.m.resolveInputs(ctx, a.c.caller, a.c.runID, snap, map[string]json.RawMessage{it.ID: answer}); err != nil && ctx.Err() == nil {
+	if err := f.m.resolveInputs(ctx, f.c.caller, f.c.runID, snap, map[string]json.RawMessage{it.ID: answer}); err != nil && ctx.Err() == nil {
 		log.Warn("the client's answer was not applied", zap.Error(err))
 	}
 }
 
 // stop withdraws every pending question and waits for the goroutines.
-func (a *questionFollower) stop() {
-	for id, cancel := range a.asking {
+func (f *questionFollower) stop() {
+	for id, cancel := range f.asking {
 		cancel()
-		delete(a.asking, id)
+		delete(f.asking, id)
 	}
-	a.wg.Wait()
+	f.wg.Wait()
 }
 
-// askPreRun asks the client a tool's missing pre-run inputs through ask,
+// askPreRun asks the client a tool's missing pre-run inputs through a,
 // one at a time in key order, and returns responses with the answers
 // added, as a multi-round-trip request (MRTR) retry would carry them.
-func (m *Mount) askPreRun(ctx context.Context, ask asker, responses mcp.InputResponseMap, ir *inputRequiredResult) (mcp.InputResponseMap, error) {
+func (m *Mount) askPreRun(ctx context.Context, a asker, responses mcp.InputResponseMap, ir *inputRequiredResult) (mcp.InputResponseMap, error) {
 	keys := make([]string, 0, len(ir.InputRequests))
 	for k := range ir.InputRequests {
 		keys = append(keys, k)
@@ -146,7 +146,7 @@ func (m *Mount) askPreRun(ctx context.Context, ask asker, responses mcp.InputRes
 	}
 	for _, k := range keys {
 		req := ir.InputRequests[k]
-		res, err := ask.ask(ctx, req.Params.Message, req.Params.RequestedSchema)
+		res, err := a.ask(ctx, req.Params.Message, req.Params.RequestedSchema)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -99,16 +99,16 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 	}
 	prog := m.startProgress(wctx, c)
 	defer prog.stop()
-	var asker *questionFollower
+	var follower *questionFollower
 	if c.elicit {
-		asker = m.followQuestions(wctx, c)
-		defer asker.stop()
+		follower = m.followQuestions(wctx, c)
+		defer follower.stop()
 	}
 	for {
 		snap, err := m.runs.Await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
 			prog.observe(s)
-			if asker != nil {
-				return asker.outdated(s)
+			if follower != nil {
+				return follower.outdated(s)
 			}
 			return suspendsForInput(s)
 		})
@@ -136,10 +136,10 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 			}
 			return runResult(snap), nil
 		}
-		if asker == nil {
+		if follower == nil {
 			return m.askInput(ctx, c, snap)
 		}
-		asker.sync(snap)
+		follower.sync(snap)
 	}
 }
 
