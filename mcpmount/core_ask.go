@@ -96,7 +96,7 @@ func (f *questionFollower) sync(s signals.Snapshot) {
 func (f *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
 	defer f.wg.Done()
 	log := f.m.log.With(zap.String("runId", f.c.runID), zap.String("interruptId", it.ID))
-	res, err := f.c.asker.ask(ctx, interruptMessage(it), interruptSchema(it))
+	res, err := f.c.asker.ask(ctx, it.Message(), it.RequestedSchema())
 	if err != nil {
 		if ctx.Err() == nil {
 			// The question stays open: it can still be answered by

@@ -1,7 +1,6 @@
 package mcpmount
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/openwop/temporal-mcp/signals"
@@ -70,7 +69,7 @@ func runResult(snap signals.Snapshot) *toolResult {
 func inputRequests(snap signals.Snapshot) map[string]inputRequest {
 	var out map[string]inputRequest
 	for _, it := range snap.Interrupts {
-		if it.Kind == signals.KindExternalEvent {
+		if !it.ClientAnswered() {
 			continue
 		}
 		if out == nil {
@@ -78,77 +77,8 @@ func inputRequests(snap signals.Snapshot) map[string]inputRequest {
 		}
 		out[it.ID] = inputRequest{
 			Method: "elicitation/create",
-			Params: elicitParams{Mode: "form", Message: interruptMessage(it), RequestedSchema: interruptSchema(it)},
+			Params: elicitParams{Mode: "form", Message: it.Message(), RequestedSchema: it.RequestedSchema()},
 		}
 	}
 	return out
-}
-
-func interruptMessage(it signals.Interrupt) string {
-	msg := it.Title
-	if msg == "" {
-		msg = "Input requested"
-	}
-	if it.Description != "" {
-		msg += " — " + it.Description
-	}
-	return msg
-}
-
-// interruptSchema is the requestedSchema of an interrupt's elicitation:
-// approvals ask for an action, other interrupts for their own schema when
-// it is a flat object of primitive properties (the only shape form mode
-// allows). Any other schema is asked as one string property "value" holding
-// the answer as JSON text.
-func interruptSchema(it signals.Interrupt) json.RawMessage {
-	if it.Kind == signals.KindApproval || len(it.Schema) == 0 && len(it.Actions) > 0 {
-		actions := it.Actions
-		if len(actions) == 0 {
-			actions = []string{"accept", "reject"}
-		}
-		b, _ := json.Marshal(map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"action": map[string]any{"type": "string", "enum": actions}},
-			"required":   []string{"action"},
-		})
-		return b
-	}
-	if flatPrimitiveSchema(it.Schema) {
-		return it.Schema
-	}
-	return json.RawMessage(fallbackSchema)
-}
-
-const fallbackSchema = `{"type":"object","properties":{"value":{"type":"string","description":"the answer, as JSON text"}},"required":["value"]}`
-
-// flatPrimitiveSchema reports whether raw is an object schema whose
-// properties are all primitive (string, number, integer, boolean), none of
-// them writeOnly or a password.
-func flatPrimitiveSchema(raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	var s struct {
-		Type       string `json:"type"`
-		Properties map[string]struct {
-			Type      any    `json:"type"`
-			Format    string `json:"format"`
-			WriteOnly bool   `json:"writeOnly"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil || s.Type != "object" {
-		return false
-	}
-	for _, p := range s.Properties {
-		t, ok := p.Type.(string)
-		if !ok || p.WriteOnly || p.Format == "password" {
-			return false
-		}
-		switch t {
-		case "string", "number", "integer", "boolean":
-		default:
-			return false
-		}
-	}
-	return true
 }

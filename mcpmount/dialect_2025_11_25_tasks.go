@@ -356,14 +356,14 @@ func (m *Mount) elicitInputs(ctx context.Context, ss *mcp.ServerSession, caller 
 	for _, it := range open {
 		asked[it.ID] = true
 		var schema map[string]any
-		if err := json.Unmarshal(interruptSchema(it), &schema); err != nil {
+		if err := json.Unmarshal(it.RequestedSchema(), &schema); err != nil {
 			m.runLog(ctx, id, "").Error("decode an interrupt schema", zap.Error(err))
 			return errInternal()
 		}
 		res, err := ss.Elicit(ctx, &mcp.ElicitParams{
 			Meta:            mcp.Meta{metaRelatedTask: map[string]any{"taskId": runid.Project(id)}},
 			Mode:            "form",
-			Message:         interruptMessage(it),
+			Message:         it.Message(),
 			RequestedSchema: schema,
 		})
 		if err != nil {

@@ -224,7 +224,7 @@ func TestProjection(t *testing.T) {
 		{"waiting-input, non-flat schema", with(func(s *signals.Snapshot) { s.Status = signals.StatusWaitingInput; s.Interrupts = open }),
 			"input_required", func(t *testing.T, d *detailedTaskResult) {
 				got := d.InputRequests[open[0].ID].Params.RequestedSchema
-				if string(got) != fallbackSchema {
+				if string(got) != signals.FallbackSchema {
 					t.Errorf("schema = %s", got)
 				}
 			}},

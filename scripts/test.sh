@@ -53,3 +53,8 @@ fi
 # 2-core machine running them side by side only makes their timings noisy.
 go test -count=1 -run '^$' ./... >/dev/null
 go test -count=1 -p 1 -timeout 45m ./...
+
+# examples/refund is a module of its own (a replace points at this
+# checkout): its tests use the test kit (workflows/workflowstest) as a tool
+# author's tests do.
+(cd examples/refund && go vet ./... && go test -count=1 ./...)

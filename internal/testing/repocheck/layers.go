@@ -53,6 +53,9 @@ var layers = map[string]Layer{
 	"cmd/":                  LayerCommand,
 	"internal/cmd/":         LayerCommand,
 	"internal/testing/":     LayerCommand,
+
+	// The authors' test kit is a library beside the one it tests.
+	"workflows/workflowstest": LayerService,
 }
 
 // publicMayImport lists the internal packages a public package may import:

@@ -1,0 +1,22 @@
+// Package workflowstest runs tools written with package workflows in the
+// Temporal SDK's test environment (go.temporal.io/sdk/testsuite), the way
+// an agent calls them through the server: an author tests a tool without
+// knowing the run contract (signals.StartRequest, the resolveInterrupt
+// signal, interrupt ids), as package net/http/httptest tests a handler
+// without a network.
+//
+// An Env makes one tool call. Env.Answer registers, by the key the tool
+// gives a question, the answer an agent would give; the Env answers each
+// question when the run asks it, after checking the answer as the server
+// checks it, and records the question as an agent sees it (Question: the
+// key of MCP's inputRequests, the message and the requestedSchema). Env.Call
+// runs the call to its end in virtual time (timers fire at once) and returns
+// the Result: the run's final snapshot, its output, its event log and every
+// question it asked. Env.Temporal is the SDK's environment, for mocking
+// activities (OnActivity) or anything else the SDK offers.
+//
+// Replay and ReplayAll replay recorded workflow histories (the JSON of
+// `temporal workflow show --output json`) with the current code: a change
+// that would fail the runs in flight after a release fails the replay of the
+// histories recorded before it (docs/upgrades.md).
+package workflowstest

@@ -1,0 +1,272 @@
+package workflowstest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// Defaults of a new Env.
+const (
+	// DefaultTenant is the tenant of the default caller.
+	DefaultTenant = "test"
+	// DefaultAnswerTimeout is how long, in the environment's virtual time, a
+	// question without an answer stays open before the Env gives up.
+	DefaultAnswerTimeout = 24 * time.Hour
+	// DefaultTestTimeout bounds, in real time, how long the environment
+	// waits while the run makes no progress (testsuite's SetTestTimeout).
+	DefaultTestTimeout = 30 * time.Second
+)
+
+// Env runs one call of a tool of a registry in the SDK's test
+// environment. Set its fields before Call; make a new Env for every call.
+type Env struct {
+	// Caller is who calls the tool and, unless an Answer names someone
+	// else, who answers its questions. New sets a subject "tester" of
+	// DefaultTenant.
+	Caller signals.Subject
+	// RunID is the run's id (the workflow ID). Empty means an id in the
+	// Caller's tenant.
+	RunID string
+	// Transport is the transport the run records as having started it
+	// (signals.TransportMCP when empty).
+	Transport string
+	// AnswerTimeout is how long, in virtual time, a question stays open
+	// without an answer before Call cancels the run and reports it (the
+	// test environment would otherwise wait for an answer that never
+	// comes). New sets DefaultAnswerTimeout; a tool's own timers that
+	// fire sooner still run first.
+	AnswerTimeout time.Duration
+	// Logger receives the SDK's and the tool's log; nil discards it. It is
+	// read when the environment is made (the first call of Temporal or
+	// Call).
+	Logger log.Logger
+
+	reg     *workflows.Registry
+	env     *testsuite.TestWorkflowEnvironment
+	answers map[string]answerer
+	asked   []*Question // in the order asked
+	byID    map[string]*Question
+	seen    []signals.Status
+	called  bool
+	runID   string
+	problem error // why Call fails after the run (an answer the Env could not give)
+}
+
+// answerer gives the answer to a question; retry is set when it may be
+// asked again after a refusal (AnswerFunc).
+type answerer struct {
+	f     func(Question) Answer
+	retry bool
+}
+
+// New returns an Env that calls the tools of reg and runs their
+// activities (those given to workflows.NewRegistry).
+func New(reg *workflows.Registry) *Env {
+	return &Env{
+		Caller:        signals.Subject{Issuer: "workflowstest", SubjectID: "tester", Tenant: DefaultTenant},
+		AnswerTimeout: DefaultAnswerTimeout,
+		reg:           reg,
+		answers:       map[string]answerer{},
+		byID:          map[string]*Question{},
+	}
+}
+
+// Temporal returns the SDK's test environment the call runs in: mock an
+// activity with OnActivity, set the start time, add delayed callbacks.
+// Do not execute a workflow on it (Call does), and do not mock
+// UpsertMemo or UpsertTypedSearchAttributes: the Env follows the run
+// through them.
+func (e *Env) Temporal() *testsuite.TestWorkflowEnvironment {
+	if e.env != nil {
+		return e.env
+	}
+	var s testsuite.WorkflowTestSuite
+	logger := e.Logger
+	if logger == nil {
+		logger = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	}
+	s.SetLogger(logger)
+	e.env = s.NewTestWorkflowEnvironment()
+	e.env.SetTestTimeout(DefaultTestTimeout)
+	e.reg.Register(e.env)
+	// Every change of the run's status or open questions is published
+	// with one of these upserts: look at the run once the workflow task
+	// that made it is done.
+	follow := func(mock.Arguments) { e.env.RegisterDelayedCallback(e.observe, 0) }
+	e.env.OnUpsertMemo(mock.Anything).Return(nil).Run(follow).Maybe()
+	e.env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(follow).Maybe()
+	return e.env
+}
+
+// Call calls tool with args (any value that encodes to the arguments
+// object) and runs the call to its end. Like the server, it first checks
+// the arguments against the tool's input schema and asks the tool's
+// pre-run inputs (each answered with Answer under its key), and starts no
+// run when one is refused: it then returns a nil Result and the error.
+// Otherwise the Result is the run's; the error is non-nil when the Env
+// could not give an answer (a question no Answer was registered for, an
+// answer refused), and the run was then cancelled.
+func (e *Env) Call(tool string, args any) (*Result, error) {
+	if e.called {
+		return nil, errors.New("workflowstest: an Env makes one call; make another with New")
+	}
+	e.called = true
+	spec, ok := e.reg.Lookup(tool)
+	if !ok {
+		return nil, fmt.Errorf("workflowstest: the registry has no tool %q", tool)
+	}
+	ct, err := catalog.Compile(spec)
+	if err != nil {
+		return nil, fmt.Errorf("workflowstest: %w", err)
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("workflowstest: encode the arguments of %s: %w", tool, err)
+	}
+	if raw, err = ct.ValidateArguments(raw); err != nil {
+		return nil, err
+	}
+	pre, err := e.askBeforeRun(ct, spec)
+	if err != nil {
+		return nil, err
+	}
+	e.runID = e.RunID
+	if e.runID == "" {
+		e.runID = e.Caller.Tenant + "/workflowstest-run-1"
+	}
+	transport := e.Transport
+	if transport == "" {
+		transport = signals.TransportMCP
+	}
+	env := e.Temporal()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: e.runID})
+	env.ExecuteWorkflow(tool, signals.StartRequest{
+		Tool:         tool,
+		Arguments:    raw,
+		Owner:        signals.Owner{Tenant: e.Caller.Tenant, Subject: e.Caller},
+		Transport:    transport,
+		PreRunInputs: pre,
+	})
+	if !env.IsWorkflowCompleted() {
+		return nil, fmt.Errorf("workflowstest: the run of %s did not complete", tool)
+	}
+	res, err := e.result()
+	if err != nil {
+		return nil, err
+	}
+	return res, e.problem
+}
+
+// At runs f at virtual time d after the run starts (d after the current
+// virtual time when called while the run goes on): to look at the run
+// while it waits (Snapshot, Events) or to cancel it.
+func (e *Env) At(d time.Duration, f func()) { e.Temporal().RegisterDelayedCallback(f, d) }
+
+// Snapshot returns the run's current snapshot (the getRun query). Call it
+// while the run goes on: from an AnswerFunc or an At function.
+func (e *Env) Snapshot() (signals.Snapshot, error) {
+	var s signals.Snapshot
+	v, err := e.Temporal().QueryWorkflow(signals.QueryGetRun)
+	if err != nil {
+		return s, fmt.Errorf("workflowstest: query %s: %w", signals.QueryGetRun, err)
+	}
+	if err := v.Get(&s); err != nil {
+		return s, fmt.Errorf("workflowstest: decode the snapshot: %w", err)
+	}
+	return s, nil
+}
+
+// Events returns the run's event log after sequence number after (-1 for
+// all of it), while the run goes on.
+func (e *Env) Events(after int) ([]signals.Event, error) {
+	var p signals.EventPage
+	v, err := e.Temporal().QueryWorkflow(signals.QueryEvents, signals.EventsQuery{AfterSequence: after})
+	if err != nil {
+		return nil, fmt.Errorf("workflowstest: query %s: %w", signals.QueryEvents, err)
+	}
+	if err := v.Get(&p); err != nil {
+		return nil, fmt.Errorf("workflowstest: decode the events: %w", err)
+	}
+	return p.Events, nil
+}
+
+// Cancel cancels the run as tasks/cancel or a REST cancel does, recording
+// reason (signals.ReasonCallerRequested when empty) and the Caller.
+func (e *Env) Cancel(reason string) {
+	env := e.Temporal()
+	if reason == "" {
+		reason = signals.ReasonCallerRequested
+	}
+	env.SignalWorkflow(signals.SignalCancelReason, signals.CancelRequest{Reason: reason, CancelledBy: e.Caller})
+	env.CancelWorkflow()
+}
+
+// Resolve sends res to the run as it is, unchecked and unrecorded: what a
+// client racing another, or one that is not allowed to answer, would get
+// to the run. Tests of the harness itself use it; a tool's tests use
+// Answer.
+func (e *Env) Resolve(res signals.Resolution) {
+	e.Temporal().SignalWorkflow(signals.SignalResolveInterrupt, res)
+}
+
+// observe looks at the run after a change: it records the status, shows
+// every new question and answers the open ones.
+func (e *Env) observe() {
+	if e.env.IsWorkflowCompleted() {
+		return
+	}
+	snap, err := e.Snapshot()
+	if err != nil {
+		return // not started yet, or ending
+	}
+	if n := len(e.seen); n == 0 || e.seen[n-1] != snap.Status {
+		e.seen = append(e.seen, snap.Status)
+	}
+	for _, it := range snap.Interrupts {
+		q, known := e.byID[it.ID]
+		if !known {
+			q = questionOf(it)
+			e.asked = append(e.asked, q)
+			e.byID[it.ID] = q
+			e.env.RegisterDelayedCallback(func() { e.giveUp(q) }, e.AnswerTimeout)
+		}
+		if q.Answer == nil && !q.failed {
+			e.answer(q, it, snap)
+		}
+	}
+}
+
+// giveUp cancels the run when q is still unanswered after AnswerTimeout.
+func (e *Env) giveUp(q *Question) {
+	if q.Answer != nil || q.failed || e.env.IsWorkflowCompleted() {
+		return
+	}
+	snap, err := e.Snapshot()
+	if err != nil {
+		return
+	}
+	if _, open := snap.Interrupt(q.ID); !open {
+		return // the tool stopped waiting for it
+	}
+	q.failed = true
+	e.fail(fmt.Errorf("workflowstest: question %q (%s) was not answered within %v: register an answer with Env.Answer(%q, ...)",
+		q.Key, q.Message, e.AnswerTimeout, q.Key))
+}
+
+// fail records why Call fails and ends the run.
+func (e *Env) fail(err error) {
+	e.problem = errors.Join(e.problem, err)
+	e.Cancel("")
+}
