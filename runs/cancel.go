@@ -2,10 +2,12 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/signals"
@@ -31,8 +33,9 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	if reason == "" {
 		reason = signals.ReasonCallerRequested
 	}
-	snap := signals.Snapshot{RunID: runID, Owner: signals.Owner{Tenant: caller.Tenant}, LastSequence: -1}
-	facts, known := s.known.get(runID)
+	entry, known := s.known.entry(runID)
+	facts := entry.facts
+	snap := signals.Snapshot{RunID: runID, Tool: entry.tool, Owner: signals.Owner{Tenant: caller.Tenant}, LastSequence: -1}
 	if facts&factClosed != 0 {
 		r, err := s.read(ctx, runID, caller.Tenant)
 		if err != nil {
@@ -62,16 +65,22 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		s.known.add(runID, facts)
 		snap = s.fromInfo(info)
 	}
+	req := signals.CancelRequest{Reason: reason, CancelledBy: caller}
 	if !plain {
-		if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason,
-			signals.CancelRequest{Reason: reason, CancelledBy: caller}); err != nil {
+		if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason, req); err != nil {
 			if missing(err) {
 				return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
 			}
 			return snap, fmt.Errorf("signal cancel reason to run %s: %w", runID, err)
 		}
 	}
-	if err := s.client.CancelWorkflow(ctx, runID, ""); err != nil {
+	// The request's reason (the history's cancel-requested cause) is the
+	// CancelRequest too, so that a plain run's history names who asked.
+	cause, err := json.Marshal(req)
+	if err != nil {
+		return snap, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	if err := s.client.CancelWorkflowWithOptions(ctx, client.CancelWorkflowOptions{WorkflowID: runID, Reason: string(cause)}); err != nil {
 		if missing(err) {
 			return s.terminalSnapshot(ctx, runID, caller.Tenant, snap)
 		}

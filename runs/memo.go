@@ -91,12 +91,6 @@ func (m *runMemo) update(id string, change func(*memoEntry)) {
 	m.entries[id] = e
 }
 
-// get returns what is known about id, and whether it is remembered.
-func (m *runMemo) get(id string) (runFacts, bool) {
-	e, ok := m.entry(id)
-	return e.facts, ok
-}
-
 // entry returns the memo entry of id.
 func (m *runMemo) entry(id string) (memoEntry, bool) {
 	m.mu.Lock()

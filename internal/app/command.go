@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app/config"
@@ -44,6 +46,7 @@ func ServerEnv() []config.EnvVar {
 		{Name: config.EnvTemporalLogLevel, Default: "warn", Meaning: "level of the embedded Temporal server's logs"},
 		{Name: auth.EnvKeys, Default: "unset (every caller is anon:local)", Meaning: "API keys: key=tenant:subject,..."},
 		{Name: auth.EnvKeysFile, Default: "unset", Meaning: "JSON file of API keys [{key,tenant,subject}]"},
+		{Name: audit.EnvLog, Default: audit.DefaultSink, Meaning: "the audit trail's sink: stderr, stdout, a file path (appended) or off"},
 		{Name: envMRTRKey, Default: "random per process", Meaning: "HMAC key (32+ bytes) of MRTR requestStates and listRuns cursors"},
 		{Name: config.EnvPublicURL, Default: "unset (links name the address a connection arrived on)", Meaning: "external base URL: links in responses; its host and origin are allowed"},
 		{Name: config.EnvAllowedHosts, Default: "unset (loopback hosts only on 127.0.0.1)", Meaning: "further Host header values accepted (host or host:port, comma-separated)"},
@@ -69,7 +72,7 @@ const Summary = "Command server serves Temporal workflows as MCP tools (embeddin
 func Main(stdio bool) error {
 	worker.SetStickyWorkflowCacheSize(workflows.DefaultWorkflowCacheSize) // before any worker starts; process-wide
 	var logger *zap.Logger
-	st, err := loadSettings()
+	st, err := loadSettings(stdio)
 	if err == nil {
 		logger, err = config.NewLogger(st.cfg.LogFormat, st.cfg.LogLevel)
 	}
@@ -78,6 +81,7 @@ func Main(stdio bool) error {
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
+	defer func() { _ = st.audit.Close() }()
 	return serve(st, logger, stdio)
 }
 
@@ -104,7 +108,7 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := ServerOptions{Registry: reg, Declared: st.declared, Authenticate: authenticate, MRTRKey: st.mrtrKey,
+	opts := ServerOptions{Registry: reg, Declared: st.declared, Authenticate: authenticate, Audit: st.audit, MRTRKey: st.mrtrKey,
 		PublicURL: cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
 		Admission: &cfg.Admission, JournalPath: filepath.Join(cfg.DataDir, runJournalFile), Worker: cfg.Worker}
 	if stdio {
@@ -132,14 +136,17 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 type settings struct {
 	cfg       config.Config
 	keys      *auth.Keys
+	audit     *audit.Trail
 	toolsFile string
 	declared  []signals.ToolSpec
 	mrtrKey   []byte
 }
 
 // loadSettings reads and checks every setting: internal/app/config's, the API
-// keys, the declared tools and the MRTR key. Its error names the variable.
-func loadSettings() (settings, error) {
+// keys, the audit trail's sink (not stdout with stdio, where stdout is the
+// MCP stream), the declared tools and the MRTR key. Its error names the
+// variable.
+func loadSettings(stdio bool) (settings, error) {
 	var st settings
 	var err error
 	if st.cfg, err = config.LoadConfig(envconfig.EnvLookupOS); err != nil {
@@ -147,6 +154,12 @@ func loadSettings() (settings, error) {
 	}
 	if st.keys, err = auth.FromEnv(os.Getenv); err != nil {
 		return st, err // names OPENWOP_API_KEYS or OPENWOP_API_KEYS_FILE
+	}
+	if stdio && strings.TrimSpace(os.Getenv(audit.EnvLog)) == audit.SinkStdout {
+		return st, fmt.Errorf("%s: stdout is the MCP stream of -stdio; use stderr or a file", audit.EnvLog)
+	}
+	if st.audit, err = audit.FromEnv(os.Getenv); err != nil {
+		return st, err
 	}
 	if st.toolsFile = os.Getenv(config.EnvToolsFile); st.toolsFile != "" {
 		if st.declared, err = catalog.LoadDeclarations(st.toolsFile); err != nil {

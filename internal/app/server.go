@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app/toolworker"
@@ -44,6 +45,10 @@ type ServerOptions struct {
 	Declared []signals.ToolSpec
 	// Authenticate authenticates the callers of the mount and the REST API.
 	Authenticate auth.Authenticator
+	// Audit, when set, receives the audit trail: every run start, answer
+	// and cancellation and every refusal on authorization grounds, of
+	// the mount and the REST API alike.
+	Audit *audit.Trail
 	// MRTRKey is the HMAC key of MRTR requestStates and, derived from it,
 	// of listRuns cursors; nil: a random key per process.
 	MRTRKey []byte
@@ -196,10 +201,12 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		d.Logger.Warn("cancelling runs left without an owner by an earlier process", zap.Error(err))
 	}
 	cancel()
+	backend := s.opts.Audit.Backend(svc)
+	authenticate := s.opts.Audit.Authenticator(s.opts.Authenticate)
 	mopts := mcpmount.Options{
-		Runs:         svc,
+		Runs:         backend,
 		Catalog:      live,
-		Authenticate: s.opts.Authenticate,
+		Authenticate: authenticate,
 		Logger:       d.Logger.Named("mcp"),
 		MRTRKey:      s.opts.MRTRKey,
 		PublicURL:    s.opts.PublicURL,
@@ -216,8 +223,8 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		return nil, fmt.Errorf("MCP mount: %w", err)
 	}
 	rest := restapi.New(restapi.Options{
-		Runs:         svc,
-		Authenticate: s.opts.Authenticate,
+		Runs:         backend,
+		Authenticate: authenticate,
 		Catalog:      live,
 		Logger:       d.Logger.Named("rest"),
 		BaseURL:      s.opts.PublicURL,

@@ -78,6 +78,7 @@ func testInvalidSettings(t *testing.T, server, worker string) {
 		{"server", "OPENWOP_API_KEYS_FILE", "/nonexistent/keys.json"},
 		{"server", "OPENWOP_TOOLS_FILE", "/nonexistent/tools.json"},
 		{"server", "OPENWOP_MRTR_KEY", "too-short"},
+		{"server", "OPENWOP_AUDIT_LOG", "/nonexistent/dir/audit.jsonl"},
 		{"server", EnvUIPort, "ui"},
 		{"server", EnvPublicURL, "wop.example.com"},
 		{"server", EnvAllowedOrigins, "evil.example"},
@@ -110,6 +111,11 @@ func testInvalidSettings(t *testing.T, server, worker string) {
 			t.Logf("%s", lines[0])
 		})
 	}
+	// With -stdio, stdout is the MCP stream: the audit trail may not go there.
+	code, stdout, stderr := runCommand(t, server, []string{"OPENWOP_AUDIT_LOG=stdout"}, 20*time.Second, "-stdio")
+	if code == 0 || stdout != "" || !strings.Contains(stderr, "OPENWOP_AUDIT_LOG") {
+		t.Errorf("-stdio with OPENWOP_AUDIT_LOG=stdout: exit %d, stdout %q, stderr %q; want a refusal naming the variable", code, stdout, stderr)
+	}
 }
 
 // testHelp: -h on both commands lists the flags and the variables, the
@@ -124,7 +130,7 @@ func testHelp(t *testing.T, server, worker string) {
 	}{
 		{"server", server, append([]string{"-stdio", EnvHTTPAddr, EnvUIPort, EnvPublicURL, EnvAllowedHosts, EnvAllowedOrigins,
 			EnvHTTPReadTimeout, EnvHTTPIdleTimeout, EnvHTTPMaxConns, EnvMaxStarts, EnvMaxBlockingCalls, EnvTenantMaxCalls,
-			"OPENWOP_API_KEYS", "OPENWOP_MRTR_KEY"}, shared...)},
+			"OPENWOP_API_KEYS", "OPENWOP_MRTR_KEY", "OPENWOP_AUDIT_LOG"}, shared...)},
 		{"worker", worker, shared},
 	}
 	for _, tt := range tests {

@@ -17,8 +17,8 @@ const (
 	// LayerDomain holds the concepts tools and runs are made of: auth,
 	// the catalog, the activity-side library.
 	LayerDomain
-	// LayerService holds the author library (workflows) and the run
-	// service (runs).
+	// LayerService holds the author library (workflows), the run
+	// service (runs) and its audit trail (audit).
 	LayerService
 	// LayerEdge holds the protocol edges: the MCP mount and the REST API.
 	LayerEdge
@@ -45,6 +45,7 @@ var layers = map[string]Layer{
 	"activities":            LayerDomain,
 	"workflows":             LayerService,
 	"runs":                  LayerService,
+	"audit":                 LayerService,
 	"mcpmount":              LayerEdge,
 	"restapi":               LayerEdge,
 	"internal/app":          LayerAssembly,
