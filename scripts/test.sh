@@ -48,6 +48,22 @@ if server_deps=$(grep '^go.temporal.io/server' <<<"$worker_deps"); then
   echo "      keep internal/app/devtemporal and internal/app (the embedded Temporal server) out of its imports." >&2
   exit 1
 fi
+# PostgreSQL: integration tests of the run service, the mount, the
+# catalog and the REST API run a second time against Temporal persisted in
+# PostgreSQL with SQL visibility (OPENWOP_TEST_PERSISTENCE=postgres;
+# internal/testing/pgtest starts a server from the PostgreSQL 15 binaries,
+# which apt-get installs when they are missing). SQLite stays the default
+# of every other test. OPENWOP_POSTGRES=0 skips this.
+if [ "${OPENWOP_POSTGRES:-1}" != 0 ]; then
+  if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  fi
+  OPENWOP_TEST_PERSISTENCE=postgres go test -count=1 -p 1 -timeout 20m \
+    -run 'TestStartGetAwait|TestResolve$|TestCancel|TestEventsLongPoll|TestList|TestSearchAttributesMissing|TestRoundTrips|TestIntegrationTaskLifecycle|TestIntegrationInputRequests|TestListen|TestLive|TestE2ETwoTaskQueues|TestIntegrationCancellable|TestIntegrationList' \
+    ./runs ./mcpmount ./catalog ./restapi
+fi
 # Build every test binary in parallel first, then run the packages one at a
 # time: each integration package starts its own Temporal server, and on a
 # 2-core machine running them side by side only makes their timings noisy.

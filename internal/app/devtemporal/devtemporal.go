@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -82,6 +83,22 @@ type Options struct {
 	LogLevel *zapcore.Level
 	// UIPort, when positive, serves the Temporal Web UI on IP:UIPort.
 	UIPort int
+	// Postgres, when set, persists the server in PostgreSQL with SQL
+	// visibility instead of SQLite; DBFile is then ignored.
+	Postgres *Postgres
+	// HistoryShards is the number of history shards, fixed when the
+	// database is created: every later start and every node of a cluster
+	// must give the same. Default 1.
+	HistoryShards int
+	// ClusterNode makes the server one node of a cluster: its services
+	// find the other nodes' through the database (Temporal's ringpop
+	// membership) instead of knowing only their own, so several processes
+	// on one Postgres database form one Temporal cluster and share its
+	// shards. The node's ports are fixed, Port (which must be set) and the
+	// eight after it: frontend, history, matching and worker gRPC, their
+	// four membership ports, the frontend's HTTP API (FreeClusterPort
+	// picks one). Requires Postgres.
+	ClusterNode bool
 }
 
 // Server is a running embedded Temporal server.
@@ -115,35 +132,21 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		opts.DBFile = abs
 	}
-	sqlCfg, err := sqlConfig(opts.DBFile)
+	persistence, err := preparePersistence(opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareDatabase(sqlCfg, opts); err != nil {
+	ports, err := ports(opts)
+	if err != nil {
 		return nil, err
 	}
+	cfg := serverConfig(persistence, opts.IP, ports)
+	address := net.JoinHostPort(opts.IP, strconv.Itoa(ports.grpc[primitives.FrontendService]))
 
-	ports, err := servicePorts(opts.IP, opts.Port)
-	if err != nil {
-		return nil, err
-	}
-	// The frontend's HTTP API (also used for Nexus) on one more free port.
-	httpPort, err := freePort(opts.IP)
-	if err != nil {
-		return nil, err
-	}
-	cfg := serverConfig(sqlCfg, opts.IP, ports, httpPort)
-	address := net.JoinHostPort(opts.IP, strconv.Itoa(ports[primitives.FrontendService]))
-
-	hosts := make(map[primitives.ServiceName]static.Hosts, len(ports))
-	for svc, port := range ports {
-		hosts[svc] = static.SingleLocalHost(net.JoinHostPort(opts.IP, strconv.Itoa(port)))
-	}
 	dc := dynamicConfig()
-	srv, err := temporal.NewServer(
+	serverOpts := []temporal.ServerOption{
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithStaticHosts(hosts),
 		temporal.WithLogger(log.NewZapLogger(logger)),
 		temporal.WithCustomMetricsHandler(metrics.NoopMetricsHandler),
 		temporal.WithAuthorizer(authorization.NewNoopAuthorizer()),
@@ -151,7 +154,17 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return authorization.NewNoopClaimMapper()
 		}),
 		temporal.WithDynamicConfigClient(dc),
-	)
+	}
+	if !opts.ClusterNode {
+		// One process is the whole cluster: every service knows only its
+		// own address, and no membership traffic or table is needed.
+		hosts := make(map[primitives.ServiceName]static.Hosts, len(ports.grpc))
+		for svc, port := range ports.grpc {
+			hosts[svc] = static.SingleLocalHost(net.JoinHostPort(opts.IP, strconv.Itoa(port)))
+		}
+		serverOpts = append(serverOpts, temporal.WithStaticHosts(hosts))
+	}
+	srv, err := temporal.NewServer(serverOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("devtemporal: create server: %w", err)
 	}
@@ -225,7 +238,38 @@ func withDefaults(opts Options) Options {
 		level := DefaultLogLevel
 		opts.LogLevel = &level
 	}
+	if opts.HistoryShards <= 0 {
+		opts.HistoryShards = 1
+	}
 	return opts
+}
+
+// preparePersistence readies the database (schema, namespace) and returns
+// the server's persistence config.
+func preparePersistence(opts Options) (config.Persistence, error) {
+	if opts.ClusterNode && (opts.Postgres == nil || opts.Port == 0) {
+		return config.Persistence{}, errors.New("devtemporal: a cluster node needs Postgres and a Port")
+	}
+	shards := int32(opts.HistoryShards)
+	if opts.Postgres != nil {
+		if err := preparePostgres(*opts.Postgres, opts); err != nil {
+			return config.Persistence{}, err
+		}
+		return opts.Postgres.persistence(shards), nil
+	}
+	sqlCfg, err := sqlConfig(opts.DBFile)
+	if err != nil {
+		return config.Persistence{}, err
+	}
+	if err := prepareDatabase(sqlCfg, opts); err != nil {
+		return config.Persistence{}, err
+	}
+	return config.Persistence{
+		DefaultStore:     sqliteplugin.PluginName,
+		VisibilityStore:  sqliteplugin.PluginName,
+		NumHistoryShards: shards,
+		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+	}, nil
 }
 
 // sqlConfig is the SQLite persistence config for a file, or for a fresh
@@ -271,6 +315,19 @@ func prepareDatabase(sqlCfg *config.SQL, opts Options) error {
 			return fmt.Errorf("devtemporal: database file: %w", err)
 		}
 	}
+	ns, err := namespaceConfig(opts)
+	if err != nil {
+		return err
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
+		return fmt.Errorf("devtemporal: register namespace %q: %w", opts.Namespace, err)
+	}
+	return nil
+}
+
+// namespaceConfig is the namespace to register before the server starts,
+// with the OpenWOP search attributes unless NoSearchAttributes.
+func namespaceConfig(opts Options) (*sqlite.NamespaceConfig, error) {
 	attrs := map[string]enumspb.IndexedValueType{}
 	if !opts.NoSearchAttributes {
 		for _, name := range signals.SearchAttributes {
@@ -279,30 +336,75 @@ func prepareDatabase(sqlCfg *config.SQL, opts Options) error {
 	}
 	ns, err := sqlite.NewNamespaceConfig(clusterName, opts.Namespace, false, attrs)
 	if err != nil {
-		return fmt.Errorf("devtemporal: namespace %q: %w", opts.Namespace, err)
+		return nil, fmt.Errorf("devtemporal: namespace %q: %w", opts.Namespace, err)
 	}
 	ns.Detail.Config.Retention = durationpb.New(opts.Retention)
-	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
-		return fmt.Errorf("devtemporal: register namespace %q: %w", opts.Namespace, err)
+	return ns, nil
+}
+
+// nodePorts are the ports of a server's services.
+type nodePorts struct {
+	grpc map[primitives.ServiceName]int
+	// membership is empty unless the server is a cluster node.
+	membership map[primitives.ServiceName]int
+	// http is the frontend's HTTP API (also used for Nexus).
+	http int
+}
+
+// services are the four Temporal services, in the order of a cluster
+// node's ports.
+var services = []primitives.ServiceName{
+	primitives.FrontendService, primitives.HistoryService, primitives.MatchingService, primitives.WorkerService,
+}
+
+// ports assigns the server's ports: a cluster node's nine from Port on,
+// else Port (or a free one when 0) to the frontend and free ports to the
+// rest.
+func ports(opts Options) (nodePorts, error) {
+	if !opts.ClusterNode {
+		grpc, err := servicePorts(opts.IP, opts.Port)
+		if err != nil {
+			return nodePorts{}, err
+		}
+		httpPort, err := freePort(opts.IP)
+		if err != nil {
+			return nodePorts{}, err
+		}
+		return nodePorts{grpc: grpc, http: httpPort}, nil
 	}
-	return nil
+	p := nodePorts{grpc: map[primitives.ServiceName]int{}, membership: map[primitives.ServiceName]int{}, http: opts.Port + ClusterPorts - 1}
+	for i, svc := range services {
+		p.grpc[svc] = opts.Port + i
+		p.membership[svc] = opts.Port + len(services) + i
+	}
+	for port := opts.Port; port <= p.http; port++ {
+		if err := checkFree(opts.IP, port, "cluster node address"); err != nil {
+			return nodePorts{}, err
+		}
+	}
+	return p, nil
+}
+
+// checkFree fails unless ip:port can be bound (the server exits the
+// process when it cannot bind); what names the address in the error.
+func checkFree(ip string, port int, what string) error {
+	address := net.JoinHostPort(ip, strconv.Itoa(port))
+	l, err := net.Listen("tcp", address)
+	if err != nil {
+		return fmt.Errorf("devtemporal: %s %s: %w", what, address, err)
+	}
+	return l.Close()
 }
 
 // servicePorts assigns a gRPC port to each service: frontendPort (or a free
 // one when 0) to the frontend, free ports to the others.
 func servicePorts(ip string, frontendPort int) (map[primitives.ServiceName]int, error) {
 	ports := map[primitives.ServiceName]int{}
-	for _, svc := range []primitives.ServiceName{
-		primitives.FrontendService, primitives.HistoryService, primitives.MatchingService, primitives.WorkerService,
-	} {
+	for _, svc := range services {
 		if svc == primitives.FrontendService && frontendPort != 0 {
-			// The server exits the process when it cannot bind, so check.
-			address := net.JoinHostPort(ip, strconv.Itoa(frontendPort))
-			l, err := net.Listen("tcp", address)
-			if err != nil {
-				return nil, fmt.Errorf("devtemporal: frontend address %s: %w", address, err)
+			if err := checkFree(ip, frontendPort, "frontend address"); err != nil {
+				return nil, err
 			}
-			_ = l.Close()
 			ports[svc] = frontendPort
 			continue
 		}
@@ -344,11 +446,12 @@ func freePort(ip string) (int, error) {
 	return port, nil
 }
 
-func serverConfig(sqlCfg *config.SQL, ip string, ports map[primitives.ServiceName]int, httpPort int) *config.Config {
-	frontend := net.JoinHostPort(ip, strconv.Itoa(ports[primitives.FrontendService]))
-	services := make(map[string]config.Service, len(ports))
-	for svc, port := range ports {
-		rpc := config.RPC{GRPCPort: port, BindOnIP: ip}
+func serverConfig(persistence config.Persistence, ip string, ports nodePorts) *config.Config {
+	frontend := net.JoinHostPort(ip, strconv.Itoa(ports.grpc[primitives.FrontendService]))
+	httpPort := ports.http
+	services := make(map[string]config.Service, len(ports.grpc))
+	for svc, port := range ports.grpc {
+		rpc := config.RPC{GRPCPort: port, MembershipPort: ports.membership[svc], BindOnIP: ip}
 		if svc == primitives.FrontendService {
 			rpc.HTTPPort = httpPort
 		}
@@ -359,12 +462,7 @@ func serverConfig(sqlCfg *config.SQL, ip string, ports map[primitives.ServiceNam
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: ip},
 		},
-		Persistence: config.Persistence{
-			DefaultStore:     sqliteplugin.PluginName,
-			VisibilityStore:  sqliteplugin.PluginName,
-			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-		},
+		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
 			FailoverVersionIncrement: 10,
@@ -431,3 +529,27 @@ func (s *Server) waitReady(ctx context.Context, searchAttributes bool) error {
 // SDKLogger is the shared internal/app/config.SDKLogger: a zap logger adapted to the Temporal
 // SDK's logger interface.
 func SDKLogger(zl *zap.Logger) sdklog.Logger { return appconfig.SDKLogger(zl) }
+
+// ClusterPorts is the number of consecutive ports a ClusterNode uses from
+// its Port on.
+const ClusterPorts = 9
+
+// FreeClusterPort returns a Port for a ClusterNode on ip whose
+// ClusterPorts ports are all free now. The ports are below 32768: the SQL
+// schemas store a membership port as a 16-bit signed integer, and the
+// kernel hands out ephemeral ports above that, so a port picked here is
+// also less likely to be taken by an outgoing connection later.
+func FreeClusterPort(ip string) (int, error) {
+	const lowest, highest = 20000, 32767 - ClusterPorts
+	for range 200 {
+		base := lowest + mathrand.IntN(highest-lowest)
+		free := true
+		for p := base; p < base+ClusterPorts && free; p++ {
+			free = checkFree(ip, p, "") == nil
+		}
+		if free {
+			return base, nil
+		}
+	}
+	return 0, errors.New("devtemporal: no free range of cluster ports below 32768")
+}

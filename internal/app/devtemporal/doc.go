@@ -7,6 +7,12 @@
 // its state (namespaces, workflow histories, visibility) survives a restart of
 // the process; with no file it lives in memory until the process exits.
 //
+// Options.Postgres persists it in PostgreSQL with SQL visibility instead
+// (the databases and their schemas are created when missing), and
+// Options.ClusterNode makes it one node of a cluster of several processes
+// on that database, as production clusters run: the PostgreSQL-backed tests
+// and the load harness (internal/cmd/loadtest) use them.
+//
 // It is a development and test server. Production deployments point the
 // adapter at a real Temporal cluster or Temporal Cloud instead (see
 // docker-compose.yml and docs/operations.md).

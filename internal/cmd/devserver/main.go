@@ -15,25 +15,36 @@ import (
 )
 
 func main() {
-	db := flag.String("db", "temporal.db", "SQLite file (created if missing)")
-	port := flag.Int("port", 7233, "frontend port on 127.0.0.1 (0: any free port)")
+	var opts devtemporal.Options
+	var pg devtemporal.Postgres
+	flag.StringVar(&opts.DBFile, "db", "temporal.db", "SQLite file (created if missing); ignored with -postgres")
+	flag.IntVar(&opts.Port, "port", 7233, "frontend port on 127.0.0.1 (0: any free port)")
+	flag.StringVar(&pg.Address, "postgres", "", "PostgreSQL host:port to persist in (databases created if missing) instead of SQLite")
+	flag.StringVar(&pg.User, "postgres-user", "postgres", "PostgreSQL user (password: $DEVSERVER_POSTGRES_PASSWORD)")
+	flag.BoolVar(&opts.ClusterNode, "cluster", false, "be one node of a cluster on the -postgres database: ports -port to -port+8, membership through the database")
+	flag.IntVar(&opts.HistoryShards, "shards", 1, "history shards, fixed when the database is created")
 	flag.Parse()
-	if err := run(*db, *port); err != nil {
+	if pg.Address != "" {
+		pg.Password = os.Getenv("DEVSERVER_POSTGRES_PASSWORD")
+		opts.Postgres = &pg
+	}
+	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "devserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(db string, port int) error {
+func run(opts devtemporal.Options) error {
 	logger, err := zap.NewProduction()
 	if err != nil {
 		return err
 	}
+	opts.Logger = logger
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	srv, err := devtemporal.Start(sctx, devtemporal.Options{DBFile: db, Port: port, Logger: logger})
+	srv, err := devtemporal.Start(sctx, opts)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

@@ -57,6 +57,8 @@ var layers = map[string]Layer{
 
 	// The authors' test kit is a library beside the one it tests.
 	"workflows/workflowstest": LayerService,
+	// The PostgreSQL server of the tests and the load harness.
+	"internal/testing/pgtest": LayerCommand,
 }
 
 // publicMayImport lists the internal packages a public package may import:

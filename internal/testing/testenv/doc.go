@@ -12,5 +12,7 @@
 //
 // Tests sharing the server isolate themselves with unique task queues and
 // workflow IDs. Server and SDK logs go to stderr at warn level; set
-// OPENWOP_TEST_LOG=debug (or info) to see more.
+// OPENWOP_TEST_LOG=debug (or info) to see more. OPENWOP_TEST_PERSISTENCE=postgres
+// puts the shared server on PostgreSQL with SQL visibility (internal/testing/pgtest
+// starts one) instead of in-memory SQLite.
 package testenv

@@ -17,11 +17,19 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/testing/pgtest"
 )
 
 // LogLevelEnv names the environment variable that sets the log level of
 // test servers, clients and workers (default warn).
 const LogLevelEnv = "OPENWOP_TEST_LOG"
+
+// PersistenceEnv names the environment variable that chooses the
+// persistence of the shared server (Temporal): unset or "sqlite" is
+// in-memory SQLite; "postgres" is a PostgreSQL server pgtest starts for
+// the test binary, with SQL visibility, so a chosen set of tests runs a
+// second time against the persistence production clusters use.
+const PersistenceEnv = "OPENWOP_TEST_PERSISTENCE"
 
 // startTimeout bounds the start of a test server.
 const startTimeout = 2 * time.Minute
@@ -50,12 +58,14 @@ var shared struct {
 }
 
 // Temporal returns the test binary's shared Temporal server, starting it on
-// first use (in-memory SQLite, free ports, namespace "default").
+// first use (free ports, namespace "default"; in-memory SQLite, or
+// PostgreSQL as PersistenceEnv chooses).
 func Temporal(t testing.TB) *Env {
 	t.Helper()
 	shared.once.Do(func() {
-		// The server is never stopped: it lives as long as the test binary.
-		shared.env, _, shared.err = start("")
+		// The server is never stopped: it lives as long as the test binary
+		// (and PostgreSQL, if any, is stopped when the binary exits).
+		shared.env, shared.err = startShared()
 	})
 	if shared.err != nil {
 		t.Fatalf("testenv: start shared Temporal server: %v", shared.err)
@@ -151,7 +161,7 @@ func (s *Server) Start(t testing.TB) {
 	if s.srv != nil {
 		t.Fatalf("testenv: server on %s is already running", s.DBFile)
 	}
-	env, srv, err := start(s.DBFile)
+	env, srv, err := start(devtemporal.Options{DBFile: s.DBFile})
 	if err != nil {
 		t.Fatalf("testenv: start Temporal server on %s: %v", s.DBFile, err)
 	}
@@ -179,13 +189,38 @@ func (s *Server) Restart(t testing.TB) {
 	s.Start(t)
 }
 
-// start starts a server (in memory when dbFile is "") and dials a client.
-func start(dbFile string) (*Env, *devtemporal.Server, error) {
+// startShared starts the shared server on the persistence PersistenceEnv
+// names.
+func startShared() (*Env, error) {
+	switch p := os.Getenv(PersistenceEnv); p {
+	case "", "sqlite":
+		env, _, err := start(devtemporal.Options{})
+		return env, err
+	case "postgres":
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		pg, err := pgtest.Start(ctx, pgtest.Options{})
+		if err != nil {
+			return nil, err
+		}
+		env, _, err := start(devtemporal.Options{Postgres: &devtemporal.Postgres{Address: pg.Addr(), User: pg.User()}})
+		if err != nil {
+			_ = pg.Close()
+		}
+		return env, err
+	default:
+		return nil, fmt.Errorf("%s=%q: want sqlite or postgres", PersistenceEnv, p)
+	}
+}
+
+// start starts a server with opts (logging added) and dials a client.
+func start(opts devtemporal.Options) (*Env, *devtemporal.Server, error) {
 	logger := Logger()
 	level := logger.Level()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	srv, err := devtemporal.Start(ctx, devtemporal.Options{DBFile: dbFile, Logger: logger, LogLevel: &level})
+	opts.Logger, opts.LogLevel = logger, &level
+	srv, err := devtemporal.Start(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
