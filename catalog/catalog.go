@@ -36,8 +36,11 @@ var ErrUnknownTool = errors.New("unknown tool")
 type UnavailableError struct {
 	// Tool is the tool's name.
 	Tool string
-	// Reason says why, e.g. "no live worker polls task queue \"q\"".
+	// Reason says why, e.g. "no live worker serves task queue \"q\"; start
+	// a worker that serves it".
 	Reason string
+	// TaskQueues are the task queues the tool's runs would start on.
+	TaskQueues []string
 	// Tenants, when non-empty, are the only tenants the tool is offered
 	// to; others must be told it does not exist.
 	Tenants []string

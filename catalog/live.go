@@ -32,17 +32,27 @@ const (
 	// DefaultDeadAfter is how long a publication must have been dead
 	// before the reader removes it.
 	DefaultDeadAfter = 15 * time.Minute
+	// DefaultRecentFor is how long a tool whose publications all closed
+	// (its workers stopped) answers unavailable rather than unknown.
+	DefaultRecentFor = 15 * time.Minute
 )
 
-// publicationsQuery selects the running publications.
-var publicationsQuery = fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", signals.PublicationWorkflowType)
+// publicationsQuery selects the running publications; with closedSince,
+// also those closed after a time.
+var (
+	publicationsQuery = fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", signals.PublicationWorkflowType)
+	closedSince       = fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Running' OR CloseTime > '%%s')", signals.PublicationWorkflowType)
+)
 
 // LiveOptions configure a Live source.
 type LiveOptions struct {
 	// Declared are tools declared by the operator (LoadDeclarations) for
 	// workflows that do not publish: each is available while any worker
-	// polls its task queue.
+	// of its task queue is live.
 	Declared []signals.ToolSpec
+	// Namespace is the namespace of the client, where worker heartbeats
+	// are listed ("default" when empty).
+	Namespace string
 	// MaxAge bounds the age of the view a lookup answers from
 	// (DefaultMaxAge when 0).
 	MaxAge time.Duration
@@ -52,6 +62,9 @@ type LiveOptions struct {
 	// DeadAfter is how long a publication stays dead before it is removed
 	// (DefaultDeadAfter when 0; negative: never removed).
 	DeadAfter time.Duration
+	// RecentFor is how long after its last publication closed a tool
+	// answers unavailable rather than unknown (DefaultRecentFor when 0).
+	RecentFor time.Duration
 	// Logger receives conflicts and read failures (nop when nil).
 	Logger *zap.Logger
 	// Now is the clock (time.Now when nil).
@@ -102,6 +115,12 @@ func NewLive(c client.Client, opts LiveOptions) (*Live, error) {
 	}
 	if opts.DeadAfter == 0 {
 		opts.DeadAfter = DefaultDeadAfter
+	}
+	if opts.RecentFor <= 0 {
+		opts.RecentFor = DefaultRecentFor
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = client.DefaultNamespace
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -167,16 +186,18 @@ func (l *Live) Refresh(ctx context.Context) error {
 	return err
 }
 
-// staleFactor times MaxAge is how old a view may be and still be answered
-// at once while a background reading replaces it.
-const staleFactor = 5
+// stale is how old a view may be and still be answered at once while a
+// background reading replaces it: 2.5 MaxAges, so that with the defaults a
+// tool whose workers are gone leaves every answer within 15 s
+// (docs/catalog.md#liveness).
+func (l *Live) stale() time.Duration { return l.opts.MaxAge * 5 / 2 }
 
 // backgroundReadTimeout bounds a background reading of the catalog.
 const backgroundReadTimeout = 30 * time.Second
 
 // current returns the view to answer from without waiting for Temporal
 // when it can: a view younger than MaxAge as it is; a view older than that
-// but younger than staleFactor × MaxAge as it is too, while one background
+// but younger than stale() as it is too, while one background
 // reading replaces it (so that no request of a busy server waits for a
 // reading). An older view, or none, is read now (concurrent callers share
 // one reading).
@@ -191,7 +212,7 @@ func (l *Live) current(ctx context.Context) (*view, error) {
 		l.mu.Unlock()
 		return v, nil
 	}
-	if v != nil && age < staleFactor*l.opts.MaxAge {
+	if v != nil && age < l.stale() {
 		if !l.reading {
 			l.reading = true
 			go l.readInBackground()
@@ -254,34 +275,38 @@ func (l *Live) fresh() *view {
 	return nil
 }
 
-// listed is one running publication as visibility lists it.
+// listed is one publication as visibility lists it.
 type listed struct {
 	workflowID string
 	pub        signals.Publication
+	closed     time.Time // when it closed; zero while it runs
 }
 
-// read lists the publications, judges their liveness and builds a view.
 // readLocked reads the catalog from Temporal and makes it the view; the
 // caller holds l.refresh.
 func (l *Live) readLocked(ctx context.Context) (*view, error) {
 	now := l.opts.Now()
-	pubs, err := listPublications(ctx, l.c)
+	pubs, err := listPublications(ctx, l.c, now.Add(-l.opts.RecentFor))
 	if err != nil {
 		return nil, err
 	}
 	queues := map[string]bool{}
+	var open []listed
 	for _, p := range pubs {
-		queues[p.pub.TaskQueue] = true
+		if p.closed.IsZero() {
+			open = append(open, p)
+			queues[p.pub.TaskQueue] = true
+		}
 	}
 	for _, t := range l.declared {
 		queues[t.spec.TaskQueue] = true
 	}
-	polls, err := pollersOf(ctx, l.c, queues)
+	alive, err := livenessOf(ctx, l.c, l.opts.Namespace, queues)
 	if err != nil {
 		return nil, err
 	}
-	v := l.build(now, pubs, polls)
-	l.collect(ctx, now, pubs, polls)
+	v := l.build(now, pubs, alive)
+	l.collect(ctx, now, open, alive)
 	l.mu.Lock()
 	l.view = v
 	l.mu.Unlock()
@@ -290,30 +315,37 @@ func (l *Live) readLocked(ctx context.Context) (*view, error) {
 
 // candidate is one source of a tool's spec.
 type candidate struct {
-	spec  signals.ToolSpec
-	from  string // who published it, for messages
-	sure  bool   // its publisher was seen polling
-	alive bool   // someone polls its task queue
+	spec signals.ToolSpec
+	from string // who published it, for messages
+	live bool   // its worker is live (a declaration: a worker of its queue)
 }
 
-// build turns publications and pollers into a view.
-func (l *Live) build(now time.Time, pubs []listed, polls map[string]pollers) *view {
+// build turns publications and the workers' liveness into a view. A tool
+// only closed publications list is known, and unavailable.
+func (l *Live) build(now time.Time, pubs []listed, alive liveness) *view {
 	byName := map[string][]candidate{}
+	gone := map[string]listed{} // the newest closed publication of each tool
 	for _, p := range pubs {
-		q := polls[p.pub.TaskQueue]
-		sure := q.live(p.pub.Identity, now, l.opts.LiveWindow)
-		alive := q.any(now, l.opts.LiveWindow)
+		if !p.closed.IsZero() {
+			for _, spec := range p.pub.Tools {
+				if g, ok := gone[spec.Name]; !ok || p.closed.After(g.closed) {
+					gone[spec.Name] = p
+				}
+			}
+			continue
+		}
+		live := alive.live(p.pub.TaskQueue, p.pub.Identity, now, l.opts.LiveWindow)
 		for _, spec := range p.pub.Tools {
 			spec.TaskQueue = p.pub.TaskQueue
 			byName[spec.Name] = append(byName[spec.Name], candidate{
-				spec: spec, from: fmt.Sprintf("worker %q on task queue %q", p.pub.Identity, p.pub.TaskQueue), sure: sure, alive: alive,
+				spec: spec, from: fmt.Sprintf("worker %q on task queue %q", p.pub.Identity, p.pub.TaskQueue), live: live,
 			})
 		}
 	}
 	for _, t := range l.declared {
-		alive := polls[t.spec.TaskQueue].any(now, l.opts.LiveWindow)
 		byName[t.spec.Name] = append(byName[t.spec.Name], candidate{
-			spec: t.spec, from: fmt.Sprintf("the declaration on task queue %q", t.spec.TaskQueue), sure: alive, alive: alive,
+			spec: t.spec, from: fmt.Sprintf("the declaration on task queue %q", t.spec.TaskQueue),
+			live: alive.anyLive(t.spec.TaskQueue, now, l.opts.LiveWindow),
 		})
 	}
 	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}}
@@ -326,25 +358,36 @@ func (l *Live) build(now time.Time, pubs []listed, polls map[string]pollers) *vi
 		v.byKey[name] = t
 		v.tools = append(v.tools, t)
 	}
+	for name, p := range gone {
+		if _, ok := byName[name]; !ok {
+			v.unav[name] = withdrawn(name, p)
+		}
+	}
 	sort.Slice(v.tools, func(i, j int) bool { return v.tools[i].spec.Name < v.tools[j].spec.Name })
 	return v
 }
 
-// decide picks the spec of one tool from its candidates: those whose
-// publisher was seen polling win over those only known to have a polled
-// task queue; candidates that disagree make the tool unavailable.
+// withdrawn is the error of a tool whose publications all closed, p the
+// newest of them.
+func withdrawn(name string, p listed) *UnavailableError {
+	var tenants []string
+	for _, spec := range p.pub.Tools {
+		if spec.Name == name {
+			tenants = spec.Tenants
+		}
+	}
+	return &UnavailableError{Tool: name, Tenants: tenants, TaskQueues: []string{p.pub.TaskQueue},
+		Reason: fmt.Sprintf("no worker serves task queue %q any more (the last publication of the tool, by worker %q, closed at %s); start a worker that serves it",
+			p.pub.TaskQueue, p.pub.Identity, p.closed.UTC().Format(time.RFC3339))}
+}
+
+// decide picks the spec of one tool from the candidates whose worker is
+// live; none, or candidates that disagree, make the tool unavailable.
 func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError) {
 	var pick []candidate
 	for _, c := range cands {
-		if c.sure {
+		if c.live {
 			pick = append(pick, c)
-		}
-	}
-	if len(pick) == 0 {
-		for _, c := range cands {
-			if c.alive {
-				pick = append(pick, c)
-			}
 		}
 	}
 	if len(pick) == 0 {
@@ -352,8 +395,8 @@ func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError)
 		for _, c := range cands {
 			queues[c.spec.TaskQueue] = true
 		}
-		return nil, &UnavailableError{Tool: name, Tenants: cands[0].spec.Tenants,
-			Reason: fmt.Sprintf("no live worker polls task queue %s; start a worker that serves it", quoteKeys(queues))}
+		return nil, &UnavailableError{Tool: name, Tenants: cands[0].spec.Tenants, TaskQueues: sortedKeys(queues),
+			Reason: fmt.Sprintf("no live worker serves task queue %s; start a worker that serves it", quoteKeys(queues))}
 	}
 	first := canonical(pick[0].spec)
 	for _, c := range pick[1:] {
@@ -368,7 +411,8 @@ func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError)
 			if !logged {
 				l.log.Error("conflicting tool publications; the tool is not served", zap.String("tool", name), zap.String("reason", reason))
 			}
-			return nil, &UnavailableError{Tool: name, Reason: reason, Tenants: pick[0].spec.Tenants}
+			return nil, &UnavailableError{Tool: name, Reason: reason, Tenants: pick[0].spec.Tenants,
+				TaskQueues: sortedKeys(map[string]bool{pick[0].spec.TaskQueue: true, c.spec.TaskQueue: true})}
 		}
 	}
 	l.mu.Lock()
@@ -379,7 +423,8 @@ func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError)
 	t, err := Compile(pick[0].spec)
 	if err != nil {
 		l.log.Error("a published tool does not compile; it is not served", zap.String("tool", name), zap.Error(err))
-		return nil, &UnavailableError{Tool: name, Reason: "its published spec is invalid: " + err.Error(), Tenants: pick[0].spec.Tenants}
+		return nil, &UnavailableError{Tool: name, Reason: "its published spec is invalid: " + err.Error(), Tenants: pick[0].spec.Tenants,
+			TaskQueues: []string{pick[0].spec.TaskQueue}}
 	}
 	if len(l.compiled) > 4096 {
 		clear(l.compiled)
@@ -388,9 +433,9 @@ func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError)
 	return t, nil
 }
 
-// collect terminates publications whose worker has not polled for
-// DeadAfter (crashed workers never withdraw theirs).
-func (l *Live) collect(ctx context.Context, now time.Time, pubs []listed, polls map[string]pollers) {
+// collect terminates the running publications (pubs) whose worker has not
+// been live for DeadAfter (crashed workers never withdraw theirs).
+func (l *Live) collect(ctx context.Context, now time.Time, pubs []listed, alive liveness) {
 	if l.opts.DeadAfter < 0 {
 		return
 	}
@@ -399,8 +444,7 @@ func (l *Live) collect(ctx context.Context, now time.Time, pubs []listed, polls 
 	running := map[string]bool{}
 	for _, p := range pubs {
 		running[p.workflowID] = true
-		q := polls[p.pub.TaskQueue]
-		if q.live(p.pub.Identity, now, l.opts.LiveWindow) || q.any(now, l.opts.LiveWindow) && now.Sub(p.pub.PublishedAt) < l.opts.DeadAfter {
+		if alive.live(p.pub.TaskQueue, p.pub.Identity, now, l.opts.LiveWindow) {
 			delete(l.deadSince, p.workflowID)
 			continue
 		}
@@ -431,14 +475,19 @@ func (l *Live) collect(ctx context.Context, now time.Time, pubs []listed, polls 
 	}
 }
 
-// listPublications lists the running publications with their memo.
-func listPublications(ctx context.Context, c client.Client) ([]listed, error) {
+// listPublications lists the running publications with their memo, and,
+// when since is not zero, those that closed after since.
+func listPublications(ctx context.Context, c client.Client, since time.Time) ([]listed, error) {
 	dc := converter.GetDefaultDataConverter()
+	query := publicationsQuery
+	if !since.IsZero() {
+		query = fmt.Sprintf(closedSince, since.UTC().Format(time.RFC3339Nano))
+	}
 	var out []listed
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			PageSize: 1000, NextPageToken: token, Query: publicationsQuery,
+			PageSize: 1000, NextPageToken: token, Query: query,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list tool publications: %w", err)
@@ -463,7 +512,11 @@ func decodePublication(dc converter.DataConverter, info *workflowpb.WorkflowExec
 	if err := dc.FromPayload(field, &pub); err != nil || pub.TaskQueue == "" {
 		return listed{}, false
 	}
-	return listed{workflowID: info.GetExecution().GetWorkflowId(), pub: pub}, true
+	p := listed{workflowID: info.GetExecution().GetWorkflowId(), pub: pub}
+	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		p.closed = info.GetCloseTime().AsTime()
+	}
+	return p, true
 }
 
 // pollers are the last accesses of a task queue's workflow pollers, by
@@ -473,15 +526,6 @@ type pollers map[string]time.Time
 func (p pollers) live(identity string, now time.Time, window time.Duration) bool {
 	t, ok := p[identity]
 	return ok && now.Sub(t) < window
-}
-
-func (p pollers) any(now time.Time, window time.Duration) bool {
-	for _, t := range p {
-		if now.Sub(t) < window {
-			return true
-		}
-	}
-	return false
 }
 
 // pollersOf describes each task queue's workflow pollers.
@@ -504,10 +548,18 @@ func pollersOf(ctx context.Context, c client.Client, queues map[string]bool) (ma
 }
 
 func quoteKeys(m map[string]bool) string {
+	keys := sortedKeys(m)
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%q", k)
+	}
+	return strings.Join(keys, ", ")
+}
+
+func sortedKeys(m map[string]bool) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		keys = append(keys, fmt.Sprintf("%q", k))
+		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return strings.Join(keys, ", ")
+	return keys
 }

@@ -121,7 +121,7 @@ func Withdraw(ctx context.Context, c client.Client, taskQueue, identity string) 
 // checkConflicts fails when a live worker other than pub's publishes a
 // different spec under one of pub's tool names.
 func checkConflicts(ctx context.Context, c client.Client, pub signals.Publication) error {
-	others, err := listPublications(ctx, c)
+	others, err := listPublications(ctx, c, time.Time{})
 	if err != nil {
 		return fmt.Errorf("publish tools: %w", err)
 	}

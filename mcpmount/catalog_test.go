@@ -49,8 +49,8 @@ func TestUnavailableTool(t *testing.T) {
 	s := newTestServer(t, func(o *Options) {
 		o.Authenticate = keysFor(t, "ka=acme:alice,kb=globex:bob").Authenticate
 		o.Catalog = stubCatalog{Source: o.Catalog, unavailable: map[string]*catalog.UnavailableError{
-			"offline":      {Tool: "offline", Reason: `no live worker polls task queue "q"`},
-			"acme_offline": {Tool: "acme_offline", Reason: `no live worker polls task queue "q"`, Tenants: []string{"acme"}},
+			"offline":      {Tool: "offline", Reason: `no live worker serves task queue "q"`, TaskQueues: []string{"q"}},
+			"acme_offline": {Tool: "acme_offline", Reason: `no live worker serves task queue "q"`, TaskQueues: []string{"q"}, Tenants: []string{"acme"}},
 		}}
 	})
 	c := s.client(t, tasksCaps())
@@ -58,8 +58,11 @@ func TestUnavailableTool(t *testing.T) {
 	for _, name := range []string{"offline", "acme_offline"} {
 		r := c.call("tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, nil)
 		wantError(t, r, http.StatusBadRequest, -32602)
-		if want := `tool "` + name + `" is unavailable: no live worker polls task queue "q"`; r.Error.Message != want {
+		if want := `tool "` + name + `" is unavailable: no live worker serves task queue "q"`; r.Error.Message != want {
 			t.Errorf("%s: message %q, want %q", name, r.Error.Message, want)
+		}
+		if want := `{"unavailable":{"taskQueues":["q"],"tool":"` + name + `"}}`; string(r.Error.Data) != want {
+			t.Errorf("%s: data %s, want %s", name, r.Error.Data, want)
 		}
 	}
 	// Tenant globex may not see acme_offline: the answer is an unknown tool's.

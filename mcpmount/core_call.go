@@ -173,7 +173,7 @@ func (m *Mount) lookupTool(ctx context.Context, caller signals.Subject, name str
 		if !unav.Visible(caller.Tenant) {
 			return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", name))
 		}
-		return nil, errInvalidParams(unav.Error())
+		return nil, errUnavailable(unav)
 	case errors.Is(err, catalog.ErrUnknownTool):
 		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", name))
 	case err != nil:

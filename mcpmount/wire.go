@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -83,6 +84,21 @@ func errMethodNotFound(method string) *jsonrpc.Error {
 
 func errInvalidParams(msg string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: codeInvalidParams, Message: msg}
+}
+
+// errUnavailable is the answer to a call of a tool the catalog knows but
+// cannot run now (no live worker serves its task queue, conflicting
+// publications): -32602, as an unknown tool (MCP reserves -32020..-32099
+// for codes it defines and -32000..-32019 are legacy), with the reason in
+// the message and data saying which tool and task queues, so that a client
+// can tell it from an unknown tool and retry later (docs/protocol.md).
+func errUnavailable(unav *catalog.UnavailableError) *jsonrpc.Error {
+	queues := unav.TaskQueues
+	if queues == nil {
+		queues = []string{}
+	}
+	data, _ := json.Marshal(map[string]any{"unavailable": map[string]any{"tool": unav.Tool, "taskQueues": queues}})
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: unav.Error(), Data: data}
 }
 
 func errInternal() *jsonrpc.Error {

@@ -36,7 +36,9 @@ const DefaultWorkflowCacheSize = 1000
 type WorkerOptions struct {
 	// Worker are the options of the Temporal worker. Worker.Identity, when
 	// empty, is "<pid>@<host>@<task queue>": the identity the catalog
-	// judges the worker live by. DefaultHeartbeatThrottleInterval, when
+	// judges the worker live by, from its heartbeats (give the client
+	// client.Options.WorkerHeartbeatInterval = catalog.WorkerHeartbeatInterval
+	// for a crash to be seen within seconds) or its pollers. DefaultHeartbeatThrottleInterval, when
 	// zero, is one second, so that a cancellation reaches a heartbeating
 	// activity without a heartbeat timeout within about a second.
 	Worker worker.Options

@@ -171,7 +171,7 @@ func (s *Server) rejected(_, reason string) {
 // the MCP mount at /mcp and the OpenWOP discovery document and REST runs
 // API on every other path, all on one run service.
 func (s *Server) handler(d Deps) (http.Handler, error) {
-	live, err := catalog.NewLive(d.Client, catalog.LiveOptions{Declared: s.opts.Declared, Logger: d.Logger.Named("catalog")})
+	live, err := catalog.NewLive(d.Client, catalog.LiveOptions{Declared: s.opts.Declared, Namespace: d.Namespace, Logger: d.Logger.Named("catalog")})
 	if err != nil {
 		return nil, fmt.Errorf("tool catalog: %w", err)
 	}

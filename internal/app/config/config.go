@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
@@ -223,11 +224,15 @@ func (c Config) HostPort() string {
 }
 
 // Dial connects to Temporal with Client (the namespace defaulted, the SDK
-// logging through logger, tracing and metrics as tel says: nil for none),
-// waiting at most DialTimeout.
+// logging through logger, tracing and metrics as tel says: nil for none,
+// workers heartbeating every catalog.WorkerHeartbeatInterval unless
+// Client says otherwise), waiting at most DialTimeout.
 func (c Config) Dial(ctx context.Context, logger *zap.Logger, tel *export.Telemetry) (client.Client, error) {
 	opts := c.Client
 	opts.Namespace = c.Namespace()
+	if opts.WorkerHeartbeatInterval == 0 {
+		opts.WorkerHeartbeatInterval = catalog.WorkerHeartbeatInterval
+	}
 	opts.Logger = SDKLogger(logger)
 	if err := tel.ClientOptions(&opts); err != nil {
 		return nil, err
