@@ -11,118 +11,64 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
 
 const testRunID = "acme/AbCdEfGhIjKlMnOpQrStUvWx"
 
-// harness runs one tool in the SDK's test environment.
-type harness struct {
-	t   *testing.T
-	env *testsuite.TestWorkflowEnvironment
-	reg *workflows.Registry
-}
-
-func newHarness(t *testing.T, extra ...workflows.Tool) *harness {
+// newHarness returns a test kit Env of the example tools, the fixtures and
+// extra: alice calls, the run's id is testRunID. The tests resolve the
+// run's interrupts with raw resolutions (Env.Resolve), as clients that
+// race, repeat or are not allowed would.
+func newHarness(t *testing.T, extra ...workflows.Tool) *workflowstest.Env {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRunID})
-	env.SetTestTimeout(30 * time.Second)
 	acts := tools.NewActivities(nil, tools.ActivityOptions{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
 	tools := append(append(tools.ExampleTools(), tools.FixtureTools()...), extra...)
 	reg, err := workflows.NewRegistry(tools, acts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg.Register(env)
-	return &harness{t: t, env: env, reg: reg}
+	h := workflowstest.New(reg)
+	h.RunID, h.Caller = testRunID, alice
+	return h
 }
 
-func (h *harness) run(tool string, args any, pre map[string]json.RawMessage) {
-	h.t.Helper()
-	raw, err := json.Marshal(args)
+// run calls tool and returns the run record and the workflow's error.
+func run(t *testing.T, h *workflowstest.Env, tool string, args any) (signals.RunRecord, error) {
+	t.Helper()
+	res, err := h.Call(tool, args)
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
-	h.env.ExecuteWorkflow(tool, signals.StartRequest{
-		Arguments:    raw,
-		Owner:        signals.Owner{Tenant: "acme", Subject: alice},
-		Transport:    signals.TransportMCP,
-		PreRunInputs: pre,
-	})
-	if !h.env.IsWorkflowCompleted() {
-		h.t.Fatal("workflow did not complete")
-	}
+	return signals.RunRecord{Snapshot: res.Snapshot, Events: res.Events}, res.Err
 }
 
-// at runs f at virtual time d after the start.
-func (h *harness) at(d time.Duration, f func()) { h.env.RegisterDelayedCallback(f, d) }
-
-func (h *harness) snapshot() signals.Snapshot {
-	h.t.Helper()
-	v, err := h.env.QueryWorkflow(signals.QueryGetRun)
+func snapshot(t *testing.T, h *workflowstest.Env) signals.Snapshot {
+	t.Helper()
+	s, err := h.Snapshot()
 	if err != nil {
-		h.t.Fatalf("query getRun: %v", err)
-	}
-	var s signals.Snapshot
-	if err := v.Get(&s); err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return s
 }
 
-func (h *harness) events(after int) signals.EventPage {
-	h.t.Helper()
-	v, err := h.env.QueryWorkflow(signals.QueryEvents, signals.EventsQuery{AfterSequence: after})
+func events(t *testing.T, h *workflowstest.Env, after int) signals.EventPage {
+	t.Helper()
+	v, err := h.Temporal().QueryWorkflow(signals.QueryEvents, signals.EventsQuery{AfterSequence: after})
 	if err != nil {
-		h.t.Fatalf("query events: %v", err)
+		t.Fatalf("query events: %v", err)
 	}
 	var p signals.EventPage
 	if err := v.Get(&p); err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return p
-}
-
-func (h *harness) resolve(res signals.Resolution) {
-	h.env.SignalWorkflow(signals.SignalResolveInterrupt, res)
-}
-
-// record returns the run record: the result of a completed run, or
-// details[0] of the error of a failed or cancelled one.
-func (h *harness) record() (signals.RunRecord, error) {
-	h.t.Helper()
-	var rec signals.RunRecord
-	err := h.env.GetWorkflowError()
-	if err == nil {
-		if err := h.env.GetWorkflowResult(&rec); err != nil {
-			h.t.Fatal(err)
-		}
-		return rec, nil
-	}
-	var app *temporal.ApplicationError
-	var canceled *temporal.CanceledError
-	switch {
-	case errors.As(err, &app):
-		if derr := app.Details(&rec); derr != nil {
-			h.t.Fatalf("application error details: %v", derr)
-		}
-	case errors.As(err, &canceled):
-		if derr := canceled.Details(&rec); derr != nil {
-			h.t.Fatalf("canceled error details: %v", derr)
-		}
-	default:
-		h.t.Fatalf("unexpected workflow error %T: %v", err, err)
-	}
-	return rec, err
 }
 
 func TestApprovalGateAcceptOnceDuplicateIgnored(t *testing.T) {
@@ -130,20 +76,20 @@ func TestApprovalGateAcceptOnceDuplicateIgnored(t *testing.T) {
 	iid := testRunID + "-i1"
 	var waiting signals.Snapshot
 	var eventsBefore, eventsAfterReads int
-	h.at(time.Second, func() {
-		waiting = h.snapshot()
-		eventsBefore = len(h.events(-1).Events)
-		h.snapshot()
-		h.snapshot()
-		eventsAfterReads = len(h.events(-1).Events)
-		h.resolve(signals.Resolution{InterruptID: iid, Action: signals.ActionAccept,
+	h.At(time.Second, func() {
+		waiting = snapshot(t, h)
+		eventsBefore = len(events(t, h, -1).Events)
+		snapshot(t, h)
+		snapshot(t, h)
+		eventsAfterReads = len(events(t, h, -1).Events)
+		h.Resolve(signals.Resolution{InterruptID: iid, Action: signals.ActionAccept,
 			Content: json.RawMessage(`{"action":"accept"}`), ResolvedBy: alice, RequestID: "r1"})
 		// The duplicate (another resolver, another answer) arrives after the
 		// first resolution was applied.
-		h.resolve(signals.Resolution{InterruptID: iid, Action: signals.ActionAccept,
+		h.Resolve(signals.Resolution{InterruptID: iid, Action: signals.ActionAccept,
 			Content: json.RawMessage(`{"action":"reject"}`), ResolvedBy: bob, RequestID: "r2"})
 	})
-	h.run("conformance-approval", map[string]any{}, nil)
+	rec, err := run(t, h, "conformance-approval", map[string]any{})
 
 	if waiting.Status != signals.StatusWaitingApproval {
 		t.Fatalf("status while suspended = %s, want waiting-approval", waiting.Status)
@@ -162,7 +108,6 @@ func TestApprovalGateAcceptOnceDuplicateIgnored(t *testing.T) {
 		t.Errorf("reads appended events: %d before, %d after", eventsBefore, eventsAfterReads)
 	}
 
-	rec, err := h.record()
 	if err != nil {
 		t.Fatalf("run error: %v", err)
 	}
@@ -245,22 +190,21 @@ func TestApprovalResolutions(t *testing.T) {
 			h := newHarness(t)
 			var afterEach []signals.Status
 			for i, r := range tc.res {
-				h.at(time.Duration(i+1)*time.Second, func() {
-					h.resolve(r)
+				h.At(time.Duration(i+1)*time.Second, func() {
+					h.Resolve(r)
 				})
 				if i < len(tc.res)-1 {
-					h.at(time.Duration(i+1)*time.Second+time.Millisecond, func() {
-						afterEach = append(afterEach, h.snapshot().Status)
+					h.At(time.Duration(i+1)*time.Second+time.Millisecond, func() {
+						afterEach = append(afterEach, snapshot(t, h).Status)
 					})
 				}
 			}
-			h.run(tc.tool, map[string]any{}, nil)
+			rec, err := run(t, h, tc.tool, map[string]any{})
 			for i, st := range afterEach {
 				if st != signals.StatusWaitingApproval {
 					t.Errorf("after ignored resolution %d: status %s, want waiting-approval", i, st)
 				}
 			}
-			rec, err := h.record()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,17 +229,17 @@ func TestApprovalResolutions(t *testing.T) {
 func TestMultiInputTwoOpenInterrupts(t *testing.T) {
 	h := newHarness(t)
 	var first, second signals.Snapshot
-	h.at(time.Second, func() {
-		first = h.snapshot()
-		h.resolve(signals.Resolution{InterruptID: testRunID + "-i2", Action: signals.ActionAccept,
+	h.At(time.Second, func() {
+		first = snapshot(t, h)
+		h.Resolve(signals.Resolution{InterruptID: testRunID + "-i2", Action: signals.ActionAccept,
 			Content: json.RawMessage(`{"color":"green"}`), ResolvedBy: alice, RequestID: "c"})
 	})
-	h.at(2*time.Second, func() {
-		second = h.snapshot()
-		h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept,
+	h.At(2*time.Second, func() {
+		second = snapshot(t, h)
+		h.Resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept,
 			Content: json.RawMessage(`{"name":"Ada"}`), ResolvedBy: alice, RequestID: "n"})
 	})
-	h.run("multi_input", map[string]any{}, nil)
+	rec, err := run(t, h, "multi_input", map[string]any{})
 
 	if first.Status != signals.StatusWaitingInput || len(first.Interrupts) != 2 {
 		t.Fatalf("first snapshot: status %s, %d interrupts; want waiting-input with 2", first.Status, len(first.Interrupts))
@@ -315,7 +259,6 @@ func TestMultiInputTwoOpenInterrupts(t *testing.T) {
 	if second.Status != signals.StatusWaitingInput || len(second.Interrupts) != 1 || second.Interrupts[0].ID != testRunID+"-i1" {
 		t.Fatalf("after one answer: %+v", second)
 	}
-	rec, err := h.record()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,8 +303,7 @@ func TestFailures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, extra...)
-			h.run(tc.tool, map[string]any{}, nil)
-			rec, err := h.record()
+			rec, err := run(t, h, tc.tool, map[string]any{})
 			var app *temporal.ApplicationError
 			if !errors.As(err, &app) {
 				t.Fatalf("error = %v, want an application error", err)
@@ -405,14 +347,13 @@ func TestCancelWithReason(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.at(500*time.Millisecond, func() {
+			h.At(500*time.Millisecond, func() {
 				if tc.reason != nil {
-					h.env.SignalWorkflow(signals.SignalCancelReason, *tc.reason)
+					h.Temporal().SignalWorkflow(signals.SignalCancelReason, *tc.reason)
 				}
-				h.env.CancelWorkflow()
+				h.Temporal().CancelWorkflow()
 			})
-			h.run(tc.tool, tc.args, nil)
-			rec, err := h.record()
+			rec, err := run(t, h, tc.tool, tc.args)
 			var canceled *temporal.CanceledError
 			if !errors.As(err, &canceled) {
 				t.Fatalf("error = %v, want canceled", err)
@@ -433,11 +374,10 @@ func TestCancelWithReason(t *testing.T) {
 
 func TestElicitationCancelCancelsRun(t *testing.T) {
 	h := newHarness(t)
-	h.at(time.Second, func() {
-		h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionCancel, ResolvedBy: alice, RequestID: "c"})
+	h.At(time.Second, func() {
+		h.Resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionCancel, ResolvedBy: alice, RequestID: "c"})
 	})
-	h.run("confirm_delete", map[string]any{"filename": "a.txt"}, nil)
-	rec, err := h.record()
+	rec, err := run(t, h, "confirm_delete", map[string]any{"filename": "a.txt"})
 	if !temporal.IsCanceledError(err) {
 		t.Fatalf("error = %v, want canceled", err)
 	}
@@ -455,16 +395,13 @@ func TestStatusRunningAndEventsPaging(t *testing.T) {
 	h := newHarness(t)
 	var during signals.Snapshot
 	var all, page, empty signals.EventPage
-	h.at(time.Second, func() {
-		during = h.snapshot()
-		all = h.events(-1)
-		page = h.events(0)
-		v, err := h.env.QueryWorkflow(signals.QueryEvents, signals.EventsQuery{AfterSequence: 99})
-		if err == nil {
-			_ = v.Get(&empty)
-		}
+	h.At(time.Second, func() {
+		during = snapshot(t, h)
+		all = events(t, h, -1)
+		page = events(t, h, 0)
+		empty = events(t, h, 99)
 	})
-	h.run("conformance-delay", map[string]any{"delayMs": 2500}, nil)
+	rec, err := run(t, h, "conformance-delay", map[string]any{"delayMs": 2500})
 	if during.Status != signals.StatusRunning {
 		t.Errorf("status in flight = %s, want running", during.Status)
 	}
@@ -484,7 +421,6 @@ func TestStatusRunningAndEventsPaging(t *testing.T) {
 	if err := json.Unmarshal(all.Events[0].Payload, &started); err != nil || started.Owner.Subject.SubjectID != "alice" || started.Transport != "mcp" {
 		t.Errorf("run.started payload = %s", all.Events[0].Payload)
 	}
-	rec, err := h.record()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,8 +439,7 @@ func TestRaiseRejectsReusedKey(t *testing.T) {
 		return "", err
 	})
 	h := newHarness(t, tool)
-	h.run("reuse_key", map[string]any{}, nil)
-	rec, _ := h.record()
+	rec, _ := run(t, h, "reuse_key", map[string]any{})
 	if rec.Snapshot.Error == nil || !strings.Contains(rec.Snapshot.Error.Message, "already used") {
 		t.Errorf("error = %+v", rec.Snapshot.Error)
 	}
@@ -517,15 +452,14 @@ func TestWaitExternalStatus(t *testing.T) {
 	})
 	h := newHarness(t, tool)
 	var s signals.Snapshot
-	h.at(time.Second, func() {
-		s = h.snapshot()
-		h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept, Content: json.RawMessage(`{"ok":true}`), ResolvedBy: alice})
+	h.At(time.Second, func() {
+		s = snapshot(t, h)
+		h.Resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept, Content: json.RawMessage(`{"ok":true}`), ResolvedBy: alice})
 	})
-	h.run("wait_external", map[string]any{}, nil)
+	rec, err := run(t, h, "wait_external", map[string]any{})
 	if s.Status != signals.StatusWaitingExternal {
 		t.Errorf("status = %s, want waiting-external", s.Status)
 	}
-	rec, err := h.record()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,13 +479,12 @@ func TestCancellingWhileWorkStops(t *testing.T) {
 	})
 	h := newHarness(t, tool)
 	var cancelling signals.Snapshot
-	h.at(time.Second, h.env.CancelWorkflow)
-	h.at(2*time.Second, func() { cancelling = h.snapshot() })
-	h.run("slow_to_stop", map[string]any{}, nil)
+	h.At(time.Second, h.Temporal().CancelWorkflow)
+	h.At(2*time.Second, func() { cancelling = snapshot(t, h) })
+	rec, err := run(t, h, "slow_to_stop", map[string]any{})
 	if cancelling.Status != signals.StatusCancelling || cancelling.CancelReason != signals.ReasonCallerRequested {
 		t.Errorf("status while stopping = %s (reason %q), want cancelling", cancelling.Status, cancelling.CancelReason)
 	}
-	rec, err := h.record()
 	if !temporal.IsCanceledError(err) || rec.Snapshot.Status != signals.StatusCancelled {
 		t.Errorf("err %v, status %s; want cancelled", err, rec.Snapshot.Status)
 	}
@@ -560,12 +493,11 @@ func TestCancellingWhileWorkStops(t *testing.T) {
 
 func TestResolutionAfterCancelIsIgnored(t *testing.T) {
 	h := newHarness(t)
-	h.at(time.Second, func() {
-		h.env.CancelWorkflow()
-		h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "late"})
+	h.At(time.Second, func() {
+		h.Temporal().CancelWorkflow()
+		h.Resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "late"})
 	})
-	h.run("conformance-approval", map[string]any{}, nil)
-	rec, err := h.record()
+	rec, err := run(t, h, "conformance-approval", map[string]any{})
 	if !temporal.IsCanceledError(err) {
 		t.Fatalf("err = %v, want canceled", err)
 	}

@@ -3,43 +3,43 @@ package tools_test
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
 
 func TestConfirmDelete(t *testing.T) {
 	tests := []struct {
-		name string
-		res  signals.Resolution
-		text string
+		name   string
+		answer workflowstest.Answer
+		text   string
 	}{
-		{"confirmed", signals.Resolution{Action: signals.ActionAccept, Content: json.RawMessage(`{"confirm":true}`)}, "Deleted a.txt."},
-		{"not confirmed", signals.Resolution{Action: signals.ActionAccept, Content: json.RawMessage(`{"confirm":false}`)}, "Kept a.txt: the deletion was not confirmed."},
-		{"declined", signals.Resolution{Action: signals.ActionDecline}, "Kept a.txt: the deletion was declined."},
+		{"confirmed", workflowstest.Accept(map[string]bool{"confirm": true}), "Deleted a.txt."},
+		{"not confirmed", workflowstest.Accept(map[string]bool{"confirm": false}), "Kept a.txt: the deletion was not confirmed."},
+		{"declined", workflowstest.Decline(), "Kept a.txt: the deletion was declined."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
+			env := newEnv(t)
 			var s signals.Snapshot
-			h.at(time.Second, func() {
-				s = h.snapshot()
-				res := tc.res
-				res.InterruptID, res.ResolvedBy, res.RequestID = testRunID+"-i1", alice, "x"
-				h.resolve(res)
+			env.AnswerFunc("confirm", func(workflowstest.Question) workflowstest.Answer {
+				s, _ = env.Snapshot()
+				return tc.answer
 			})
-			h.run("confirm_delete", map[string]any{"filename": "a.txt"}, nil)
-			if s.Status != signals.StatusWaitingInput || len(s.Interrupts) != 1 {
-				t.Fatalf("suspended snapshot = %+v", s)
-			}
-			rec, err := h.record()
+			res, err := env.Call("confirm_delete", map[string]any{"filename": "a.txt"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkLog(t, rec.Events)
-			if got := rec.Snapshot.Result.Content[0].Text; got != tc.text {
+			if s.Status != signals.StatusWaitingInput || len(s.Interrupts) != 1 {
+				t.Fatalf("suspended snapshot = %+v", s)
+			}
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			checkLog(t, res.Events)
+			if got := res.Snapshot.Result.Content[0].Text; got != tc.text {
 				t.Errorf("text = %q, want %q", got, tc.text)
 			}
 		})
@@ -51,12 +51,14 @@ func TestSimpleTools(t *testing.T) {
 		name string
 		tool string
 		args any
-		pre  map[string]json.RawMessage
+		pre  map[string]any // answers to the pre-run inputs
 		text string
+		// code is the failure's; those runs start as the server would
+		// not start them (Start), to see what the harness makes of it.
 		code string
 	}{
 		{"greet", "greet", map[string]any{"name": "Alice"}, nil, "Hello, Alice!", ""},
-		{"pre-run input", "test_tool_with_task", map[string]any{}, map[string]json.RawMessage{tools.PreRunUserName: json.RawMessage(`{"name":"Alice"}`)}, "Hello, Alice!", ""},
+		{"pre-run input", "test_tool_with_task", map[string]any{}, map[string]any{tools.PreRunUserName: map[string]string{"name": "Alice"}}, "Hello, Alice!", ""},
 		{"pre-run input missing", "test_tool_with_task", map[string]any{}, nil, "", "missing_input"},
 		{"slow compute", "slow_compute", map[string]any{"seconds": 1, "label": "x"}, nil, `Computed "x" in 1 second(s).`, ""},
 		{"slow compute zero", "slow_compute", map[string]any{"seconds": 0}, nil, `Computed "" in 0 second(s).`, ""},
@@ -65,20 +67,32 @@ func TestSimpleTools(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.run(tc.tool, tc.args, tc.pre)
-			rec, err := h.record()
-			checkLog(t, rec.Events)
+			env := newEnv(t)
+			for key, content := range tc.pre {
+				env.Answer(key, workflowstest.Accept(content))
+			}
+			var res *workflowstest.Result
+			var err error
 			if tc.code != "" {
-				if rec.Snapshot.Error == nil || rec.Snapshot.Error.Code != tc.code {
-					t.Fatalf("err %v, snapshot error %+v; want code %s", err, rec.Snapshot.Error, tc.code)
-				}
-				return
+				raw, _ := json.Marshal(tc.args)
+				res, err = env.Start(tc.tool, signals.StartRequest{Arguments: raw})
+			} else {
+				res, err = env.Call(tc.tool, tc.args)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := rec.Snapshot.Result.Content[0].Text; got != tc.text {
+			checkLog(t, res.Events)
+			if tc.code != "" {
+				if res.Snapshot.Error == nil || res.Snapshot.Error.Code != tc.code {
+					t.Fatalf("err %v, snapshot error %+v; want code %s", res.Err, res.Snapshot.Error, tc.code)
+				}
+				return
+			}
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if got := res.Snapshot.Result.Content[0].Text; got != tc.text {
 				t.Errorf("text = %q, want %q", got, tc.text)
 			}
 		})

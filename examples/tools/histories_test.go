@@ -21,10 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,9 +33,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/examples/tools"
@@ -46,6 +41,7 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
 
 // recordEnv names the environment variable that turns TestRecordHistories
@@ -274,26 +270,13 @@ func encodeHistory(hist *historypb.History) ([]byte, error) {
 // harness and tools: any nondeterminism fails it. It also checks that the
 // corpus covers every tool the default registry serves.
 func TestReplayHistories(t *testing.T) {
-	files := corpus(t)
-	if len(files) == 0 {
-		t.Fatalf("no histories under %s", historiesDir)
-	}
 	reg, err := tools.DefaultRegistry(tools.NewActivities(nil, tools.ActivityOptions{}), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	covered := map[string]bool{}
-	for _, file := range files {
-		t.Run(filepath.ToSlash(strings.TrimPrefix(file, historiesDir+string(filepath.Separator))), func(t *testing.T) {
-			hist, exec := load(t, file)
-			covered[hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName()] = true
-			if err := replay(reg, hist, exec); err != nil {
-				t.Errorf("replay of %s: %v", file, err)
-			}
-		})
-	}
+	replayed := workflowstest.ReplayAll(t, reg, historiesDir)
 	for _, s := range reg.Specs() {
-		if !covered[s.Name] {
+		if !replayed[s.Name] {
 			t.Errorf("no recorded history of tool %s: record one (see docs/upgrades.md)", s.Name)
 		}
 	}
@@ -313,24 +296,18 @@ func TestReplayDetectsChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var files []string
-	for _, f := range corpus(t) {
-		if strings.HasPrefix(filepath.Base(f), "publish_report.") {
-			files = append(files, f)
-		}
-	}
-	if len(files) == 0 {
-		t.Fatal("no publish_report history in the corpus")
+	files, err := filepath.Glob(filepath.Join(historiesDir, "*", "publish_report.*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no publish_report history in the corpus (%v)", err)
 	}
 	for _, file := range files {
-		hist, exec := load(t, file)
-		if hist.Events[len(hist.Events)-1].GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED &&
+		if hist := load(t, file); hist.Events[len(hist.Events)-1].GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED &&
 			!slices.ContainsFunc(hist.Events, func(e *historypb.HistoryEvent) bool {
 				return e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
 			}) {
 			continue // failed before its first activity: nothing to diverge from
 		}
-		err := replay(reg, hist, exec)
+		_, err := workflowstest.Replay(reg, file)
 		// TMPRL1100 is the SDK's code of a nondeterminism error.
 		if err == nil || !strings.Contains(err.Error(), "TMPRL1100") {
 			t.Errorf("replay of %s with a changed tool: %v, want a nondeterminism error", file, err)
@@ -338,28 +315,9 @@ func TestReplayDetectsChange(t *testing.T) {
 	}
 }
 
-// corpus lists the recorded histories, every set.
-func corpus(t *testing.T) []string {
-	t.Helper()
-	var files []string
-	err := filepath.WalkDir(historiesDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".json") {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return files
-}
-
 // load reads a history file (the JSON of `temporal workflow show --output
-// json`) and the execution it was recorded from.
-func load(t *testing.T, file string) (*historypb.History, workflow.Execution) {
+// json`).
+func load(t *testing.T, file string) *historypb.History {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
@@ -367,26 +325,10 @@ func load(t *testing.T, file string) (*historypb.History, workflow.Execution) {
 	}
 	defer f.Close()
 	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
+	if err != nil || len(hist.Events) == 0 {
+		t.Fatalf("%s: %d events, %v", file, len(hist.GetEvents()), err)
 	}
-	if len(hist.Events) == 0 {
-		t.Fatalf("%s: empty history", file)
-	}
-	started := hist.Events[0].GetWorkflowExecutionStartedEventAttributes()
-	if started == nil || started.GetWorkflowId() == "" {
-		t.Fatalf("%s: the first event is not a start event with a workflow id", file)
-	}
-	return hist, workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}
-}
-
-// replay replays hist with reg's workflows. The workflow id is the run id,
-// part of the run's state (interrupt ids), so the replay sees the original.
-func replay(reg *workflows.Registry, hist *historypb.History, exec workflow.Execution) error {
-	rp := worker.NewWorkflowReplayer()
-	reg.RegisterWorkflows(rp)
-	quiet := log.NewStructuredLogger(slog.New(slog.DiscardHandler))
-	return rp.ReplayWorkflowHistoryWithOptions(quiet, hist, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec})
+	return hist
 }
 
 // recorder runs scenarios on the embedded server.

@@ -5,13 +5,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
 
 func TestDefaultRegistry(t *testing.T) {
@@ -136,25 +136,25 @@ func TestPublishReport(t *testing.T) {
 	for _, approve := range []bool{true, false} {
 		name := map[bool]string{true: "approved", false: "rejected"}[approve]
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t)
+			env := newEnv(t)
 			var s signals.Snapshot
-			h.at(5*time.Second, func() {
-				s = h.snapshot()
-				action := map[bool]string{true: "accept", false: "reject"}[approve]
-				h.resolve(signals.Resolution{InterruptID: testRunID + "-i1", Action: signals.ActionAccept,
-					Content: json.RawMessage(`{"action":"` + action + `"}`), ResolvedBy: alice, RequestID: "x"})
+			env.AnswerFunc("review", func(workflowstest.Question) workflowstest.Answer {
+				s, _ = env.Snapshot()
+				return workflowstest.Choose(map[bool]string{true: "accept", false: "reject"}[approve])
 			})
-			h.run("publish_report", tools.PublishReportInput{Title: "Q3", Topic: "sales", Sections: 2}, nil)
-			if s.Status != signals.StatusWaitingApproval || s.CurrentNodeID() != "review" {
-				t.Fatalf("suspended snapshot = %+v", s)
-			}
-			rec, err := h.record()
+			res, err := env.Call("publish_report", tools.PublishReportInput{Title: "Q3", Topic: "sales", Sections: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkLog(t, rec.Events)
+			if s.Status != signals.StatusWaitingApproval || s.CurrentNodeID() != "review" {
+				t.Fatalf("suspended snapshot = %+v", s)
+			}
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			checkLog(t, res.Events)
 			var out tools.PublishReportOutput
-			if err := json.Unmarshal(rec.Snapshot.Outputs, &out); err != nil {
+			if err := json.Unmarshal(res.Snapshot.Outputs, &out); err != nil {
 				t.Fatal(err)
 			}
 			if out.Published != approve || out.ReportID == "" || (approve && !strings.HasPrefix(out.Location, "memory://")) {

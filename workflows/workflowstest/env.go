@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/signals"
@@ -59,10 +60,12 @@ type Env struct {
 	asked   []*Question // in the order asked
 	byID    map[string]*Question
 	seen    []signals.Status
-	called  bool
-	runID   string
+	started bool
 	problem error // why Call fails after the run (an answer the Env could not give)
 }
+
+// errOneCall is the error of a second call on one Env.
+var errOneCall = errors.New("workflowstest: an Env runs one call; make another with New")
 
 // answerer gives the answer to a question; retry is set when it may be
 // asked again after a refusal (AnswerFunc).
@@ -119,10 +122,9 @@ func (e *Env) Temporal() *testsuite.TestWorkflowEnvironment {
 // could not give an answer (a question no Answer was registered for, an
 // answer refused), and the run was then cancelled.
 func (e *Env) Call(tool string, args any) (*Result, error) {
-	if e.called {
-		return nil, errors.New("workflowstest: an Env makes one call; make another with New")
+	if e.started {
+		return nil, errOneCall
 	}
-	e.called = true
 	spec, ok := e.reg.Lookup(tool)
 	if !ok {
 		return nil, fmt.Errorf("workflowstest: the registry has no tool %q", tool)
@@ -142,23 +144,43 @@ func (e *Env) Call(tool string, args any) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.runID = e.RunID
-	if e.runID == "" {
-		e.runID = e.Caller.Tenant + "/workflowstest-run-1"
+	return e.Start(tool, signals.StartRequest{Arguments: raw, PreRunInputs: pre})
+}
+
+// Start runs tool's workflow with req as it is, without the checks and
+// questions Call makes first: for tests of what a run does with a start
+// the server would not make (arguments that do not decode, a pre-run
+// input missing). An empty req.Tool is tool, an empty req.Owner the
+// Caller's, an empty req.Transport the Env's. Otherwise it is Call.
+func (e *Env) Start(tool string, req signals.StartRequest) (*Result, error) {
+	if e.started {
+		return nil, errOneCall
 	}
-	transport := e.Transport
-	if transport == "" {
-		transport = signals.TransportMCP
+	e.started = true
+	runID := e.RunID
+	if runID == "" {
+		runID = e.Caller.Tenant + "/workflowstest-run-1"
 	}
+	if req.Tool == "" {
+		req.Tool = tool
+	}
+	if req.Owner == (signals.Owner{}) {
+		req.Owner = signals.Owner{Tenant: e.Caller.Tenant, Subject: e.Caller}
+	}
+	if req.Transport == "" {
+		req.Transport = e.Transport
+	}
+	if req.Transport == "" {
+		req.Transport = signals.TransportMCP
+	}
+	// The SDK computes the binary's checksum (it reads the whole test
+	// binary) once per process, at the first activity, inside the
+	// workflow's coroutine, where its deadlock detector allows 1 s: on a
+	// loaded machine that fails the run. Compute it here first.
+	_ = (&workflow.Info{}).GetBinaryChecksum()
 	env := e.Temporal()
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: e.runID})
-	env.ExecuteWorkflow(tool, signals.StartRequest{
-		Tool:         tool,
-		Arguments:    raw,
-		Owner:        signals.Owner{Tenant: e.Caller.Tenant, Subject: e.Caller},
-		Transport:    transport,
-		PreRunInputs: pre,
-	})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: runID})
+	env.ExecuteWorkflow(tool, req)
 	if !env.IsWorkflowCompleted() {
 		return nil, fmt.Errorf("workflowstest: the run of %s did not complete", tool)
 	}

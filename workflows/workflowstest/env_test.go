@@ -2,12 +2,14 @@ package workflowstest_test
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/signals"
@@ -363,5 +365,25 @@ func TestReplay(t *testing.T) {
 				t.Errorf("Replay = %q, %v; want greet and an error naming %q", tool, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestStart runs a start the server would not make, and Result.Err is the
+// workflow's error as the SDK reports it.
+func TestStart(t *testing.T) {
+	env := workflowstest.New(registry(t))
+	res, err := env.Start("ship", signals.StartRequest{Arguments: json.RawMessage(`{"orderId":7}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app *temporal.ApplicationError
+	if !errors.As(res.Err, &app) || app.Type() != workflows.CodeInvalidArguments || res.Status() != signals.StatusFailed {
+		t.Fatalf("err = %v, status %s; want a failure with code %s", res.Err, res.Status(), workflows.CodeInvalidArguments)
+	}
+	if err := res.Output(new(orderOut)); err == nil || !strings.Contains(err.Error(), workflows.CodeInvalidArguments) {
+		t.Errorf("Output of a failed run = %v, want the code", err)
+	}
+	if res.Snapshot.Owner.Subject != env.Caller || res.Snapshot.Transport != signals.TransportMCP {
+		t.Errorf("start filled in %+v", res.Snapshot)
 	}
 }

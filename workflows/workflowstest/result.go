@@ -27,12 +27,18 @@ type Result struct {
 	// each workflow task that changed it ended with, as an agent following
 	// the task sees them change.
 	Statuses []signals.Status
+	// Err is the workflow's error as the SDK reports it: nil for a
+	// completed run, a *temporal.ApplicationError (its type the error
+	// code, never retried) for a failed one, a *temporal.CanceledError
+	// for a cancelled one. Both carry the run record as their details.
+	Err error
 }
 
 // result reads the run record the finished run left.
 func (e *Env) result() (*Result, error) {
 	var rec signals.RunRecord
-	err := e.env.GetWorkflowError()
+	werr := e.env.GetWorkflowError()
+	err := werr
 	var app *temporal.ApplicationError
 	var canceled *temporal.CanceledError
 	switch {
@@ -46,7 +52,7 @@ func (e *Env) result() (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflowstest: the run left no run record: %w", err)
 	}
-	res := &Result{Snapshot: rec.Snapshot, Events: rec.Events, Statuses: e.seen}
+	res := &Result{Snapshot: rec.Snapshot, Events: rec.Events, Statuses: e.seen, Err: werr}
 	if n := len(res.Statuses); n == 0 || res.Statuses[n-1] != rec.Snapshot.Status {
 		res.Statuses = append(res.Statuses, rec.Snapshot.Status)
 	}
