@@ -40,7 +40,7 @@ func (p projector) task(snap signals.Snapshot, status string) task {
 		CreatedAt:      timestamp(snap.CreatedAt),
 		LastUpdatedAt:  timestamp(snap.UpdatedAt),
 		TTLMs:          nil,
-		PollIntervalMs: p.pollIntervalMs,
+		PollIntervalMs: p.pollInterval(status),
 	}
 }
 

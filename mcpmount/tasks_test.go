@@ -259,9 +259,14 @@ func TestProjection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := p.detailedTask(tt.snap)
+			// A task that waits for the client's input is polled less often.
+			wantPoll := int64(250)
+			if tt.status == "input_required" {
+				wantPoll = 1000
+			}
 			if d.Status != tt.status || d.ResultType != "complete" || d.TaskID != "acme~2FAbCdEfGhIjKlMnOpQrStUvWx" ||
 				d.CreatedAt != "2026-12-02T10:00:00Z" || d.LastUpdatedAt != "2026-12-02T10:00:01Z" || d.TTLMs != nil ||
-				d.PollIntervalMs != 250 || d.StatusMessage != tt.snap.StatusMessage {
+				d.PollIntervalMs != wantPoll || d.StatusMessage != tt.snap.StatusMessage {
 				t.Fatalf("task = %+v", d)
 			}
 			if tt.check != nil {

@@ -66,6 +66,8 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		snap = s.fromInfo(info)
 	}
 	req := signals.CancelRequest{Reason: reason, CancelledBy: caller}
+	// What Get held of the run no longer holds once the request is sent.
+	defer s.reads.drop(runID)
 	if !plain {
 		if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason, req); err != nil {
 			if missing(err) {

@@ -26,7 +26,7 @@ func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string)
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	r, err := s.read(ctx, runID, caller.Tenant)
+	r, err := s.readShared(ctx, runID, caller.Tenant)
 	return r.snap, err
 }
 
@@ -281,26 +281,42 @@ func (s *Service) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bo
 // close event (last): a plain workflow, or a run terminated, timed out or
 // failed outside the harness.
 func (s *Service) closedOutside(info *workflowpb.WorkflowExecutionInfo, last *historypb.HistoryEvent) signals.RunRecord {
-	snap := s.fromInfo(info)
-	switch info.GetStatus() {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+	return s.closeSnapshot(s.fromInfo(info), last)
+}
+
+// closeSnapshot is snap, a snapshot of a run that closed without a
+// RunRecord, with what its close event last tells: status, result or error,
+// cancel reason, and when.
+func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEvent) signals.RunRecord {
+	if t := last.GetEventTime(); t != nil {
+		snap.UpdatedAt = t.AsTime()
+	}
+	snap.Interrupts = nil
+	switch last.GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+		snap.Status = signals.StatusCancelled
 		snap.CancelReason = "terminated"
 		if r := last.GetWorkflowExecutionTerminatedEventAttributes().GetReason(); r != "" {
 			snap.CancelReason = "terminated: " + r
 		}
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+		snap.Status = signals.StatusCancelled
 		snap.CancelReason = signals.ReasonCallerRequested
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+		snap.Status = signals.StatusCompleted
 		snap.Result, snap.Outputs = s.plainResult(last.GetWorkflowExecutionCompletedEventAttributes().GetResult())
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+		snap.Status = signals.StatusFailed
 		snap.Error = &signals.RunError{Code: "workflow_timed_out", Message: "the run timed out"}
 	default:
+		snap.Status = signals.StatusFailed
 		msg := "the run ended without a result"
 		if f := last.GetWorkflowExecutionFailedEventAttributes().GetFailure(); f != nil {
 			msg = f.GetMessage()
 		}
 		snap.Error = &signals.RunError{Code: "workflow_failed", Message: msg}
 	}
+	snap.StatusMessage = snap.Status.Message()
 	if snap.Status == signals.StatusFailed {
 		snap.Result = &signals.ToolResult{IsError: true, Content: []signals.Content{{Type: "text", Text: snap.Error.Message}}}
 	}

@@ -19,7 +19,7 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	cur, err := s.read(ctx, runID, caller.Tenant)
+	cur, err := s.readShared(ctx, runID, caller.Tenant)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
@@ -87,6 +87,9 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		}
 		return final.snap, ErrTerminal
 	}
+	// What Get held of the run predates the resolution.
+	s.reads.drop(runID)
+	epoch := s.reads.currentEpoch()
 	if e, _ := s.known.entry(runID); s.workers.unserved(ctx, e.queue) {
 		// No worker would answer the read that confirms it.
 		return snap, ErrNotApplied
@@ -100,6 +103,7 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		// resolutions).
 		return cur.snap, ErrNotApplied
 	}
+	s.reads.put(runID, cur, epoch)
 	after := cur.snap
 	got, done := after.ResolvedBy(r.InterruptID)
 	switch {

@@ -95,7 +95,8 @@ func countedSetup(t *testing.T) (*runs.Service, *callLog, string, client.Client)
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	return runs.New(c, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace, EagerStart: true}), log, tq, c
+	// No read reuse: the calls pinned are those of one read each.
+	return runs.New(c, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace, EagerStart: true, ReadWindow: -1}), log, tq, c
 }
 
 func wantCalls(t *testing.T, what string, got []string, want ...string) {
@@ -180,7 +181,7 @@ func TestRoundTrips(t *testing.T) {
 	if done, err = s.Await(ctx, alice, id, terminal); err != nil || done.Status != signals.StatusCompleted {
 		t.Fatalf("Await = %+v, %v", done.Status, err)
 	}
-	other := runs.New(c, nil, runs.Options{TaskQueue: tq})
+	other := runs.New(c, nil, runs.Options{TaskQueue: tq, ReadWindow: -1})
 	wantCalls(t, "Get of a closed run", log.during(id, func() {
 		done, err = other.Get(ctx, alice, id)
 	}), callQuery, callHistory)
@@ -275,7 +276,7 @@ func TestPlainRoundTrips(t *testing.T) {
 	t.Cleanup(w.Stop)
 	ctx := ctxT(t)
 	spec := signals.ToolSpec{Name: "hold", TaskQueue: tq, WorkflowType: "PlainHold", Contract: signals.ContractPlain}
-	starter := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace})
+	starter := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace, ReadWindow: -1})
 	snap, err := starter.Start(ctx, runs.StartRequest{Tool: spec, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +288,7 @@ func TestPlainRoundTrips(t *testing.T) {
 	if err != nil || snap.Status != signals.StatusRunning {
 		t.Fatalf("Get = %+v, %v", snap, err)
 	}
-	other := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace})
+	other := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace, ReadWindow: -1})
 	wantCalls(t, "first Get of a plain run by another service", log.during(id, func() {
 		snap, err = other.Get(ctx, alice, id)
 	}), callQuery, callDescribe)
@@ -298,7 +299,7 @@ func TestPlainRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	third := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace})
+	third := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace, ReadWindow: -1})
 	wantCalls(t, "Cancel of a plain run", log.during(id, func() {
 		snap, err = third.Cancel(ctx, alice, id, "")
 	}), callDescribe, callCancel)

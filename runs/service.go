@@ -28,6 +28,8 @@ type Service struct {
 	known *runMemo
 	// workers watches whether workers serve the task queues of runs.
 	workers *workers
+	// reads shares and reuses the reads of Get (Options.ReadWindow).
+	reads *readCache
 }
 
 // Defaults of Options, also the defaults of the stock server and worker.
@@ -83,6 +85,16 @@ type Options struct {
 	// process (cursors then do not survive a restart or work across
 	// replicas; give replicas one key).
 	CursorKey []byte
+	// ReadWindow is how long Get reuses a read of a working run: the
+	// concurrent and rapid Gets of one run within it share one Temporal
+	// read. A read of a run waiting for an answer is reused four windows,
+	// and a terminal run's (which never changes) until the bounded cache
+	// evicts it. This process's own Resolve and Cancel of a run drop what
+	// is held, so its own changes are seen at once; a change made through
+	// another process shows within the window. Concurrent Gets share one
+	// read whatever the window. 0 means DefaultReadWindow; negative, no
+	// reuse.
+	ReadWindow time.Duration
 }
 
 // New returns a Service that uses c. Zero Options fields get defaults:
@@ -100,11 +112,14 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 	if opts.QueryPatience == 0 {
 		opts.QueryPatience = DefaultQueryPatience
 	}
+	if opts.ReadWindow == 0 {
+		opts.ReadWindow = DefaultReadWindow
+	}
 	if logger == nil {
 		logger = zap.NewNop()
 	}
 	return &Service{client: c, log: logger, opts: opts, dc: converter.GetDefaultDataConverter(), rand: rand.Reader,
-		known: newRunMemo(runsRemembered), workers: newWorkers(c, logger)}
+		known: newRunMemo(runsRemembered), workers: newWorkers(c, logger), reads: newReadCache(opts.ReadWindow)}
 }
 
 // UnservedQueues returns the task queues that no worker serves now, sorted:
