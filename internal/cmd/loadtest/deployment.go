@@ -414,3 +414,44 @@ func serverReady(ctx context.Context, base string) error {
 		}
 	}
 }
+
+// footprint prints the resident memory of every process (and of
+// PostgreSQL's processes together) as the load ends.
+func (d *deployment) footprint() {
+	var parts []string
+	for _, n := range d.order {
+		if kb, ok := rssKB(d.procs[n].pid()); ok {
+			parts = append(parts, fmt.Sprintf("%s %d MiB", n, kb/1024))
+		}
+	}
+	if d.pg != nil {
+		total := int64(0)
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", d.pg.Pid(), d.pg.Pid()))
+		for _, f := range append(strings.Fields(string(kids)), strconv.Itoa(d.pg.Pid())) {
+			pid, _ := strconv.Atoi(f)
+			if kb, ok := rssKB(pid); ok {
+				total += kb
+			}
+		}
+		parts = append(parts, fmt.Sprintf("postgres (all its processes, shared memory counted in each) %d MiB", total/1024))
+	}
+	fmt.Printf("resident memory at the end of the load: %s\n", strings.Join(parts, ", "))
+}
+
+// rssKB reads VmRSS of a process from /proc (Linux).
+func rssKB(pid int) (int64, bool) {
+	if pid == 0 {
+		return 0, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb, err == nil
+		}
+	}
+	return 0, false
+}

@@ -98,6 +98,7 @@ func run(o options) error {
 		return err
 	}
 	wg.Wait()
+	d.footprint()
 	fmt.Printf("%s load done after %s; auditing\n", time.Now().Format(time.TimeOnly), time.Since(began).Round(time.Second))
 	return audit(d.temporalAddr, clients, st, o.duration)
 }

@@ -133,7 +133,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	cmd := s.command(ctx, "postgres", "-D", s.dir, "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+s.dir,
-		"-c", "max_connections=300", "-c", "fsync=off")
+		"-c", "max_connections=500", "-c", "fsync=off")
 	// A context bounds the start only, not the server's life.
 	cmd.Cancel = func() error { return nil }
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
