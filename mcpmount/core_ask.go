@@ -22,7 +22,9 @@ import (
 // core decides what to ask and what the answer does.
 type asker interface {
 	// ask sends the question and waits for the answer; it returns when
-	// ctx ends (the question was withdrawn).
+	// ctx ends (the question was withdrawn). An answer off the
+	// requestedSchema is an error that is no *jsonrpc.Error (the SDK's
+	// check); the client's own failure to answer is a *jsonrpc.Error.
 	ask(ctx context.Context, message string, requestedSchema any) (*mcp.ElicitResult, error)
 }
 
@@ -95,31 +97,72 @@ func (f *questionFollower) sync(s signals.Snapshot) {
 // ask asks one question and resolves its answer.
 func (f *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
 	defer f.wg.Done()
-	log := f.m.log.With(zap.String("runId", f.c.runID), zap.String("interruptId", it.ID))
-	res, err := f.c.asker.ask(ctx, it.Message(), it.RequestedSchema())
-	if err != nil {
-		if ctx.Err() == nil {
-			// The question stays open: it can still be answered by
-			// tasks/get + tasks/update or REST, or the call times out.
-			log.Warn("asking the client failed; the question stays open", zap.Error(err))
+	if err := f.m.askOne(ctx, f.c.asker, f.c.caller, f.c.runID, it); err != nil && ctx.Err() == nil {
+		// The question stays open: it can still be answered by tasks/get +
+		// tasks/update or REST, or the call times out.
+		f.m.log.Warn("the client's answer was not applied; the question stays open", zap.String("runId", f.c.runID),
+			zap.String("interruptId", it.ID), zap.Error(err))
+	}
+}
+
+// maxAnswerRefusals bounds how often one question is asked again after
+// an answer that did not fit it.
+const maxAnswerRefusals = 8
+
+// askOne asks the client one open question of the run through a and
+// resolves its answer through the path of tasks/update (resolveInputs). An
+// answer that does not fit the question, refused by the SDK against the
+// requestedSchema or by runs.CheckAnswer, is not applied: the question
+// stays open and is asked again, its message saying why the last answer
+// was refused, up to maxAnswerRefusals times. It returns the error of an
+// ask the client failed (a JSON-RPC error: asking again would not help) or
+// of a resolution that failed otherwise; nil once the answer was resolved
+// or ctx ended.
+func (m *Mount) askOne(ctx context.Context, a asker, caller signals.Subject, runID string, it signals.Interrupt) error {
+	message := it.Message()
+	for range maxAnswerRefusals + 1 {
+		res, err := a.ask(ctx, message, it.RequestedSchema())
+		if ctx.Err() != nil {
+			return nil
 		}
-		return
-	}
-	answer, err := json.Marshal(res)
-	if err != nil {
-		log.Warn("the client's answer does not encode", zap.Error(err))
-		return
-	}
-	snap, err := f.m.runs.Get(ctx, f.c.caller, f.c.runID)
-	if err != nil {
-		if ctx.Err() == nil {
-			log.Warn("read the run to apply the client's answer", zap.Error(err))
+		var problem string
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			return fmt.Errorf("ask the client: %w", err)
+		case err != nil:
+			// The SDK checked the answer against the requestedSchema.
+			problem = err.Error()
+		default:
+			problem, err = m.resolveAnswer(ctx, caller, runID, it.ID, res)
+			if problem == "" {
+				return err
+			}
 		}
-		return
+		m.log.Info("the client's answer does not fit its question; asking again", zap.String("runId", runID),
+			zap.String("interruptId", it.ID), zap.String("problem", problem))
+		message = fmt.Sprintf("%s (the last answer was refused: %s)", it.Message(), problem)
 	}
-	if err := f.m.resolveInputs(ctx, f.c.caller, f.c.runID, snap, map[string]json.RawMessage{it.ID: answer}); err != nil && ctx.Err() == nil {
-		log.Warn("the client's answer was not applied", zap.Error(err))
+	return fmt.Errorf("interrupt %s: %d answers refused", it.ID, maxAnswerRefusals+1)
+}
+
+// resolveAnswer resolves the client's answer to interrupt id of the run,
+// read anew. It returns the problem of an answer that does not fit the
+// question ("" when it fits) and the error of a resolution that failed.
+func (m *Mount) resolveAnswer(ctx context.Context, caller signals.Subject, runID, id string, res *mcp.ElicitResult) (string, error) {
+	answer, err := json.Marshal(elicitAnswer{Action: res.Action, Content: res.Content})
+	if err != nil {
+		return "", fmt.Errorf("the client's answer does not encode: %w", err)
 	}
+	snap, err := m.runs.Get(ctx, caller, runID)
+	if err != nil {
+		return "", fmt.Errorf("read the run to apply the client's answer: %w", err)
+	}
+	err = m.resolveInputs(ctx, caller, runID, snap, map[string]json.RawMessage{id: answer})
+	if refusal := (*answerRefusal)(nil); errors.As(err, &refusal) {
+		return refusal.problem, nil
+	}
+	return "", err
 }
 
 // stop withdraws every pending question and waits for the goroutines.

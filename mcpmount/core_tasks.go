@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -109,16 +108,52 @@ func (m *Mount) cancelTaskOf(ctx context.Context, declared bool, rawID json.RawM
 
 // resolveInputs resolves the open interrupts that responses answer (keyed
 // by interruptId, each an ElicitResult), in key order. It is the one path of
-// tasks/update and of MRTR retries: Runs checks the caller's eligibility and
+// tasks/update, of MRTR retries and of the session-era elicitation answers:
+// every answer is first checked against its question (runs.CheckAnswer, as
+// Runs checks it again before it signals), so that an answer that does not
+// fit is refused (-32602 naming the input key and the rule, an
+// *answerRefusal) before any of the request's answers is signalled, and its
+// question stays open. Runs then checks the caller's eligibility and
 // applies each resolution at most once. Keys naming nothing open, and
 // resolutions that lose (already resolved, ineligible, run ended), resolve
 // nothing and are not errors.
 func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, responses map[string]json.RawMessage) error {
+	res, err := answersOf(snap, responses)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if _, err := m.runs.ResolveHeld(ctx, caller, runID, snap, r); err != nil {
+			switch {
+			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
+				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
+				m.runLog(ctx, runID, snap.Tool).Debug("input response resolved nothing",
+					zap.String("interruptId", r.InterruptID), zap.Error(err))
+			case errors.Is(err, runs.ErrNotApplied):
+				// Recorded with the run: applied when a worker serves it.
+				m.log.Debug("input response recorded, not applied yet", zap.String("runId", runID),
+					zap.String("interruptId", r.InterruptID))
+			default:
+				if refusal := answerRefused(r.InterruptID, err); refusal != nil {
+					return refusal
+				}
+				return m.lookupErr(ctx, "resolve interrupt", runID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// answersOf decodes and checks the responses that answer an open
+// interrupt of snap, in key order. Keys naming nothing open (or an
+// external event, which is not the client's to answer) are left out.
+func answersOf(snap signals.Snapshot, responses map[string]json.RawMessage) ([]signals.Resolution, error) {
 	keys := make([]string, 0, len(responses))
 	for k := range responses {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var out []signals.Resolution
 	for _, key := range keys {
 		it, open := snap.Interrupt(key)
 		if !open || it.Kind == signals.KindExternalEvent {
@@ -126,38 +161,40 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 		}
 		var er elicitResponse
 		if err := json.Unmarshal(responses[key], &er); err != nil {
-			continue
+			return nil, &answerRefusal{key: key, problem: "not an ElicitResult object with a string action"}
 		}
-		action := signals.Action(er.Action)
-		switch action {
-		case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
-		default:
-			return errInvalidParams(fmt.Sprintf("inputResponses[%q].action must be accept, decline or cancel", key))
-		}
-		res := signals.Resolution{InterruptID: key, Action: action}
-		if action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
+		res := signals.Resolution{InterruptID: key, Action: signals.Action(er.Action)}
+		if res.Action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
 			res.Content = er.Content
 		}
-		if len(res.Content) > catalog.MaxArgumentsBytes {
-			// Past Temporal's payload limit the signal would fail as an
-			// internal error.
-			return errInvalidParams(fmt.Sprintf("inputResponses[%q].content too large: %d bytes, more than the %d bytes accepted",
-				key, len(res.Content), catalog.MaxArgumentsBytes))
+		if refusal := answerRefused(key, runs.CheckAnswer(it, res)); refusal != nil {
+			return nil, refusal
 		}
-		if _, err := m.runs.ResolveHeld(ctx, caller, runID, snap, res); err != nil {
-			switch {
-			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
-				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
-				m.runLog(ctx, runID, snap.Tool).Debug("input response resolved nothing",
-					zap.String("interruptId", key), zap.Error(err))
-			case errors.Is(err, runs.ErrNotApplied):
-				// Recorded with the run: applied when a worker serves it.
-				m.log.Debug("input response recorded, not applied yet", zap.String("runId", runID),
-					zap.String("interruptId", key))
-			default:
-				return m.lookupErr(ctx, "resolve interrupt", runID, err)
-			}
-		}
+		out = append(out, res)
 	}
-	return nil
+	return out, nil
+}
+
+// answerRefusal is the refusal of an input response that does not fit
+// its question: on the wire -32602 naming the input key and the rule.
+type answerRefusal struct {
+	key     string
+	problem string
+}
+
+func (e *answerRefusal) Error() string {
+	return fmt.Sprintf("inputResponses[%q]: %s", e.key, e.problem)
+}
+
+// Unwrap returns the refusal's JSON-RPC error.
+func (e *answerRefusal) Unwrap() error { return errInvalidParams(e.Error()) }
+
+// answerRefused is the refusal of err when it is a *runs.AnswerError, and
+// nil otherwise.
+func answerRefused(key string, err error) *answerRefusal {
+	var ae *runs.AnswerError
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	return &answerRefusal{key: key, problem: ae.Problem}
 }

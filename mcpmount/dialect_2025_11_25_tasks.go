@@ -299,7 +299,7 @@ func (m *Mount) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller s
 	for !snap.Status.Terminal() {
 		if elicit {
 			if open := unasked(snap, asked); len(open) > 0 {
-				if err := m.elicitInputs(wctx, ss, caller, id, snap, open, asked); err != nil {
+				if err := m.elicitInputs(wctx, ss, caller, id, open, asked); err != nil {
 					return nil, err
 				}
 			}
@@ -348,43 +348,48 @@ func unasked(snap signals.Snapshot, asked map[string]bool) []signals.Interrupt {
 }
 
 // elicitInputs asks the client each open interrupt, one at a time, and
-// resolves it with the answer. An interrupt is asked once per request: one
-// that stays open (the caller is not an eligible approver) is then left to
-// others, and the request waits for the run's end.
-func (m *Mount) elicitInputs(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, snap signals.Snapshot, open []signals.Interrupt, asked map[string]bool) error {
+// resolves it with the answer (askOne: an answer that does not fit is
+// asked again). An interrupt is asked once per request: one that stays
+// open (the client could not answer, the caller is not an eligible
+// approver) is then left to others, and the request waits for the run's
+// end.
+func (m *Mount) elicitInputs(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, open []signals.Interrupt, asked map[string]bool) error {
 	sort.SliceStable(open, func(i, j int) bool { return open[i].ID < open[j].ID })
+	a := taskAsker{ss: ss, taskID: runid.Project(id)}
 	for _, it := range open {
 		asked[it.ID] = true
-		var schema map[string]any
-		if err := json.Unmarshal(it.RequestedSchema(), &schema); err != nil {
-			m.runLog(ctx, id, "").Error("decode an interrupt schema", zap.Error(err))
-			return errInternal()
-		}
-		res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-			Meta:            mcp.Meta{metaRelatedTask: map[string]any{"taskId": runid.Project(id)}},
-			Mode:            "form",
-			Message:         it.Message(),
-			RequestedSchema: schema,
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return context.Canceled
-			}
-			// The client could not answer (or answered off-schema): the
-			// question stays open for another channel.
+		err := m.askOne(ctx, a, caller, id, it)
+		switch {
+		case ctx.Err() != nil:
+			return context.Canceled
+		case err != nil:
+			// The question stays open for another channel.
 			m.runLog(ctx, id, "").Info("elicitation for a task's input failed; the task stays input_required",
 				zap.String("interruptId", it.ID), zap.Error(err))
-			continue
-		}
-		answer, err := json.Marshal(elicitAnswer{Action: res.Action, Content: res.Content})
-		if err != nil {
-			return errInternal()
-		}
-		if err := m.resolveInputs(ctx, caller, id, snap, map[string]json.RawMessage{it.ID: answer}); err != nil {
-			return err
 		}
 	}
 	return nil
+}
+
+// taskAsker asks a 2025-11-25 task's question on its tasks/result stream:
+// elicitation/create with the related-task _meta naming the task.
+type taskAsker struct {
+	ss     *mcp.ServerSession
+	taskID string
+}
+
+func (a taskAsker) ask(ctx context.Context, message string, requestedSchema any) (*mcp.ElicitResult, error) {
+	raw, _ := requestedSchema.(json.RawMessage)
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return nil, errInternal() // a JSON-RPC error: asking again would not help
+	}
+	return a.ss.Elicit(ctx, &mcp.ElicitParams{
+		Meta:            mcp.Meta{metaRelatedTask: map[string]any{"taskId": a.taskID}},
+		Mode:            "form",
+		Message:         message,
+		RequestedSchema: schema,
+	})
 }
 
 // elicitAnswer is an ElicitResult as resolveInputs reads it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -344,6 +345,14 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 		return
 	}
 	res, err := resolutionOf(*open, req.ResumeValue)
+	if err == nil {
+		// Runs checks it too before it signals; checked here, a refused
+		// answer costs no call.
+		err = runs.CheckAnswer(*open, res)
+	}
+	if ae := (*runs.AnswerError)(nil); errors.As(err, &ae) {
+		err = errors.New(ae.Problem)
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "validation_error", "resumeValue: "+err.Error())
 		return
@@ -431,13 +440,11 @@ func eventNode(e signals.Event) string {
 	return p.NodeID
 }
 
-// defaultApprovalActions are offered when an approval names none.
-var defaultApprovalActions = []string{"accept", "reject"}
-
-// resolutionOf checks a resumeValue against the interrupt and turns it into
-// a Resolution. An approval takes exactly {"action": <one of its actions>};
-// "reject" takes the decline path. Other interrupts take an object valid
-// against their schema, or {"declined": true}.
+// resolutionOf turns a resumeValue into a Resolution of the interrupt,
+// which Runs then checks against the question (runs.CheckAnswer). An
+// approval (or any interrupt that asks an action) takes exactly
+// {"action": <one of its actions>}; "reject" takes the decline path. Other
+// interrupts take an object, or {"declined": true}.
 func resolutionOf(i signals.Interrupt, value json.RawMessage) (signals.Resolution, error) {
 	res := signals.Resolution{InterruptID: i.ID}
 	value = bytes.TrimSpace(value)
@@ -448,20 +455,16 @@ func resolutionOf(i signals.Interrupt, value json.RawMessage) (signals.Resolutio
 	if err := json.Unmarshal(value, &obj); err != nil || obj == nil {
 		return res, fmt.Errorf("must be a JSON object")
 	}
-	if i.Kind == signals.KindApproval {
-		actions := i.Actions
-		if len(actions) == 0 {
-			actions = defaultApprovalActions
-		}
+	if i.AsksAction() {
+		offered := i.OfferedActions()
 		var action string
 		rawAction, ok := obj["action"]
-		if !ok || len(obj) != 1 || json.Unmarshal(rawAction, &action) != nil || !containsString(actions, action) {
-			sorted := append([]string(nil), actions...)
-			sort.Strings(sorted)
-			return res, fmt.Errorf(`an approval takes exactly {"action": %q}`, strings.Join(sorted, "|"))
+		if !ok || len(obj) != 1 || json.Unmarshal(rawAction, &action) != nil {
+			sort.Strings(offered)
+			return res, fmt.Errorf(`an approval takes exactly {"action": %q}`, strings.Join(offered, "|"))
 		}
 		res.Action = signals.ActionAccept
-		if action == "reject" {
+		if action == "reject" && slices.Contains(offered, action) {
 			res.Action = signals.ActionDecline
 		}
 		res.Content = value
@@ -470,22 +473,6 @@ func resolutionOf(i signals.Interrupt, value json.RawMessage) (signals.Resolutio
 	if d, ok := obj["declined"]; ok && len(obj) == 1 && string(bytes.TrimSpace(d)) == "true" {
 		res.Action = signals.ActionDecline
 		return res, nil
-	}
-	if len(i.Schema) > 0 {
-		rs, err := catalog.CompileSchema(i.Schema)
-		if err != nil {
-			return res, fmt.Errorf("the interrupt's schema is unusable: %w", err)
-		}
-		var v any
-		if err := json.Unmarshal(value, &v); err != nil {
-			return res, fmt.Errorf("invalid JSON: %w", err)
-		}
-		if _, ok := v.(map[string]any); !ok {
-			return res, errors.New("must be a JSON object")
-		}
-		if err := rs.Validate(v); err != nil {
-			return res, err
-		}
 	}
 	res.Action = signals.ActionAccept
 	res.Content = value

@@ -125,7 +125,10 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 // to its wire answer. Errors the service does not name are logged and
 // answered 500 without detail.
 func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op string, err error) {
+	var answer *runs.AnswerError
 	switch {
+	case errors.As(err, &answer):
+		writeError(w, http.StatusBadRequest, "validation_error", "resumeValue: "+answer.Problem)
 	case errors.Is(err, runs.ErrTenantMismatch):
 		writeError(w, http.StatusForbidden, "id_tenant_mismatch", "the run id belongs to another tenant")
 	case errors.Is(err, runs.ErrNotFound):

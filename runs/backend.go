@@ -41,7 +41,8 @@ type Backend interface {
 	StartTrace(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 
 	// Resolve resolves one open interrupt and returns after the run
-	// applied it.
+	// applied it. An answer that does not fit the question (CheckAnswer)
+	// is refused with an *AnswerError before anything reaches the run.
 	Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error)
 	// ResolveHeld is Resolve for a caller that read the run in the same
 	// request: held is that snapshot, which a backend may check the

@@ -10,8 +10,10 @@ import (
 )
 
 // Resolve answers resolveInterruptByRun: it checks that the interrupt is
-// open and that the caller is an eligible approver, signals the resolution
-// (with ResolvedBy set to the caller) and returns the snapshot after the run
+// open, that the caller is an eligible approver and that the answer fits
+// the question (CheckAnswer: an answer that does not is refused with an
+// *AnswerError and nothing is signalled), signals the resolution (with
+// ResolvedBy set to the caller) and returns the snapshot after the run
 // applied it. Of two concurrent resolutions one returns nil and the other
 // ErrAlreadyResolved. It reads the run once before the signal and once
 // after; ResolveHeld saves the first read when the caller holds a snapshot.
@@ -44,7 +46,8 @@ func (s *Service) ResolveHeld(ctx context.Context, caller signals.Subject, runID
 	return s.resolve(ctx, caller, runID, held, r)
 }
 
-// resolve checks r against snap, signals it and reads the run after the
+// resolve checks r against snap (the interrupt open, the caller eligible,
+// the answer fitting the question: CheckAnswer), signals it and reads the run after the
 // run applied it (queries are strongly consistent: the query waits for the
 // workflow task the signal caused).
 func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
@@ -61,10 +64,8 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 	if !it.Eligible(caller) {
 		return snap, ErrNotEligible
 	}
-	switch r.Action {
-	case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
-	default:
-		return snap, fmt.Errorf("resolve interrupt: unknown action %q", r.Action)
+	if err := CheckAnswer(it, r); err != nil {
+		return snap, err
 	}
 	r.ResolvedBy = caller
 	nonce := make([]byte, 12)

@@ -31,20 +31,38 @@ func (i Interrupt) Message() string {
 	return msg
 }
 
+// AsksAction reports whether the interrupt is answered with one of its
+// actions: an approval, or an interrupt with actions and no schema.
+func (i Interrupt) AsksAction() bool {
+	return i.Kind == KindApproval || len(i.Schema) == 0 && len(i.Actions) > 0
+}
+
+// OfferedActions are the actions of an interrupt that AsksAction: its
+// Actions, or accept and reject when it names none.
+func (i Interrupt) OfferedActions() []string {
+	if len(i.Actions) == 0 {
+		return []string{"accept", "reject"}
+	}
+	return append([]string(nil), i.Actions...)
+}
+
+// AsksText reports whether the interrupt is asked with FallbackSchema: it
+// asks no action and its schema is absent or not a flat object of
+// primitive properties.
+func (i Interrupt) AsksText() bool {
+	return !i.AsksAction() && !flatPrimitiveSchema(i.Schema)
+}
+
 // RequestedSchema is the JSON Schema of the answer a client is asked for:
-// an approval (or any interrupt with actions and no schema) asks for
-// {"action": one of its actions}; another interrupt with a flat object
-// schema of primitive properties (the only shape an MCP form allows) is
-// asked with its own schema; any other is asked with FallbackSchema.
+// an interrupt that AsksAction asks for {"action": one of
+// OfferedActions}; another interrupt with a flat object schema of
+// primitive properties (the only shape an MCP form allows) is asked with
+// its own schema; any other is asked with FallbackSchema.
 func (i Interrupt) RequestedSchema() json.RawMessage {
-	if i.Kind == KindApproval || len(i.Schema) == 0 && len(i.Actions) > 0 {
-		actions := i.Actions
-		if len(actions) == 0 {
-			actions = []string{"accept", "reject"}
-		}
+	if i.AsksAction() {
 		b, _ := json.Marshal(map[string]any{
 			"type":       "object",
-			"properties": map[string]any{"action": map[string]any{"type": "string", "enum": actions}},
+			"properties": map[string]any{"action": map[string]any{"type": "string", "enum": i.OfferedActions()}},
 			"required":   []string{"action"},
 		})
 		return b

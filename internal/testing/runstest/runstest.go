@@ -337,10 +337,8 @@ func (f *Fake) Resolve(_ context.Context, caller signals.Subject, id string, res
 	if !in.Eligible(caller) {
 		return cloneSnapshot(*s), runs.ErrNotEligible
 	}
-	switch res.Action {
-	case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
-	default:
-		return cloneSnapshot(*s), fmt.Errorf("resolve interrupt: unknown action %q", res.Action)
+	if err := runs.CheckAnswer(in, res); err != nil {
+		return cloneSnapshot(*s), err
 	}
 	res.ResolvedBy = caller
 	f.resolutions = append(f.resolutions, res)
