@@ -481,13 +481,13 @@ func TestE2EDeclaredPlainWorkflow(t *testing.T) {
 	}
 	t.Cleanup(w.Stop)
 
-	// The declaration file, without a contract: it defaults to plain.
+	// The declaration file of a plain workflow.
 	schema := `{"type":"object","properties":{"orderId":{"type":"string"},"amountCents":{"type":"integer","minimum":1},"delayMs":{"type":"integer","minimum":0},"fail":{"type":"boolean"}},"required":["orderId","amountCents"]}`
 	want := signals.ToolSpec{
 		Name: "refund", Description: "Refund an order.", InputSchema: json.RawMessage(schema),
 		TaskSupport: signals.TaskOptional, TaskQueue: tq, WorkflowType: "refund.v1", Contract: signals.ContractPlain,
 	}
-	file := fmt.Sprintf(`[{"name":"refund","description":"Refund an order.","inputSchema":%s,"taskSupport":"optional","taskQueue":%q,"workflowType":"refund.v1"}]`, schema, tq)
+	file := fmt.Sprintf(`[{"name":"refund","description":"Refund an order.","inputSchema":%s,"taskSupport":"optional","taskQueue":%q,"workflowType":"refund.v1","contract":"plain"}]`, schema, tq)
 	path := filepath.Join(t.TempDir(), "tools.json")
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)

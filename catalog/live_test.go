@@ -499,8 +499,10 @@ func TestLoadDeclarationsErrors(t *testing.T) {
 		{name: "no description", file: `[{"name":"a","taskQueue":"q"}]`, want: []string{"empty description"}},
 		{name: "unknown contract", file: `[{"name":"a","description":"d","taskQueue":"q","contract":"grpc"}]`,
 			want: []string{`unknown contract "grpc"`}},
-		{name: "plain workflow that suspends", file: `[{"name":"a","description":"d","taskQueue":"q","canSuspend":true}]`,
+		{name: "plain workflow that suspends", file: `[{"name":"a","description":"d","taskQueue":"q","canSuspend":true,"contract":"plain"}]`,
 			want: []string{"plain workflow cannot ask for input"}},
+		{name: "missing contract", file: `[{"name":"refund","description":"d","taskQueue":"q"}]`,
+			want: []string{`tool "refund" has no contract`, `"plain"`, `"openwop"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "tools.json")
@@ -522,12 +524,12 @@ func TestLoadDeclarationsErrors(t *testing.T) {
 	}
 }
 
-// LoadDeclarations keeps what the file says and defaults the contract to
-// plain.
+// LoadDeclarations keeps what the file says and defaults the workflow
+// type to the name.
 func TestLoadDeclarations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tools.json")
 	file := `[
-  {"name": "summarize", "description": "Summarize a ticket.", "inputSchema": {"type": "object"}, "taskQueue": "py"},
+  {"name": "summarize", "description": "Summarize a ticket.", "inputSchema": {"type": "object"}, "taskQueue": "py", "contract": "plain"},
   {"name": "approve", "description": "Approve a refund.", "inputSchema": {"type": "object"}, "taskQueue": "ts",
    "workflowType": "approveRefund", "contract": "openwop", "canSuspend": true, "tenants": ["acme"]}
 ]`

@@ -176,9 +176,9 @@ func checkConflicts(ctx context.Context, c client.Client, pub signals.Publicatio
 }
 
 // LoadDeclarations reads a declaration file: a JSON array of tool specs
-// (docs/catalog.md), each with a taskQueue, for workflows that do not
-// publish their tools themselves. contract defaults to plain and
-// workflowType to the name.
+// (docs/catalog.md), each with a taskQueue and a contract, for workflows
+// that do not publish their tools themselves. workflowType defaults to the
+// name.
 func LoadDeclarations(path string) ([]signals.ToolSpec, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -192,14 +192,17 @@ func LoadDeclarations(path string) ([]signals.ToolSpec, error) {
 	}
 	for i := range specs {
 		s := &specs[i]
-		if s.Contract == "" {
-			s.Contract = signals.ContractPlain
-		}
 		if s.TaskQueue == "" {
 			return nil, fmt.Errorf("tool declarations %s: tool %q has no taskQueue", path, s.Name)
 		}
 		if _, err := Compile(*s); err != nil {
 			return nil, fmt.Errorf("tool declarations %s: %w", path, err)
+		}
+		if s.Contract == "" {
+			// Elsewhere an empty contract means openwop; a declaration
+			// says which it is, so that it has one meaning.
+			return nil, fmt.Errorf(`tool declarations %s: tool %q has no contract: set "contract": %q (the workflow takes the arguments object and returns any JSON value) or %q (it implements docs/contract.md)`,
+				path, s.Name, signals.ContractPlain, signals.ContractOpenWOP)
 		}
 	}
 	return specs, nil
