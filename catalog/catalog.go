@@ -69,6 +69,7 @@ type Tool struct {
 	schema json.RawMessage
 	args   *jsonschema.Resolved
 	inputs map[string]*jsonschema.Resolved
+	output *jsonschema.Resolved // nil: the spec declares no output schema
 }
 
 // emptyObject is the schema of a tool or input that declares none.
@@ -96,6 +97,9 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 	if spec.Plain() && (spec.CanSuspend || len(spec.PreRunInputs) > 0) {
 		return nil, fmt.Errorf("tool %s: a %s workflow cannot ask for input (canSuspend, preRunInputs)", spec.Name, signals.ContractPlain)
 	}
+	if a := spec.Annotations; a != nil && a.ReadOnlyHint && a.DestructiveHint != nil && *a.DestructiveHint {
+		return nil, fmt.Errorf("tool %s: annotations: a read-only tool cannot be destructive (readOnlyHint and destructiveHint both true)", spec.Name)
+	}
 	t := &Tool{spec: cloneSpec(spec), schema: spec.InputSchema}
 	if len(bytes.TrimSpace(t.schema)) == 0 {
 		t.schema = emptyObject
@@ -103,6 +107,11 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 	var err error
 	if t.args, err = compileObjectSchema(t.schema); err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", spec.Name, err)
+	}
+	if len(bytes.TrimSpace(spec.OutputSchema)) > 0 {
+		if t.output, err = compileObjectSchema(spec.OutputSchema); err != nil {
+			return nil, fmt.Errorf("tool %s: output schema: %w", spec.Name, err)
+		}
 	}
 	for _, in := range spec.PreRunInputs {
 		if in.Key == "" {
@@ -156,6 +165,48 @@ func (t *Tool) Spec() signals.ToolSpec { return cloneSpec(t.spec) }
 // InputSchema is the tool's input schema ({"type":"object"} when the spec
 // has none). Do not modify it.
 func (t *Tool) InputSchema() json.RawMessage { return t.schema }
+
+// OutputSchema is the tool's output schema, or nil when it declares none.
+// Do not modify it.
+func (t *Tool) OutputSchema() json.RawMessage { return t.spec.OutputSchema }
+
+// ResultError says why a completed run's result does not match its
+// tool's output schema. The mount answers it as a tool error.
+type ResultError struct {
+	// Tool is the tool's name.
+	Tool string
+	// Err is the schema validation error, or says what is missing.
+	Err error
+}
+
+func (e *ResultError) Error() string {
+	return fmt.Sprintf("tool %q returned a result that does not match its output schema: %v", e.Tool, e.Err)
+}
+
+// Unwrap returns the schema validation error.
+func (e *ResultError) Unwrap() error { return e.Err }
+
+// CheckResult checks the structuredContent of a completed result against
+// the tool's output schema. A tool that declares none accepts any result;
+// one that declares one fails with a *ResultError when structured is
+// absent, not a JSON object, or does not match.
+func (t *Tool) CheckResult(structured json.RawMessage) error {
+	if t.output == nil {
+		return nil
+	}
+	structured = bytes.TrimSpace(structured)
+	if len(structured) == 0 || bytes.Equal(structured, []byte("null")) {
+		return &ResultError{Tool: t.spec.Name, Err: errors.New("the result has no structuredContent")}
+	}
+	var v any
+	if err := json.Unmarshal(structured, &v); err != nil {
+		return &ResultError{Tool: t.spec.Name, Err: fmt.Errorf("structuredContent is not valid JSON: %w", err)}
+	}
+	if err := t.output.Validate(v); err != nil {
+		return &ResultError{Tool: t.spec.Name, Err: err}
+	}
+	return nil
+}
 
 // ArgumentsError says why tool arguments or an input answer were refused.
 type ArgumentsError struct {
@@ -286,12 +337,7 @@ func (s *Static) Lookup(_ context.Context, name string) (*Tool, error) {
 	return s.tools[i], nil
 }
 
-func cloneSpec(s signals.ToolSpec) signals.ToolSpec {
-	s.InputSchema = slices.Clone(s.InputSchema)
-	s.PreRunInputs = slices.Clone(s.PreRunInputs)
-	s.Tenants = slices.Clone(s.Tenants)
-	return s
-}
+func cloneSpec(s signals.ToolSpec) signals.ToolSpec { return s.Clone() }
 
 // canonical is the spec's canonical JSON form: two specs are the same
 // tool when their canonical forms are equal, whatever the key order or

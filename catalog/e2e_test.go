@@ -37,6 +37,7 @@ import (
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/workflows"
 )
 
 // startCounter is the real run service, counting the runs the mount asks
@@ -288,8 +289,12 @@ func TestE2ETwoTaskQueues(t *testing.T) {
 		{tool: unique("alpha"), tq: testenv.UniqueTaskQueue(t), identity: unique("worker-alpha"), label: "alpha"},
 		{tool: unique("beta"), tq: testenv.UniqueTaskQueue(t), identity: unique("worker-beta"), label: "beta"},
 	}
+	// alpha's output schema and annotations travel with its publication.
+	echoSchema := `{"type":"object","properties":{"echo":{"type":"string"},"worker":{"type":"string"}},"required":["echo","worker"]}`
+	shape := map[string][]workflows.ToolOption{"alpha": {workflows.WithOutputSchema(json.RawMessage(echoSchema)),
+		workflows.WithTitle("Echo"), workflows.WithReadOnlyHint()}}
 	for _, s := range sides {
-		runWorker(t, env.Client, newRegistry(t, echoTool(s.tool, "Echo on "+s.label+".", s.label)), s.tq, s.identity)
+		runWorker(t, env.Client, newRegistry(t, echoTool(s.tool, "Echo on "+s.label+".", s.label, shape[s.label]...)), s.tq, s.identity)
 	}
 	for _, s := range sides {
 		if got := waitListed(t, live, s.tool).Spec().TaskQueue; got != s.tq {
@@ -302,6 +307,16 @@ func TestE2ETwoTaskQueues(t *testing.T) {
 		if listedOverMCP[s.tool] == nil {
 			t.Fatalf("tools/list %v lacks %s", listedOverMCP, s.tool)
 		}
+	}
+	alpha, beta := listedOverMCP[sides[0].tool], listedOverMCP[sides[1].tool]
+	if got, _ := json.Marshal(alpha["outputSchema"]); !jsonEqual(t, got, []byte(echoSchema)) {
+		t.Fatalf("tools/list outputSchema of alpha = %s, want %s", got, echoSchema)
+	}
+	if got, _ := json.Marshal(alpha["annotations"]); !jsonEqual(t, got, []byte(`{"title":"Echo","readOnlyHint":true}`)) {
+		t.Fatalf("tools/list annotations of alpha = %s", got)
+	}
+	if beta["outputSchema"] != nil || beta["annotations"] != nil {
+		t.Fatalf("tools/list of beta = %v, want neither outputSchema (a map output) nor annotations", beta)
 	}
 
 	for _, s := range sides {
@@ -483,11 +498,17 @@ func TestE2EDeclaredPlainWorkflow(t *testing.T) {
 
 	// The declaration file of a plain workflow.
 	schema := `{"type":"object","properties":{"orderId":{"type":"string"},"amountCents":{"type":"integer","minimum":1},"delayMs":{"type":"integer","minimum":0},"fail":{"type":"boolean"}},"required":["orderId","amountCents"]}`
+	// Its results are declared: a refund above 100000 cents is outside
+	// the output schema (the workflow returns it anyway).
+	output := `{"type":"object","properties":{"orderId":{"type":"string"},"amountCents":{"type":"integer","maximum":100000},"refunded":{"type":"boolean"}},"required":["orderId","refunded"]}`
+	destructive := true
 	want := signals.ToolSpec{
 		Name: "refund", Description: "Refund an order.", InputSchema: json.RawMessage(schema),
 		TaskSupport: signals.TaskOptional, TaskQueue: tq, WorkflowType: "refund.v1", Contract: signals.ContractPlain,
+		OutputSchema: json.RawMessage(output), Annotations: &signals.ToolAnnotations{Title: "Refund", DestructiveHint: &destructive},
 	}
-	file := fmt.Sprintf(`[{"name":"refund","description":"Refund an order.","inputSchema":%s,"taskSupport":"optional","taskQueue":%q,"workflowType":"refund.v1","contract":"plain"}]`, schema, tq)
+	file := fmt.Sprintf(`[{"name":"refund","description":"Refund an order.","inputSchema":%s,"taskSupport":"optional","taskQueue":%q,"workflowType":"refund.v1","contract":"plain",
+  "outputSchema":%s,"annotations":{"title":"Refund","destructiveHint":true}}]`, schema, tq, output)
 	path := filepath.Join(t.TempDir(), "tools.json")
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
@@ -513,6 +534,12 @@ func TestE2EDeclaredPlainWorkflow(t *testing.T) {
 	}
 	if got, _ := json.Marshal(d["inputSchema"]); !jsonEqual(t, got, []byte(schema)) {
 		t.Fatalf("tools/list inputSchema = %s, want %s", got, schema)
+	}
+	if got, _ := json.Marshal(d["outputSchema"]); !jsonEqual(t, got, []byte(output)) {
+		t.Fatalf("tools/list outputSchema = %s, want %s", got, output)
+	}
+	if got, _ := json.Marshal(d["annotations"]); !jsonEqual(t, got, []byte(`{"title":"Refund","destructiveHint":true}`)) {
+		t.Fatalf("tools/list annotations = %s", got)
 	}
 
 	start := func(args map[string]any) (taskID, runID string) {
@@ -584,6 +611,14 @@ func TestE2EDeclaredPlainWorkflow(t *testing.T) {
 		wantOut := map[string]any{"orderId": "o-2", "amountCents": 1.0, "refunded": true}
 		if res["resultType"] != "complete" || res["isError"] != false || !reflect.DeepEqual(res["structuredContent"], wantOut) {
 			t.Fatalf("blocking tools/call = %v", res)
+		}
+	})
+
+	t.Run("a result outside the declared output schema is a tool error", func(t *testing.T) {
+		b := &mcpClient{t: t, url: url, caps: blockingCaps}
+		res := b.result("tools/call", map[string]any{"name": "refund", "arguments": map[string]any{"orderId": "o-9", "amountCents": 250000}})
+		if text := toolText(t, res); res["isError"] != true || res["structuredContent"] != nil || !strings.Contains(text, "output schema") || !strings.Contains(text, "maximum") {
+			t.Fatalf("blocking tools/call = %v, want a tool error naming the output schema's maximum", res)
 		}
 	})
 

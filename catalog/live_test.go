@@ -52,13 +52,13 @@ type echoIn struct {
 
 // echoTool is a harness (openwop) tool that answers the text it got and
 // the label of the worker that ran it.
-func echoTool(name, description, label string) workflows.Tool {
+func echoTool(name, description, label string, opts ...workflows.ToolOption) workflows.Tool {
 	return workflows.NewTool(name, description, func(ctx workflow.Context, in echoIn) (map[string]any, error) {
 		if in.Hold {
 			workflow.GetSignalChannel(ctx, "release").Receive(ctx, nil)
 		}
 		return map[string]any{"echo": in.Text, "worker": label}, nil
-	})
+	}, opts...)
 }
 
 func newRegistry(t *testing.T, tools ...workflows.Tool) *workflows.Registry {

@@ -177,7 +177,7 @@ func New(opts Options) (*Mount, error) {
 		return nil, err
 	}
 	m := &Mount{
-		runs:         opts.Runs,
+		runs:         runs.CheckOutputs(opts.Runs, opts.Catalog),
 		authenticate: opts.Authenticate,
 		log:          opts.Logger,
 		catalog:      opts.Catalog,
@@ -363,7 +363,8 @@ func (m *Mount) listTools(ctx context.Context, l toolsListing) (mcp.Result, erro
 		if !spec.VisibleTo(caller.Tenant) {
 			continue
 		}
-		d := toolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema()}
+		d := toolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema(),
+			OutputSchema: t.OutputSchema(), Annotations: spec.Annotations}
 		if l.execution {
 			d.Execution = &toolExecution{TaskSupport: taskSupport(spec)}
 		}

@@ -192,6 +192,11 @@ type toolDescriptor struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema is the schema of the structuredContent of the tool's
+	// results, when it declares one.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are the tool's behaviour hints, when it declares any.
+	Annotations *signals.ToolAnnotations `json:"annotations,omitempty"`
 	// Execution is set for 2025-11-25 requests (the task dialect).
 	Execution *toolExecution `json:"execution,omitempty"`
 }

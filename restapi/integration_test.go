@@ -57,6 +57,9 @@ type itestOptions struct {
 	admission *admission.Controller
 	// wrap, when set, wraps the server's handler.
 	wrap func(http.Handler) http.Handler
+	// specs, when set, edits the specs the server's catalog serves (the
+	// worker runs the example registry whatever they say).
+	specs func([]signals.ToolSpec) []signals.ToolSpec
 }
 
 func newIntegrationWith(t *testing.T, o itestOptions) *itest {
@@ -89,7 +92,11 @@ func newIntegrationWith(t *testing.T, o itestOptions) *itest {
 	}
 	// The specs name no task queue: runs start on the service's TaskQueue,
 	// which the worker polls.
-	var h http.Handler = New(Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, reg.Specs()...),
+	specs := reg.Specs()
+	if o.specs != nil {
+		specs = o.specs(specs)
+	}
+	var h http.Handler = New(Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, specs...),
 		Logger: logger, Admission: o.admission})
 	if o.wrap != nil {
 		h = o.wrap(h)

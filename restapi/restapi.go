@@ -101,7 +101,7 @@ func New(opts Options) http.Handler {
 		PublicURL: opts.BaseURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
 	})
 	h := &handler{
-		runs:      opts.Runs,
+		runs:      runs.CheckOutputs(opts.Runs, opts.Catalog),
 		auth:      opts.Authenticate,
 		log:       opts.Logger,
 		baseURL:   strings.TrimRight(opts.BaseURL, "/"),
@@ -132,6 +132,7 @@ func New(opts Options) http.Handler {
 	}{
 		{http.MethodGet, "/.well-known/openwop", h.discovery},
 		{http.MethodGet, "/openapi.json", h.openAPI},
+		{http.MethodGet, "/workflows", h.authed(h.listWorkflows)},
 		{http.MethodGet, "/runs", h.authed(h.listRuns)},
 		{http.MethodPost, "/runs", h.authed(h.createRun)},
 		{http.MethodGet, "/runs/{runId}", h.authedRun(h.getRun)},

@@ -2,6 +2,7 @@ package signals
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -522,6 +523,59 @@ type ToolSpec struct {
 	// Contract is what the workflow implements; empty means
 	// ContractOpenWOP.
 	Contract Contract `json:"contract,omitempty"`
+	// OutputSchema, when set, is the JSON Schema (type object) of the
+	// structuredContent of the tool's completed results: the run's
+	// outputs object. A completed result that does not match it is
+	// answered as a tool error (docs/catalog.md).
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are hints about the tool's behaviour for clients; nil
+	// for none.
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+}
+
+// ToolAnnotations are a tool's behaviour hints, as MCP's tools/list
+// carries them. They are hints for a client deciding, say, whether to ask
+// its user before a call, never guarantees the server enforces. An unset
+// hint means what MCP says it means: not read-only, destructive, not
+// idempotent, open-world.
+type ToolAnnotations struct {
+	// Title is a human-readable name of the tool.
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint: the tool changes nothing outside the run.
+	ReadOnlyHint bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint, for a tool that is not read-only: whether it may
+	// destroy or overwrite something (nil: it may).
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint, for a tool that is not read-only: calling it again
+	// with the same arguments has no further effect.
+	IdempotentHint bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint: whether the tool reaches an open world of entities
+	// (the web, other people's systems) rather than a closed one (nil: it
+	// does).
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
+}
+
+// Clone returns a copy of t that shares no slice or pointer with it.
+func (t ToolSpec) Clone() ToolSpec {
+	t.InputSchema = slices.Clone(t.InputSchema)
+	t.PreRunInputs = slices.Clone(t.PreRunInputs)
+	t.Tenants = slices.Clone(t.Tenants)
+	t.OutputSchema = slices.Clone(t.OutputSchema)
+	if t.Annotations != nil {
+		a := *t.Annotations
+		a.DestructiveHint = clonePtr(a.DestructiveHint)
+		a.OpenWorldHint = clonePtr(a.OpenWorldHint)
+		t.Annotations = &a
+	}
+	return t
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // Type is the Temporal workflow type of the tool's runs.

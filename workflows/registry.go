@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.temporal.io/sdk/activity"
@@ -41,6 +43,8 @@ func (t Tool) Err() error { return t.err }
 type toolConfig struct {
 	spec  signals.ToolSpec
 	edits []func(*jsonschema.Schema) error
+	// output is set when WithOutputSchema gave the output schema.
+	output bool
 }
 
 // ToolOption configures a tool in NewTool.
@@ -67,6 +71,53 @@ func WithPreRunInput(key, message string, schema json.RawMessage) ToolOption {
 // ForTenants limits the tool to the given tenants.
 func ForTenants(tenants ...string) ToolOption {
 	return func(c *toolConfig) { c.spec.Tenants = append(c.spec.Tenants, tenants...) }
+}
+
+// WithOutputSchema sets the tool's output schema (an object schema of the
+// run's outputs) instead of the one NewTool derives from the output type.
+func WithOutputSchema(schema json.RawMessage) ToolOption {
+	return func(c *toolConfig) { c.spec.OutputSchema, c.output = schema, true }
+}
+
+// annotate returns an option that edits the tool's annotations.
+func annotate(edit func(a *signals.ToolAnnotations)) ToolOption {
+	return func(c *toolConfig) {
+		if c.spec.Annotations == nil {
+			c.spec.Annotations = &signals.ToolAnnotations{}
+		}
+		edit(c.spec.Annotations)
+	}
+}
+
+// WithTitle sets the tool's human-readable title (annotations.title).
+func WithTitle(title string) ToolOption {
+	return annotate(func(a *signals.ToolAnnotations) { a.Title = title })
+}
+
+// WithReadOnlyHint marks a tool that changes nothing outside its run
+// (annotations.readOnlyHint).
+func WithReadOnlyHint() ToolOption {
+	return annotate(func(a *signals.ToolAnnotations) { a.ReadOnlyHint = true })
+}
+
+// WithDestructiveHint says whether a tool that is not read-only may
+// destroy or overwrite something (annotations.destructiveHint; MCP
+// assumes it may when a tool does not say).
+func WithDestructiveHint(destructive bool) ToolOption {
+	return annotate(func(a *signals.ToolAnnotations) { a.DestructiveHint = &destructive })
+}
+
+// WithIdempotentHint marks a tool that has no further effect when called
+// again with the same arguments (annotations.idempotentHint).
+func WithIdempotentHint() ToolOption {
+	return annotate(func(a *signals.ToolAnnotations) { a.IdempotentHint = true })
+}
+
+// WithOpenWorldHint says whether the tool reaches an open world of
+// entities, such as the web, or a closed one (annotations.openWorldHint;
+// MCP assumes an open one when a tool does not say).
+func WithOpenWorldHint(open bool) ToolOption {
+	return annotate(func(a *signals.ToolAnnotations) { a.OpenWorldHint = &open })
 }
 
 // WithSchema edits the input schema derived from the input type.
@@ -110,6 +161,11 @@ func WithDefault(prop string, value any) ToolOption {
 // In, runs fn and turns its output into the run's outputs: an object as is,
 // anything else as {"result": value}.
 //
+// The output schema is derived from Out the same way (see outputSchema):
+// a struct's schema as is, a scalar's or a slice's as {"result": schema}.
+// Out of an interface, pointer or map type, or one with its own JSON
+// encoding, gets none unless WithOutputSchema gives one.
+//
 // A tool that cannot be built (bad name, schema) carries the error in Err,
 // and NewRegistry refuses it.
 func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context, in In) (Out, error), opts ...ToolOption) Tool {
@@ -143,6 +199,12 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 		return t
 	}
 	t.spec.InputSchema = raw
+	if !c.output {
+		if t.spec.OutputSchema, err = outputSchema[Out](); err != nil {
+			t.err = fmt.Errorf("tool %s: output schema: %w", name, err)
+			return t
+		}
+	}
 	// The same compiler as the server's checks what the server will serve.
 	if _, err := catalog.Compile(t.spec); err != nil {
 		t.err = err
@@ -167,6 +229,46 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 		})
 	}
 	return t
+}
+
+// outputSchema derives the schema of the outputs a tool with output type
+// Out produces (encodeOutput): a struct's object schema, or for a type the
+// harness wraps as {"result": value} (a scalar, a slice) an object schema
+// with that one required property. It returns nil for a type whose
+// encoding the schema cannot tell (an interface, a pointer or a map,
+// which may encode as null or as an object; a json.Marshaler).
+func outputSchema[Out any]() (json.RawMessage, error) {
+	typ := reflect.TypeFor[Out]()
+	if typ.Implements(reflect.TypeFor[json.Marshaler]()) && typ != reflect.TypeFor[time.Time]() {
+		return nil, nil
+	}
+	switch typ.Kind() {
+	case reflect.Interface, reflect.Pointer, reflect.Map:
+		return nil, nil
+	}
+	schema, err := jsonschema.For[Out](outputForOptions())
+	if err != nil {
+		return nil, err
+	}
+	if typ.Kind() != reflect.Struct {
+		schema = &jsonschema.Schema{
+			Type:                 "object",
+			Properties:           map[string]*jsonschema.Schema{"result": schema},
+			Required:             []string{"result"},
+			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		}
+	}
+	return json.Marshal(schema)
+}
+
+// outputForOptions maps the types whose JSON encoding jsonschema.For
+// would describe wrongly: json.RawMessage holds any JSON, []byte encodes
+// as a base64 string.
+func outputForOptions() *jsonschema.ForOptions {
+	return &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {},
+		reflect.TypeFor[[]byte]():          {Types: []string{"null", "string"}},
+	}}
 }
 
 // Registry maps tool names to tools. It is built once and read-only after,
@@ -233,9 +335,4 @@ func (r *Registry) RegisterWorkflows(w worker.WorkflowRegistry) {
 	}
 }
 
-func cloneSpec(s signals.ToolSpec) signals.ToolSpec {
-	s.InputSchema = slices.Clone(s.InputSchema)
-	s.PreRunInputs = slices.Clone(s.PreRunInputs)
-	s.Tenants = slices.Clone(s.Tenants)
-	return s
-}
+func cloneSpec(s signals.ToolSpec) signals.ToolSpec { return s.Clone() }

@@ -27,6 +27,8 @@ func TestNewRegistryRejectsBadTools(t *testing.T) {
 		// A pre-run input without a schema asks for an empty object; one needs a
 		// key and, when it has a schema, an object schema.
 		{"pre-run input without key", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithPreRunInput("", "m", json.RawMessage(`{"type":"object"}`)))}, "pre-run input has no key"},
+		{"output schema not an object schema", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithOutputSchema(json.RawMessage(`{"type":"string"}`)))}, "output schema"},
+		{"read-only and destructive", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithReadOnlyHint(), workflows.WithDestructiveHint(true))}, "cannot be destructive"},
 		{"pre-run input with a non-object schema", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithPreRunInput("k", "m", json.RawMessage(`{"type":"string"}`)))}, `pre-run input "k" schema`},
 	}
 	for _, tc := range tests {
@@ -58,5 +60,66 @@ func TestFlatSchema(t *testing.T) {
 	}
 	if _, err := workflows.FlatSchema[nested](); err == nil {
 		t.Error("a slice property was accepted")
+	}
+}
+
+// tool output types used by TestOutputSchema.
+type (
+	reportOut struct {
+		ID    string          `json:"id"`
+		Pages int             `json:"pages,omitempty"`
+		Tags  []string        `json:"tags"`
+		Raw   json.RawMessage `json:"raw,omitempty"`
+	}
+)
+
+// outputSchemaOf is the output schema NewTool derives for fn's output.
+func outputSchemaOf[Out any](t *testing.T, opts ...workflows.ToolOption) string {
+	t.Helper()
+	tool := workflows.NewTool("a", "d", func(workflow.Context, noInput) (Out, error) { var zero Out; return zero, nil }, opts...)
+	if tool.Err() != nil {
+		t.Fatal(tool.Err())
+	}
+	return string(tool.Spec().OutputSchema)
+}
+
+// TestOutputSchema: the output schema is derived from the output type as
+// the harness encodes it: a struct as is, a scalar or slice as
+// {"result": value}, nothing for types that may encode either way.
+func TestOutputSchema(t *testing.T) {
+	tests := []struct {
+		name, got, want string
+	}{
+		{"struct", outputSchemaOf[reportOut](t),
+			`{"type":"object","properties":{"id":{"type":"string"},"pages":{"type":"integer"},"tags":{"type":["null","array"],"items":{"type":"string"}},"raw":true},"required":["id","tags"],"additionalProperties":false}`},
+		{"string", outputSchemaOf[string](t), `{"type":"object","properties":{"result":{"type":"string"}},"required":["result"],"additionalProperties":false}`},
+		{"slice", outputSchemaOf[[]int](t), `{"type":"object","properties":{"result":{"type":["null","array"],"items":{"type":"integer"}}},"required":["result"],"additionalProperties":false}`},
+		{"any", outputSchemaOf[any](t), ``},
+		{"map", outputSchemaOf[map[string]any](t), ``},
+		{"pointer", outputSchemaOf[*reportOut](t), ``},
+		{"json.RawMessage", outputSchemaOf[json.RawMessage](t), ``},
+		{"given", outputSchemaOf[any](t, workflows.WithOutputSchema(json.RawMessage(`{"type":"object"}`))), `{"type":"object"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("output schema = %s, want %s", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAnnotationOptions: each option sets its hint; unset hints stay
+// absent, so MCP's defaults apply.
+func TestAnnotationOptions(t *testing.T) {
+	ok := func(workflow.Context, noInput) (string, error) { return "", nil }
+	tool := workflows.NewTool("a", "d", ok, workflows.WithTitle("A"), workflows.WithIdempotentHint(),
+		workflows.WithDestructiveHint(false), workflows.WithOpenWorldHint(true))
+	got, _ := json.Marshal(tool.Spec().Annotations)
+	if want := `{"title":"A","destructiveHint":false,"idempotentHint":true,"openWorldHint":true}`; string(got) != want {
+		t.Errorf("annotations = %s, want %s", got, want)
+	}
+	if a := workflows.NewTool("b", "d", ok).Spec().Annotations; a != nil {
+		t.Errorf("annotations without options = %+v, want none", a)
 	}
 }

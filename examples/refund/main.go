@@ -26,7 +26,8 @@ func main() {
 	defer c.Close()
 
 	tools, err := workflows.NewRegistry([]workflows.Tool{
-		workflows.NewTool("refund", "Refund an order after a human approves it.", Refund, workflows.Suspends()),
+		workflows.NewTool("refund", "Refund an order after a human approves it.", Refund, workflows.Suspends(),
+			workflows.WithTitle("Refund an order"), workflows.WithDestructiveHint(true)), // a refund cannot be taken back
 	}, IssueRefund)
 	if err != nil {
 		log.Fatalln(err)

@@ -27,12 +27,18 @@ func DefaultRegistry(acts *Activities, fixtures bool) (*workflows.Registry, erro
 // ExampleTools returns the tools a user sees: publish_report and delay.
 func ExampleTools() []workflows.Tool {
 	return []workflows.Tool{
+		// publish_report writes a new report (to OutputDir or memory) and
+		// overwrites nothing but a retry of its own; each call publishes
+		// another report; it reaches nothing outside this process.
 		workflows.NewTool("publish_report",
 			"Generate a report on a topic, ask a human to approve it, and publish it once approved.",
-			PublishReport, workflows.Suspends()),
+			PublishReport, workflows.Suspends(), workflows.WithTitle("Publish a report"),
+			workflows.WithDestructiveHint(false), workflows.WithOpenWorldHint(false)),
+		// delay only waits.
 		workflows.NewTool("delay",
 			"Wait for the given number of milliseconds (a long-running activity that can be cancelled).",
-			Delay, workflows.WithRange("delayMs", 0, 3_600_000)),
+			Delay, workflows.WithRange("delayMs", 0, 3_600_000), workflows.WithTitle("Wait"),
+			workflows.WithReadOnlyHint(), workflows.WithOpenWorldHint(false)),
 	}
 }
 

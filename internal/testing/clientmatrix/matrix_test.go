@@ -136,6 +136,9 @@ func TestClientMatrix(t *testing.T) {
 		}{
 			{"delay", "completed", []string{slept}, false},
 			{"approve", "completed", []string{"published at", "approved by"}, false},
+			// The client validates structuredContent against the tool's
+			// outputSchema.
+			{"structured", "completed", []string{`{"sleptMs":0}`}, false},
 			{"badargs", "completed", []string{"delayMs", "type"}, true},
 			{"task-approve", "completed", []string{"published at"}, false},
 			{"task-failed", "failed", []string{"failing_job failed on purpose"}, true}, // isError is failed in 2025-11-25
@@ -147,6 +150,9 @@ func TestClientMatrix(t *testing.T) {
 				o.want(t, tc.status, tc.isErr, tc.want...)
 				if tc.which == "delay" && o.Progress == 0 {
 					t.Error("no notifications/progress reached the client")
+				}
+				if tc.which == "structured" && (!o.OutputSchema || o.Annotations["readOnlyHint"] != true) {
+					t.Errorf("the client listed delay with outputSchema %v and annotations %v, want both", o.OutputSchema, o.Annotations)
 				}
 			})
 		}
@@ -170,6 +176,32 @@ func TestClientMatrix(t *testing.T) {
 			t.Parallel()
 			r := cli(t, "delay", "--tool-arg", fmt.Sprintf("delayMs=%d", delayMs))
 			r.want(t, false, slept)
+		})
+		t.Run("cli/list", func(t *testing.T) {
+			t.Parallel()
+			out, err := node(t, nil, filepath.Join(inspector, "clients", "launcher", "build", "index.js"), "--cli", url,
+				"--protocol-era", "modern", "--format", "json", "--method", "tools/list")
+			var r struct {
+				Result *struct {
+					Tools []struct {
+						Name         string         `json:"name"`
+						OutputSchema map[string]any `json:"outputSchema"`
+						Annotations  map[string]any `json:"annotations"`
+					} `json:"tools"`
+				} `json:"result"`
+			}
+			if jerr := json.Unmarshal(out, &r); jerr != nil || r.Result == nil {
+				t.Fatalf("inspector --cli tools/list: %v; output %s (%v)", err, out, jerr)
+			}
+			for _, tl := range r.Result.Tools {
+				if tl.Name == "publish_report" {
+					if tl.Annotations["title"] != "Publish a report" || tl.Annotations["destructiveHint"] != false || tl.OutputSchema["type"] != "object" {
+						t.Fatalf("the Inspector lists publish_report with annotations %v and outputSchema %v", tl.Annotations, tl.OutputSchema)
+					}
+					return
+				}
+			}
+			t.Fatalf("the Inspector's tools/list lacks publish_report: %s", out)
 		})
 		t.Run("cli/failed", func(t *testing.T) {
 			t.Parallel()
@@ -219,15 +251,19 @@ func TestClientMatrix(t *testing.T) {
 // outcome is what a client script printed: the outcome as the client's own
 // API reported it.
 type outcome struct {
-	Case       string          `json:"case"`
-	Kind       string          `json:"kind"`
-	Status     string          `json:"status"`
-	IsError    bool            `json:"isError"`
-	Text       string          `json:"text"`
-	Asked      string          `json:"asked"`
-	Progress   int             `json:"progress"`
-	Error      string          `json:"error"`
-	Violations json.RawMessage `json:"violations"`
+	Case     string `json:"case"`
+	Kind     string `json:"kind"`
+	Status   string `json:"status"`
+	IsError  bool   `json:"isError"`
+	Text     string `json:"text"`
+	Asked    string `json:"asked"`
+	Progress int    `json:"progress"`
+	// OutputSchema and Annotations are what the client listed of the
+	// tool it called ("structured").
+	OutputSchema bool            `json:"outputSchema"`
+	Annotations  map[string]any  `json:"annotations"`
+	Error        string          `json:"error"`
+	Violations   json.RawMessage `json:"violations"`
 }
 
 func decodeOutcome(t *testing.T, out []byte, err error) outcome {

@@ -1,7 +1,8 @@
 // The session-era TypeScript client: @modelcontextprotocol/sdk v1 (protocol
 // 2025-11-25) with elicitation, progress and its experimental Tasks API (the
 // 2025-11-25 task dialect). Usage: node v1.mjs <mcp url> <case>.
-// It prints one JSON line {case, status, text, isError, progress, error}:
+// It prints one JSON line {case, status, text, isError, progress, error,
+// and for "structured" outputSchema, annotations}:
 // the outcome as the client's own API reports it.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -40,6 +41,19 @@ try {
       out.status = "completed";
       out.isError = r.isError === true;
       out.text = textOf(r);
+      break;
+    }
+    case "structured": {
+      // delay declares an outputSchema: the client keeps it from
+      // tools/list and validates the call's structuredContent against it
+      // (callTool throws when it does not match, or is missing).
+      const listed = (await client.listTools()).tools.find((t) => t.name === "delay");
+      out.outputSchema = listed?.outputSchema?.type === "object";
+      out.annotations = listed?.annotations ?? null;
+      const r = await client.callTool({ name: "delay", arguments: { delayMs: 0 } });
+      out.status = "completed";
+      out.isError = r.isError === true;
+      out.text = JSON.stringify(r.structuredContent ?? null);
       break;
     }
     case "badargs": {
