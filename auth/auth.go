@@ -203,23 +203,43 @@ func (k *Keys) Authenticate(r *http.Request) (signals.Subject, error) {
 	if k.Dev() {
 		return Anonymous(), nil
 	}
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return signals.Subject{}, ErrNoCredential
+	token, err := bearer(r)
+	if err != nil {
+		return signals.Subject{}, err
 	}
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return signals.Subject{}, ErrInvalidCredential
-	}
-	token = strings.TrimSpace(token)
-	if token == "" {
-		return signals.Subject{}, ErrInvalidCredential
-	}
-	s, ok := k.bySum[sha256.Sum256([]byte(token))]
+	s, ok := k.lookup(token)
 	if !ok {
 		return signals.Subject{}, ErrInvalidCredential
 	}
 	return s, nil
+}
+
+// lookup returns the Subject of the key token.
+func (k *Keys) lookup(token string) (signals.Subject, bool) {
+	if k == nil {
+		return signals.Subject{}, false
+	}
+	s, ok := k.bySum[sha256.Sum256([]byte(token))]
+	return s, ok
+}
+
+// bearer returns the request's Bearer credential: ErrNoCredential without
+// an Authorization header, ErrInvalidCredential when it is not a Bearer
+// credential.
+func bearer(r *http.Request) (string, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", ErrNoCredential
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", ErrInvalidCredential
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return "", ErrInvalidCredential
+	}
+	return token, nil
 }
 
 type subjectKey struct{}
@@ -241,18 +261,13 @@ type DenyFunc func(w http.ResponseWriter, r *http.Request, err error)
 // Unauthorized is the default DenyFunc: 401, a WWW-Authenticate challenge and
 // a small JSON body {"error":{"code":"unauthenticated","message":...}}.
 func Unauthorized(w http.ResponseWriter, _ *http.Request, err error) {
-	Challenge(w)
+	Challenge(w, err)
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusUnauthorized)
+	w.WriteHeader(Status(err))
 	body, _ := json.Marshal(map[string]any{
 		"error": map[string]string{"code": "unauthenticated", "message": err.Error()},
 	})
 	_, _ = w.Write(body)
-}
-
-// Challenge sets the WWW-Authenticate header of a 401 response.
-func Challenge(w http.ResponseWriter) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="openwop"`)
 }
 
 // Middleware authenticates every request with k and stores the Subject in

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/openwop/temporal-mcp/signals"
@@ -93,7 +94,7 @@ func TestFromEnvDev(t *testing.T) {
 		t.Fatal("no keys should be dev mode")
 	}
 	s, err := k.Authenticate(httptest.NewRequest("POST", "/", nil))
-	if err != nil || s != Anonymous() {
+	if err != nil || !reflect.DeepEqual(s, Anonymous()) {
 		t.Fatalf("dev subject %+v, err %v", s, err)
 	}
 	var nilKeys *Keys

@@ -54,8 +54,10 @@ type blockingCall struct {
 	progressToken any
 }
 
-// principal names the caller in a requestState.
-func principal(s signals.Subject) string { return s.Tenant + "|" + s.SubjectID }
+// principal names the caller in a requestState and as the owner of a
+// session-era session: tenant, issuer and subject id (two identity
+// providers may use the same sub).
+func principal(s signals.Subject) string { return s.Tenant + "|" + s.Issuer + "|" + s.SubjectID }
 
 // suspendsForInput reports whether the snapshot has an interrupt the client
 // can answer (external events are not the client's to answer).

@@ -105,8 +105,8 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *incoming) boo
 	}
 	caller, err := m.authenticate(r)
 	if err != nil {
-		auth.Challenge(w)
-		m.refuse(w, in, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
+		auth.Challenge(w, err)
+		m.refuse(w, in, unauthorized(err))
 		return false
 	}
 	in.caller = caller
@@ -221,10 +221,22 @@ func (m *Mount) serveNotification(w http.ResponseWriter, r *http.Request, in *in
 	m.serveSDK(w, r, in, m.sessionRoute(in.session))
 }
 
-// writeUnauthorized answers 401 with the Bearer challenge.
+// writeUnauthorized answers a request whose credential was refused: 401
+// (403 for a token without the required scopes) with the Bearer
+// challenge.
 func writeUnauthorized(w http.ResponseWriter, err error) {
-	auth.Challenge(w)
-	writeRPCError(w, rpcError{status: http.StatusUnauthorized, code: codeInvalidRequest, message: "unauthorized: " + err.Error()})
+	auth.Challenge(w, err)
+	writeRPCError(w, unauthorized(err))
+}
+
+// unauthorized is the JSON-RPC error of a refused credential.
+func unauthorized(err error) rpcError {
+	status := auth.Status(err)
+	prefix := "unauthorized: "
+	if status == http.StatusForbidden {
+		prefix = "forbidden: "
+	}
+	return rpcError{status: status, code: codeInvalidRequest, message: prefix + err.Error()}
 }
 
 // isResponse reports whether msg, which names no method, is a JSON-RPC

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestIntegrationTaskLifecycle(t *testing.T) {
 		t.Fatalf("immediate tasks/get = %v", first)
 	}
 	snap, err := s.runs.Get(ctx, auth.Anonymous(), runOf(t, id))
-	if err != nil || snap.Transport != signals.TransportMCP || snap.Owner.Subject != auth.Anonymous() || snap.Tool != "slow_compute" {
+	if err != nil || snap.Transport != signals.TransportMCP || !reflect.DeepEqual(snap.Owner.Subject, auth.Anonymous()) || snap.Tool != "slow_compute" {
 		t.Fatalf("run = %+v, %v", snap, err)
 	}
 	done := waitTask(t, c, id, status("completed"))

@@ -220,7 +220,11 @@ func (h *handler) authed(next authedHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		caller, err := h.auth(r)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="openwop"`)
+			auth.Challenge(w, err)
+			if status := auth.Status(err); status == http.StatusForbidden {
+				writeError(w, status, "forbidden", err.Error())
+				return
+			}
 			writeError(w, http.StatusUnauthorized, "unauthenticated", "a valid bearer credential is required: "+err.Error())
 			return
 		}

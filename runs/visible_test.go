@@ -1,6 +1,7 @@
 package runs_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestReadWithoutWorker(t *testing.T) {
 			strings.Join(in.Actions, ",") != strings.Join(want.Actions, ",") || !in.RequestedAt.Equal(want.RequestedAt) {
 			t.Fatalf("interrupt without a worker = %+v, want %+v", in, want)
 		}
-		if got.Owner != waiting.Owner || got.Tool != waiting.Tool || got.LastSequence != waiting.LastSequence {
+		if !reflect.DeepEqual(got.Owner, waiting.Owner) || got.Tool != waiting.Tool || got.LastSequence != waiting.LastSequence {
 			t.Fatalf("Get %d without a worker = %+v, want the owner, tool and sequence of %+v", i, got, waiting)
 		}
 		// The eligibility check works on the published interrupt.

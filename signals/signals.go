@@ -3,6 +3,7 @@ package signals
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -213,10 +214,49 @@ type Subject struct {
 	Lane      string `json:"lane,omitempty"`
 	Kind      string `json:"kind,omitempty"`
 	KeyClass  string `json:"keyClass,omitempty"`
+	// Groups are the caller's groups or roles as its identity provider
+	// names them (an OAuth token's groups claim); an approvers entry
+	// GroupPrefix+value names every subject of the group.
+	Groups []string `json:"groups,omitempty"`
+	// Scopes are the OAuth scopes the caller's token grants, when Scoped.
+	// They are not recorded: they decide what one request may do.
+	Scopes []string `json:"-"`
+	// Scoped reports that the credential is limited to Scopes (an OAuth
+	// token); an API key or the development caller is not, and may do
+	// whatever its tenant may.
+	Scoped bool `json:"-"`
 }
+
+// GroupPrefix starts an approvers entry that names a group (or role) of
+// the identity provider instead of one subject: "group:finance".
+const GroupPrefix = "group:"
 
 // Principal is the URN-like name approvers lists use for the subject.
 func (s Subject) Principal() string { return s.SubjectID }
+
+// Same reports whether s and o are the same caller: issuer, subject id
+// and tenant.
+func (s Subject) Same(o Subject) bool {
+	return s.Issuer == o.Issuer && s.SubjectID == o.SubjectID && s.Tenant == o.Tenant
+}
+
+// IsZero reports whether s names no caller.
+func (s Subject) IsZero() bool { return s.Issuer == "" && s.SubjectID == "" && s.Tenant == "" }
+
+// MissingScope returns the first of scopes the caller's credential does
+// not grant, and false when it grants them all (always, when it is not
+// Scoped).
+func (s Subject) MissingScope(scopes []string) (string, bool) {
+	if !s.Scoped {
+		return "", false
+	}
+	for _, want := range scopes {
+		if !slices.Contains(s.Scopes, want) {
+			return want, true
+		}
+	}
+	return "", false
+}
 
 // Owner is the tenant and subject that started a run.
 type Owner struct {
@@ -268,6 +308,9 @@ func (i Interrupt) Eligible(s Subject) bool {
 	}
 	for _, a := range i.Approvers {
 		if a == s.Principal() {
+			return true
+		}
+		if g, ok := strings.CutPrefix(a, GroupPrefix); ok && slices.Contains(s.Groups, g) {
 			return true
 		}
 	}
@@ -515,6 +558,9 @@ type ToolSpec struct {
 	PreRunInputs []InputRequest `json:"preRunInputs,omitempty"`
 	// Tenants, when non-empty, limits the tool to these tenants.
 	Tenants []string `json:"tenants,omitempty"`
+	// Scopes are the OAuth scopes a caller's token must grant to see and
+	// call the tool (Subject.MissingScope); API keys need none.
+	Scopes []string `json:"scopes,omitempty"`
 	// TaskQueue is the task queue the tool's runs start on.
 	TaskQueue string `json:"taskQueue,omitempty"`
 	// WorkflowType is the Temporal workflow type of the tool's runs; empty

@@ -450,7 +450,7 @@ func (r *run) finishCancelled() (signals.RunRecord, error) {
 		"reason":     r.cancelReason,
 		"durationMs": r.durationMs(),
 	}
-	if r.cancelledBy != (signals.Subject{}) {
+	if !r.cancelledBy.IsZero() {
 		payload["cancelledBy"] = r.cancelledBy
 	}
 	r.emit(signals.EventRunCancelled, "", payload)

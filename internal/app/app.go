@@ -69,6 +69,7 @@ type App struct {
 	workerDone chan struct{}
 
 	unserved func(ctx context.Context) ([]string, error)
+	issuers  func() map[string]string
 
 	saMu      sync.Mutex
 	saErr     error // the last search attribute check; nil when they exist
@@ -103,7 +104,8 @@ func Run(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts
 // stop them; receive from Failed to learn of a later failure.
 func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts) (a *App, err error) {
 	a = &App{Deps: Deps{Logger: logger, TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace()},
-		failed: make(chan error, 3), tookOver: make(chan struct{}), unserved: parts.Unserved}
+		failed: make(chan error, 3), tookOver: make(chan struct{}), unserved: parts.Unserved,
+		issuers: parts.Unreachable}
 	defer func() {
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)

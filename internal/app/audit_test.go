@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -365,7 +366,7 @@ func (s *auditStack) checkHistories(answered, cancelled string) {
 			switch {
 			case !present && got != nil:
 				t.Errorf("run %s: unexpected %s %+v", id, what, *got)
-			case present && (got == nil || *got != alice):
+			case present && (got == nil || !reflect.DeepEqual(*got, alice)):
 				t.Errorf("run %s: %s = %+v, want %+v", id, what, got, alice)
 			}
 		}

@@ -47,6 +47,10 @@ func ServerEnv() []config.EnvVar {
 		{Name: auth.EnvKeys, Default: "unset (every caller is anon:local)", Meaning: "API keys: key=tenant:subject,..."},
 		{Name: auth.EnvKeysFile, Default: "unset", Meaning: "JSON file of API keys [{key,tenant,subject}]"},
 		{Name: audit.EnvLog, Default: audit.DefaultSink, Meaning: "the audit trail's sink: stderr, stdout, a file path (appended) or off"},
+		{Name: config.EnvOAuthIssuers, Default: "unset (no OAuth)", Meaning: "OAuth issuer URLs whose access tokens are accepted (docs/oauth.md); needs " + config.EnvPublicURL},
+		{Name: config.EnvOAuthTenantClaim, Default: "unset (required with issuers)", Meaning: "token claim that holds the tenant"},
+		{Name: config.EnvOAuthGroupsClaim, Default: "unset", Meaning: "token claim with the caller's groups or roles (approvers \"group:<value>\")"},
+		{Name: config.EnvOAuthRequiredScopes, Default: "unset", Meaning: "scopes every request's token needs (space- or comma-separated)"},
 		{Name: envMRTRKey, Default: "random per process", Meaning: "HMAC key (32+ bytes) of MRTR requestStates and listRuns cursors"},
 		{Name: config.EnvPublicURL, Default: "unset (links name the address a connection arrived on)", Meaning: "external base URL: links in responses; its host and origin are allowed"},
 		{Name: config.EnvAllowedHosts, Default: "unset (loopback hosts only on 127.0.0.1)", Meaning: "further Host header values accepted (host or host:port, comma-separated)"},
@@ -100,7 +104,18 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 		logger.Info("declared tools loaded", zap.String("file", st.toolsFile), zap.Int("tools", len(st.declared)))
 	}
 	authenticate := auth.Authenticator(st.keys.Authenticate)
-	if st.keys.Dev() {
+	var oauth *auth.OAuth
+	switch {
+	case st.oauth != nil:
+		st.oauth.Logger = logger.Named("oauth")
+		if oauth, err = auth.NewOAuth(*st.oauth); err != nil {
+			return fail("OAuth", err)
+		}
+		defer oauth.Close()
+		authenticate = oauth.Authenticator(st.keys)
+		logger.Info("OAuth resource server", zap.String("resource", st.oauth.Resource), zap.Strings("issuers", st.oauth.Issuers),
+			zap.Int("api_keys", st.keys.Len()))
+	case st.keys.Dev():
 		authenticate = auth.AnonymousAuthenticator
 		logger.Warn("no API keys configured (OPENWOP_API_KEYS): every caller is the anonymous local tenant",
 			zap.String("tenant", auth.Anonymous().Tenant))
@@ -108,7 +123,7 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := ServerOptions{Registry: reg, Declared: st.declared, Authenticate: authenticate, Audit: st.audit, MRTRKey: st.mrtrKey,
+	opts := ServerOptions{Registry: reg, Declared: st.declared, Authenticate: authenticate, OAuth: oauth, Audit: st.audit, MRTRKey: st.mrtrKey,
 		PublicURL: cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
 		Admission: &cfg.Admission, JournalPath: filepath.Join(cfg.DataDir, runJournalFile), Worker: cfg.Worker}
 	if stdio {
@@ -137,15 +152,16 @@ type settings struct {
 	cfg       config.Config
 	keys      *auth.Keys
 	audit     *audit.Trail
+	oauth     *auth.OAuthOptions
 	toolsFile string
 	declared  []signals.ToolSpec
 	mrtrKey   []byte
 }
 
 // loadSettings reads and checks every setting: internal/app/config's, the API
-// keys, the audit trail's sink (not stdout with stdio, where stdout is the
-// MCP stream), the declared tools and the MRTR key. Its error names the
-// variable.
+// keys, OAuth, the audit trail's sink (not stdout with stdio, where stdout
+// is the MCP stream), the declared tools and the MRTR key. Its error names
+// the variable.
 func loadSettings(stdio bool) (settings, error) {
 	var st settings
 	var err error
@@ -154,6 +170,13 @@ func loadSettings(stdio bool) (settings, error) {
 	}
 	if st.keys, err = auth.FromEnv(os.Getenv); err != nil {
 		return st, err // names OPENWOP_API_KEYS or OPENWOP_API_KEYS_FILE
+	}
+	if err = config.CheckOAuthNames(os.Environ()); err != nil {
+		return st, err
+	}
+	getenv := func(name string) string { return strings.TrimSpace(os.Getenv(name)) }
+	if st.oauth, err = config.LoadOAuth(getenv, st.cfg.PublicURL); err != nil {
+		return st, err
 	}
 	if stdio && strings.TrimSpace(os.Getenv(audit.EnvLog)) == audit.SinkStdout {
 		return st, fmt.Errorf("%s: stdout is the MCP stream of -stdio; use stderr or a file", audit.EnvLog)

@@ -85,6 +85,17 @@ type Health struct {
 	SearchAttributes *SearchAttributesHealth `json:"searchAttributes,omitempty"`
 	// Workers is set when no worker serves some task queue.
 	Workers *WorkersHealth `json:"workers,omitempty"`
+	// Issuers is set when the metadata of some OAuth issuer could not be
+	// fetched: its tokens are refused until it is.
+	Issuers *IssuersHealth `json:"issuers,omitempty"`
+}
+
+// IssuersHealth names the OAuth issuers that could not be reached.
+type IssuersHealth struct {
+	// Unreachable maps each issuer to its last error.
+	Unreachable map[string]string `json:"unreachable"`
+	// Message says what that means.
+	Message string `json:"message"`
 }
 
 // WorkersHealth names the task queues that no worker serves.
@@ -148,6 +159,15 @@ func (a *App) healthz(w http.ResponseWriter, r *http.Request) {
 			h.Workers = &WorkersHealth{Unserved: queues, Message: fmt.Sprintf(
 				"no worker polls task queue(s) %s: their runs do not progress, and are read from the state they published "+
 					"in Temporal; start a worker that serves them", strings.Join(queues, ", "))}
+		}
+	}
+	if a.issuers != nil {
+		if down := a.issuers(); len(down) > 0 {
+			if h.Status == "ok" {
+				h.Status = "degraded"
+			}
+			h.Issuers = &IssuersHealth{Unreachable: down, Message: "the metadata or keys of these OAuth issuers could not be " +
+				"fetched: their tokens are refused until they are (the server keeps retrying)"}
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")

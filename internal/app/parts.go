@@ -50,4 +50,8 @@ type Parts struct {
 	// (runs.Service.UnservedQueues); /healthz then reports "degraded",
 	// naming them. It is called only after Handler.
 	Unserved func(ctx context.Context) ([]string, error)
+	// Unreachable, when set, names the OAuth issuers whose metadata could
+	// not be fetched yet, with the error of each (auth.OAuth.Unreachable);
+	// /healthz then reports "degraded", naming them.
+	Unreachable func() map[string]string
 }

@@ -49,6 +49,10 @@ type ServerOptions struct {
 	// and cancellation and every refusal on authorization grounds, of
 	// the mount and the REST API alike.
 	Audit *audit.Trail
+	// OAuth, when set, is the OAuth resource server Authenticate uses: the
+	// handler serves its RFC 9728 metadata, and /healthz reports its
+	// unreachable issuers.
+	OAuth *auth.OAuth
 	// MRTRKey is the HMAC key of MRTR requestStates and, derived from it,
 	// of listRuns cursors; nil: a random key per process.
 	MRTRKey []byte
@@ -157,7 +161,16 @@ func (s *Server) Parts() Parts {
 			}
 			return s.runs.UnservedQueues(ctx, queues...)
 		},
+		Unreachable: s.unreachable(),
 	}
+}
+
+// unreachable is Parts.Unreachable: the OAuth issuers not reached yet.
+func (s *Server) unreachable() func() map[string]string {
+	if s.opts.OAuth == nil {
+		return nil
+	}
+	return s.opts.OAuth.Unreachable
 }
 
 // rejected counts an admission refusal (admission.Options.OnReject).
@@ -236,7 +249,28 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mount)
 	mux.Handle("/", rest)
+	if o := s.opts.OAuth; o != nil {
+		meta := o.MetadataHandler(func() []string { return toolScopes(live) })
+		mux.Handle(auth.MetadataPath, meta)
+		mux.Handle(auth.MetadataPath+auth.ResourcePath, meta)
+	}
 	return mux, nil
+}
+
+// toolScopes are the scopes the catalog's tools need, for the RFC 9728
+// metadata.
+func toolScopes(live *catalog.Live) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	tools, err := live.Tools(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Spec().Scopes...)
+	}
+	return out
 }
 
 // cursorKey derives the key of listRuns cursors from the MRTR key, so that

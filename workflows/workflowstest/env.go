@@ -164,7 +164,7 @@ func (e *Env) Start(tool string, req signals.StartRequest) (*Result, error) {
 	if req.Tool == "" {
 		req.Tool = tool
 	}
-	if req.Owner == (signals.Owner{}) {
+	if req.Owner.Tenant == "" && req.Owner.Subject.IsZero() {
 		req.Owner = signals.Owner{Tenant: e.Caller.Tenant, Subject: e.Caller}
 	}
 	if req.Transport == "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -111,7 +112,7 @@ func TestCallAnswersQuestionsAsAnAgentSeesThem(t *testing.T) {
 	if got := res.EventTypes(); !slices.Equal(got, wantEvents) {
 		t.Errorf("events = %v, want %v", got, wantEvents)
 	}
-	if s := res.Snapshot; len(s.Resolved) != 2 || s.Resolved[0].ResolvedBy != env.Caller || s.Owner.Subject != env.Caller {
+	if s := res.Snapshot; len(s.Resolved) != 2 || !reflect.DeepEqual(s.Resolved[0].ResolvedBy, env.Caller) || !reflect.DeepEqual(s.Owner.Subject, env.Caller) {
 		t.Errorf("resolved = %+v, owner %+v", s.Resolved, s.Owner)
 	}
 }
@@ -383,7 +384,7 @@ func TestStart(t *testing.T) {
 	if err := res.Output(new(orderOut)); err == nil || !strings.Contains(err.Error(), workflows.CodeInvalidArguments) {
 		t.Errorf("Output of a failed run = %v, want the code", err)
 	}
-	if res.Snapshot.Owner.Subject != env.Caller || res.Snapshot.Transport != signals.TransportMCP {
+	if !reflect.DeepEqual(res.Snapshot.Owner.Subject, env.Caller) || res.Snapshot.Transport != signals.TransportMCP {
 		t.Errorf("start filled in %+v", res.Snapshot)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,33 +69,48 @@ func TestCommands(t *testing.T) {
 // they exit non-zero at once, before any connection, with one line on
 // stderr naming the variable.
 func testInvalidSettings(t *testing.T, server, worker string) {
+	oauth := []string{EnvPublicURL + "=https://wop.example.com", EnvOAuthIssuers + "=https://idp.example.com", EnvOAuthTenantClaim + "=tenant"}
 	tests := []struct {
 		cmd      string
 		variable string
 		value    string
+		// extra are further settings, valid ones (a later one replaces an
+		// earlier one of the same name).
+		extra []string
 	}{
-		{"server", "OPENWOP_API_KEYS", "garbage"},
-		{"server", "OPENWOP_API_KEYS", "k=acme"},
-		{"server", "OPENWOP_API_KEYS_FILE", "/nonexistent/keys.json"},
-		{"server", "OPENWOP_TOOLS_FILE", "/nonexistent/tools.json"},
-		{"server", "OPENWOP_MRTR_KEY", "too-short"},
-		{"server", "OPENWOP_AUDIT_LOG", "/nonexistent/dir/audit.jsonl"},
-		{"server", EnvUIPort, "ui"},
-		{"server", EnvPublicURL, "wop.example.com"},
-		{"server", EnvAllowedOrigins, "evil.example"},
-		{"server", EnvHTTPMaxConns, "0"},
-		{"server", EnvTenantMaxCalls, "none"},
-		{"server", EnvHTTPReadTimeout, "forever"},
-		{"server", EnvTemporalTLS, "maybe"},
-		{"server", EnvTemporalConfigFile, "/nonexistent/temporal.toml"},
-		{"worker", EnvTemporalTLS, "maybe"},
-		{"worker", EnvLogLevel, "loud"},
-		{"worker", EnvTemporalConfigFile, "/nonexistent/temporal.toml"},
-		{"worker", "TEMPORAL_TLS_CLIENT_CERT_PATH", "/nonexistent/client.pem"},
-		{"server", EnvMetricsAddr, "9464"},
-		{"worker", EnvMetricsAddr, "9464"},
-		{"server", "OTEL_TRACES_EXPORTER", "zipkin"},
-		{"worker", "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
+		{"server", "OPENWOP_API_KEYS", "garbage", nil},
+		{"server", "OPENWOP_API_KEYS", "k=acme", nil},
+		{"server", "OPENWOP_API_KEYS_FILE", "/nonexistent/keys.json", nil},
+		{"server", "OPENWOP_TOOLS_FILE", "/nonexistent/tools.json", nil},
+		{"server", "OPENWOP_MRTR_KEY", "too-short", nil},
+		{"server", "OPENWOP_AUDIT_LOG", "/nonexistent/dir/audit.jsonl", nil},
+		{"server", EnvUIPort, "ui", nil},
+		{"server", EnvPublicURL, "wop.example.com", nil},
+		{"server", EnvAllowedOrigins, "evil.example", nil},
+		{"server", EnvHTTPMaxConns, "0", nil},
+		{"server", EnvTenantMaxCalls, "none", nil},
+		{"server", EnvHTTPReadTimeout, "forever", nil},
+		{"server", EnvTemporalTLS, "maybe", nil},
+		{"server", EnvTemporalConfigFile, "/nonexistent/temporal.toml", nil},
+		{"worker", EnvTemporalTLS, "maybe", nil},
+		{"worker", EnvLogLevel, "loud", nil},
+		{"worker", EnvTemporalConfigFile, "/nonexistent/temporal.toml", nil},
+		{"worker", "TEMPORAL_TLS_CLIENT_CERT_PATH", "/nonexistent/client.pem", nil},
+		{"server", EnvMetricsAddr, "9464", nil},
+		{"worker", EnvMetricsAddr, "9464", nil},
+		{"server", "OTEL_TRACES_EXPORTER", "zipkin", nil},
+		{"worker", "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", nil},
+		{"server", EnvOAuthIssuers, "idp.example.com", oauth},
+		{"server", EnvOAuthIssuers, "http://idp.example.com", oauth},
+		{"server", EnvOAuthIssuers, "https://idp.example.com/?tenant=x", oauth},
+		{"server", EnvOAuthIssuers, "https://idp.example.com", []string{EnvOAuthTenantClaim + "=tenant"}},
+		{"server", EnvPublicURL, "wop.example.com", oauth},
+		{"server", EnvOAuthTenantClaim, "", oauth},
+		{"server", EnvOAuthTenantClaim, "exp", oauth},
+		{"server", EnvOAuthTenantClaim, "org id", oauth},
+		{"server", EnvOAuthGroupsClaim, "groups", nil},
+		{"server", "OPENWOP_OAUTH_TENANT_CLAIMS", "tenant", oauth},
+		{"server", EnvOAuthRequiredScopes, `mcp "all"`, oauth},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd+"/"+tt.variable+"="+tt.value, func(t *testing.T) {
@@ -102,7 +118,7 @@ func testInvalidSettings(t *testing.T, server, worker string) {
 			if tt.cmd == "worker" {
 				bin = worker
 			}
-			code, stdout, stderr := runCommand(t, bin, []string{tt.variable + "=" + tt.value}, 20*time.Second)
+			code, stdout, stderr := runCommand(t, bin, append(slices.Clone(tt.extra), tt.variable+"="+tt.value), 20*time.Second)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			if code == 0 || stdout != "" || len(lines) != 1 || !strings.Contains(lines[0], tt.variable) ||
 				!strings.HasPrefix(lines[0], tt.cmd+": invalid configuration: ") {
@@ -130,7 +146,8 @@ func testHelp(t *testing.T, server, worker string) {
 	}{
 		{"server", server, append([]string{"-stdio", EnvHTTPAddr, EnvUIPort, EnvPublicURL, EnvAllowedHosts, EnvAllowedOrigins,
 			EnvHTTPReadTimeout, EnvHTTPIdleTimeout, EnvHTTPMaxConns, EnvMaxStarts, EnvMaxBlockingCalls, EnvTenantMaxCalls,
-			"OPENWOP_API_KEYS", "OPENWOP_MRTR_KEY", "OPENWOP_AUDIT_LOG"}, shared...)},
+			"OPENWOP_API_KEYS", "OPENWOP_MRTR_KEY", "OPENWOP_AUDIT_LOG", EnvOAuthIssuers, EnvOAuthTenantClaim, EnvOAuthGroupsClaim,
+			EnvOAuthRequiredScopes}, shared...)},
 		{"worker", worker, shared},
 	}
 	for _, tt := range tests {
