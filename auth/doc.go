@@ -1,4 +1,5 @@
-// Package auth authenticates HTTP callers with static Bearer API keys.
+// Package auth authenticates HTTP callers: static Bearer API keys, and
+// OAuth access tokens of configured issuers (OAuth; docs/oauth.md).
 //
 // Every key is bound to one tenant and one subject. The Subject of a request
 // comes only from its credential: never from a body, _meta or a query

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,12 +155,15 @@ func Claim(claims map[string]any, name string) any {
 	return cur
 }
 
-// Strings reads a claim that lists strings: an array of strings, or one
-// space-separated string. Other values give nil.
+// Strings reads a claim that lists strings: an array of strings, one
+// space-separated string, or an object whose members are the values (as
+// Zitadel's project roles claim). Other values give nil.
 func Strings(v any) []string {
 	switch v := v.(type) {
 	case string:
 		return strings.Fields(v)
+	case map[string]any:
+		return slices.Sorted(maps.Keys(v))
 	case []any:
 		out := make([]string, 0, len(v))
 		for _, e := range v {

@@ -59,6 +59,8 @@ var layers = map[string]Layer{
 	"workflows/workflowstest": LayerService,
 	// The PostgreSQL server of the tests and the load harness.
 	"internal/testing/pgtest": LayerCommand,
+	// The OpenID provider of the OAuth tests.
+	"internal/testing/oidctest": LayerCommand,
 }
 
 // publicMayImport lists the internal packages a public package may import:
