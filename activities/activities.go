@@ -2,10 +2,13 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+
+	"github.com/openwop/temporal-mcp/signals"
 )
 
 // DefaultInterval is how often Run heartbeats when it is given no interval.
@@ -30,6 +33,24 @@ type Progress struct {
 // ctx must be an activity's context.
 func RecordProgress(ctx context.Context, p Progress) {
 	activity.RecordHeartbeat(ctx, p)
+}
+
+// ReportProgress is RecordProgress that also tells the activity's run: it
+// signals the workflow with signals.SignalProgress, so that the run's
+// snapshot and status message carry p (docs/contract.md, "Progress").
+// Each call is one signal (an event in the run's history), so call it
+// when the progress changes, not in a tight loop. p.Step must be a
+// declared name, never content. It fails when the signal cannot be sent.
+// ctx must be an activity's context.
+func ReportProgress(ctx context.Context, p Progress) error {
+	RecordProgress(ctx, p)
+	info := activity.GetInfo(ctx)
+	err := activity.GetClient(ctx).SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
+		signals.SignalProgress, signals.Progress{Step: p.Step, Done: p.Done, Total: p.Total})
+	if err != nil {
+		return fmt.Errorf("report progress to run %s: %w", info.WorkflowExecution.ID, err)
+	}
+	return nil
 }
 
 // LastProgress returns the progress the previous attempt of ctx's activity

@@ -3,7 +3,9 @@ package mcpmount
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,4 +179,56 @@ func TestOutputSchemaMismatch(t *testing.T) {
 	if sc, _ := res["structuredContent"].(map[string]any); res["isError"] == true || sc["sleptMs"] != float64(0) {
 		t.Errorf("delay = %v, want its result", res)
 	}
+}
+
+// TestProgressStepName: while a run works in a Step, its status message
+// names the step's declared name, never its arguments: in tasks/get of a
+// task and in notifications/progress of a blocking call.
+func TestProgressStepName(t *testing.T) {
+	s := newStackWith(t, nil, "", func(o *Options) func(*Mount) {
+		o.KeepAlive = 100 * time.Millisecond
+		return nil
+	})
+	const want = "the run is running: step delay"
+	t.Run("tasks/get", func(t *testing.T) {
+		c := s.client(t, "", tasksCaps())
+		created := wantResult(t, c.call("tools/call", map[string]any{"name": "delay", "arguments": map[string]any{"delayMs": 4321}}, nil))
+		id, _ := created["taskId"].(string)
+		var msg any
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && msg != want; time.Sleep(50 * time.Millisecond) {
+			msg = wantResult(t, c.call("tasks/get", map[string]any{"taskId": id}, nil))["statusMessage"]
+			if m, _ := msg.(string); strings.Contains(m, "4321") {
+				t.Fatalf("statusMessage %q holds the arguments", m)
+			}
+		}
+		if msg != want {
+			t.Fatalf("statusMessage = %v, want %q", msg, want)
+		}
+	})
+	t.Run("notifications/progress", func(t *testing.T) {
+		var mu sync.Mutex
+		var got []string
+		cs := sessionClient(t, s, ProtocolVersion, nil, func(r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, r.Params.Message)
+			mu.Unlock()
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		params := &mcp.CallToolParams{Name: "delay", Arguments: map[string]any{"delayMs": 1234}}
+		params.SetProgressToken("tok")
+		if _, err := cs.CallTool(ctx, params); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Contains(got, want) {
+			t.Fatalf("progress messages %q, want one %q", got, want)
+		}
+		for _, m := range got {
+			if strings.Contains(m, "1234") {
+				t.Fatalf("progress message %q holds the arguments", m)
+			}
+		}
+	})
 }

@@ -2,6 +2,8 @@ package signals
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +19,10 @@ const (
 	QueryEvents = "getRunEvents"
 	// SignalResolveInterrupt carries a Resolution for one open interrupt.
 	SignalResolveInterrupt = "resolveInterrupt"
+	// SignalProgress carries a Progress the run records as its own (the
+	// activities library sends it from an activity: see docs/contract.md).
+	// A Progress without a step keeps the run's current step.
+	SignalProgress = "reportProgress"
 	// SignalCancelReason carries a CancelRequest. The mount sends it just
 	// before it requests workflow cancellation, so the run can record why it
 	// was cancelled. A cancellation without it records ReasonCallerRequested.
@@ -71,8 +77,10 @@ type PublishedState struct {
 	// small by design); OpenInterrupts still counts them.
 	Interrupts []Interrupt `json:"interrupts,omitempty"`
 	// OpenInterrupts is the number of open interrupts.
-	OpenInterrupts int    `json:"openInterrupts"`
-	CancelReason   string `json:"cancelReason,omitempty"`
+	OpenInterrupts int `json:"openInterrupts"`
+	// Progress is the Snapshot's.
+	Progress     *Progress `json:"progress,omitempty"`
+	CancelReason string    `json:"cancelReason,omitempty"`
 	// UpdatedAt and LastSequence are the Snapshot's when the state was
 	// published.
 	UpdatedAt    time.Time `json:"updatedAt"`
@@ -90,6 +98,7 @@ func (s Snapshot) Published() PublishedState {
 		Status:         s.Status,
 		StatusMessage:  s.StatusMessage,
 		OpenInterrupts: len(s.Interrupts),
+		Progress:       s.Progress,
 		CancelReason:   s.CancelReason,
 		UpdatedAt:      s.UpdatedAt,
 		LastSequence:   s.LastSequence,
@@ -194,6 +203,56 @@ func (s Status) Waiting() bool {
 // Message is the content-free status message of a run in status s: it says
 // nothing about the run's inputs, outputs or internals.
 func (s Status) Message() string { return "the run is " + string(s) }
+
+// MessageAt is the content-free status message of a run in status s that
+// reported progress p: Message, and while the run is not terminal the
+// step's declared name and its counts, e.g. "the run is running: step
+// generate (2/3)". A step name that is not a valid step name
+// (ValidStepName) is left out. It says nothing about the run's inputs,
+// answers or outputs.
+func (s Status) MessageAt(p *Progress) string {
+	msg := s.Message()
+	if p == nil || s.Terminal() {
+		return msg
+	}
+	var counts string
+	switch {
+	case p.Total > 0:
+		counts = fmt.Sprintf("(%d/%d)", p.Done, p.Total)
+	case p.Done > 0:
+		counts = fmt.Sprintf("(%d)", p.Done)
+	}
+	switch {
+	case ValidStepName(p.Step) && counts != "":
+		return msg + ": step " + p.Step + " " + counts
+	case ValidStepName(p.Step):
+		return msg + ": step " + p.Step
+	case counts != "":
+		return msg + " " + counts
+	}
+	return msg
+}
+
+// Progress is how far a run has got, as its workflow (or one of its
+// activities) reports it: the current step's declared name and, when it
+// counts, how much of it is done. It never holds tool content.
+type Progress struct {
+	// Step is the declared name of the step being worked on (a Step's
+	// node id, an activity's own step name); empty for none.
+	Step string `json:"step,omitempty"`
+	// Done is the amount of the step's work done so far, in its own unit.
+	Done int64 `json:"done"`
+	// Total is the step's whole amount of work; zero when not known.
+	Total int64 `json:"total,omitempty"`
+}
+
+// stepName is the grammar of the step names a status message names.
+var stepName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// ValidStepName reports whether name may appear in a status message: 1 to
+// 64 letters, digits, '.', '_' or '-'. A declared name such as "generate"
+// or "charge-card" is; free text, which could carry content, is not.
+func ValidStepName(name string) bool { return stepName.MatchString(name) }
 
 // Valid reports whether s is one of the OpenWOP statuses.
 func (s Status) Valid() bool {
@@ -400,6 +459,9 @@ type Snapshot struct {
 	Error  *RunError   `json:"error,omitempty"`
 	// CancelReason is set once the run is cancelling or cancelled.
 	CancelReason string `json:"cancelReason,omitempty"`
+	// Progress is what the run last reported of its progress, while it is
+	// not terminal; nil when it reported none.
+	Progress *Progress `json:"progress,omitempty"`
 	// LastSequence is the sequence number of the last event in the log, -1
 	// when the log is empty.
 	LastSequence int `json:"lastSequence"`

@@ -74,6 +74,10 @@ const (
 	// task, with the values the task ends with, instead of at every
 	// change (each upsert is an event and a visibility write).
 	versionOneUpsertPerTask workflow.Version = 2
+	// versionPublishProgress is the version of changePublishState whose
+	// published state carries the run's progress and a status message
+	// naming the current step: an upsert also when they change.
+	versionPublishProgress workflow.Version = 3
 )
 
 // runKey is the workflow.Context key under which the run state is stored.
@@ -111,6 +115,9 @@ type run struct {
 	onePerTask bool
 	dirty      bool
 	upserted   signals.Status
+	// publishProgress: the published state carries the progress
+	// (versionPublishProgress).
+	publishProgress bool
 }
 
 // start runs a tool: the whole life of one run, from run.started to its
@@ -154,8 +161,9 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 		return signals.RunRecord{}, fmt.Errorf("set %s query handler: %w", signals.QueryEvents, err)
 	}
 
-	version := workflow.GetVersion(ctx, changePublishState, workflow.DefaultVersion, versionOneUpsertPerTask)
+	version := workflow.GetVersion(ctx, changePublishState, workflow.DefaultVersion, versionPublishProgress)
 	r.publishState = version >= versionPublishState
+	r.publishProgress = version >= versionPublishProgress
 	if r.onePerTask = version >= versionOneUpsertPerTask; r.onePerTask {
 		r.upserted = r.snap.Status // set by the start call
 		r.flushAtTaskEnd(ctx)
@@ -174,6 +182,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 	toolCtx = workflow.WithActivityOptions(toolCtx, DefaultActivityOptions())
 
 	r.dispatch(ctx)
+	r.followProgress(ctx)
 	// Mark the run cancelling as soon as the workflow is asked to cancel,
 	// while its activities are still being cancelled.
 	workflow.Go(ctx, func(c workflow.Context) {
@@ -251,7 +260,10 @@ func (r *run) setStatus(s signals.Status) {
 	r.snap.UpdatedAt = r.now()
 	if r.snap.Status != s {
 		r.snap.Status = s
-		r.snap.StatusMessage = s.Message()
+		if s.Terminal() {
+			r.snap.Progress = nil
+		}
+		r.snap.StatusMessage = s.MessageAt(r.snap.Progress)
 		if !r.onePerTask {
 			r.upsertStatus()
 		}
@@ -329,6 +341,10 @@ func (r *run) publish() {
 // changed since the last upsert.
 func (r *run) upsertPublished() {
 	st := r.snap.Published()
+	if !r.publishProgress {
+		// What runs started before versionPublishProgress publish.
+		st.Progress, st.StatusMessage = nil, st.Status.Message()
+	}
 	key := publishedKey(st)
 	if key == r.published {
 		return
@@ -346,6 +362,9 @@ func publishedKey(st signals.PublishedState) string {
 	key := fmt.Sprintf("%s|%s|%d|%t", st.Status, st.CancelReason, st.OpenInterrupts, st.Interrupts != nil)
 	for _, in := range st.Interrupts {
 		key += "|" + in.ID
+	}
+	if p := st.Progress; p != nil {
+		key += fmt.Sprintf("|%q|%d|%d", p.Step, p.Done, p.Total)
 	}
 	return key
 }

@@ -74,6 +74,11 @@ func currentNode(ctx workflow.Context) string {
 // node.completed when fn succeeds, node.cancelled when it ends because the run
 // is being cancelled, or node.failed when it fails. Interrupts raised inside
 // fn belong to the node unless their request names another one.
+//
+// While fn runs, the run's progress names the step (ReportProgress adds
+// counts), and so does its status message when nodeID is a declared name
+// (signals.ValidStepName): "the run is running: step generate". nodeID
+// must never carry tool content.
 func Step[T any](ctx workflow.Context, nodeID string, fn func(ctx workflow.Context) (T, error)) (T, error) {
 	var zero T
 	r, err := from(ctx)
@@ -81,7 +86,10 @@ func Step[T any](ctx workflow.Context, nodeID string, fn func(ctx workflow.Conte
 		return zero, err
 	}
 	r.emit(signals.EventNodeStarted, nodeID, map[string]any{"nodeId": nodeID})
+	outer := r.snap.Progress
+	r.setProgress(stepProgress(nodeID))
 	out, err := fn(workflow.WithValue(ctx, nodeKey{}, nodeID))
+	r.setProgress(outer)
 	switch {
 	case err == nil:
 		r.emit(signals.EventNodeCompleted, nodeID, map[string]any{"nodeId": nodeID})
