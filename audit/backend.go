@@ -84,6 +84,12 @@ func (a *backend) Await(ctx context.Context, caller signals.Subject, runID strin
 	return snap, err
 }
 
+func (a *backend) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	snap, err := a.next.AwaitPublished(ctx, caller, runID, done)
+	a.refusedRead(caller, runID, err)
+	return snap, err
+}
+
 // List is not audited: it lists the caller's own tenant only.
 func (a *backend) List(ctx context.Context, caller signals.Subject, req runs.ListRequest) (runs.ListPage, error) {
 	return a.next.List(ctx, caller, req)

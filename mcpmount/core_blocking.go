@@ -106,8 +106,14 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 		follower = m.followQuestions(wctx, c)
 		defer follower.stop()
 	}
+	// Progress reports every change of the run's event log; without it
+	// the call needs only what the run publishes.
+	await := m.runs.AwaitPublished
+	if prog != nil {
+		await = m.runs.Await
+	}
 	for {
-		snap, err := m.runs.Await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
+		snap, err := await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
 			prog.observe(s)
 			if follower != nil {
 				return follower.outdated(s)

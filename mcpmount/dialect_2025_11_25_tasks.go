@@ -133,14 +133,15 @@ func legacyStatus(snap signals.Snapshot) string {
 }
 
 func (p projector) legacyTask(snap signals.Snapshot) legacyTask {
+	status := legacyStatus(snap)
 	return legacyTask{
 		TaskID:        runid.Project(snap.RunID),
-		Status:        legacyStatus(snap),
+		Status:        status,
 		StatusMessage: snap.StatusMessage,
 		CreatedAt:     timestamp(snap.CreatedAt),
 		LastUpdatedAt: timestamp(snap.UpdatedAt),
 		TTL:           nil,
-		PollInterval:  p.pollIntervalMs,
+		PollInterval:  p.pollInterval(status),
 	}
 }
 
@@ -304,7 +305,7 @@ func (m *Mount) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller s
 				}
 			}
 		}
-		snap, err = m.runs.Await(wctx, caller, id, func(s signals.Snapshot) bool {
+		snap, err = m.runs.AwaitPublished(wctx, caller, id, func(s signals.Snapshot) bool {
 			return s.Status.Terminal() || elicit && len(unasked(s, asked)) > 0
 		})
 		switch {

@@ -33,6 +33,13 @@ func (a *awaitCounter) Await(ctx context.Context, caller signals.Subject, runID 
 	return a.Backend.Await(ctx, caller, runID, done)
 }
 
+// AwaitPublished, which a listen follows a task with, is counted too.
+func (a *awaitCounter) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	a.active.Add(1)
+	defer a.active.Add(-1)
+	return a.Backend.AwaitPublished(ctx, caller, runID, done)
+}
+
 // listenStream is the client end of a subscriptions/listen SSE response.
 type sseStream struct {
 	conn net.Conn

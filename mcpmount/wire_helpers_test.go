@@ -107,6 +107,11 @@ func (p *probe) Await(ctx context.Context, caller signals.Subject, runID string,
 	return p.Backend.Await(ctx, caller, runID, done)
 }
 
+// AwaitPublished is Await: the probe holds either alike.
+func (p *probe) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	return p.Await(ctx, caller, runID, done)
+}
+
 // waitDone waits until ctx ends, at most 30 s (a test that relies on it
 // then fails on its own assertions instead of hanging).
 func waitDone(ctx context.Context) {

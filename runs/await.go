@@ -7,6 +7,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
@@ -18,18 +19,46 @@ import (
 // Await blocks until done(snapshot) holds or the run is terminal, and
 // returns that snapshot. It follows the run's history with a long poll and
 // asks getRun again only when a workflow task completed, so a waiting call
-// costs no polling. It returns ctx's error when ctx ends first.
+// costs no polling; a plain run, which cannot answer getRun, is followed by
+// a long poll of its close event alone. It returns ctx's error when ctx
+// ends first.
 func (s *Service) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	return s.await(ctx, runID, caller.Tenant, done)
+	return s.await(ctx, runID, caller.Tenant, followEveryTask, done)
 }
+
+// AwaitPublished is Await for a caller that needs only what a run
+// publishes: its status, open interrupts and cancel reason. done sees the
+// snapshots at which those changed, and getRun is asked only then: after a
+// workflow task that upserted the run's status search attribute or its
+// published state (signals.MemoState), not after every workflow task. The
+// callers that wait on one run at the same time share one follower (one
+// history long poll, one query per change); a caller that joins a follower
+// already running sees the latest snapshot it read first.
+func (s *Service) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	return s.awaitShared(ctx, runID, caller.Tenant, done)
+}
+
+// followMode says when following a run asks getRun.
+type followMode uint8
+
+const (
+	// followEveryTask asks after every completed workflow task.
+	followEveryTask followMode = iota
+	// followPublished asks after a workflow task that changed what the
+	// run publishes.
+	followPublished
+)
 
 // await is Await for a run id of tenant already authorized (Events waits
 // with it too).
-func (s *Service) await(ctx context.Context, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	snap, _, seen, err := s.loadDescribed(ctx, id, tenant)
+func (s *Service) await(ctx context.Context, id, tenant string, mode followMode, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	at, err := s.followFrom(ctx, id, tenant)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
@@ -38,78 +67,108 @@ func (s *Service) await(ctx context.Context, id, tenant string, done func(signal
 	// follow its history again, a few times in a row at most.
 	const maxRestarts = 5
 	for restarts := 0; ; restarts++ {
-		if done(snap) || snap.Status.Terminal() {
-			return snap, nil
+		if done(at.snap) || at.snap.Status.Terminal() {
+			return at.snap, nil
 		}
 		var followErr error
-		snap, _, followErr = s.follow(ctx, id, tenant, snap, seen, done)
+		if at.plain {
+			at.snap, followErr = s.awaitClose(ctx, id, tenant, at.snap)
+		} else {
+			at.snap, _, followErr = s.follow(ctx, id, tenant, at, mode, done)
+		}
 		switch {
 		case followErr == nil:
-			return snap, nil
+			return at.snap, nil
 		case ctx.Err() != nil:
-			return snap, ctx.Err()
+			return at.snap, ctx.Err()
 		case errors.Is(followErr, context.DeadlineExceeded):
-			return snap, followErr
+			return at.snap, followErr
 		case errors.Is(followErr, errHistory) && restarts < maxRestarts:
 			s.log.Debug("history long poll failed; following the run again", s.fields(ctx, id, zap.Error(followErr))...)
-			if snap, _, seen, err = s.loadDescribed(ctx, id, tenant); err != nil {
-				return snap, err
+			if at, err = s.loadDescribed(ctx, id, tenant); err != nil {
+				return at.snap, err
 			}
 		default:
-			return snap, followErr
+			return at.snap, followErr
 		}
 	}
 }
 
-// loadDescribed reads the run by describing it first. It returns the
-// snapshot, the event log when the run is closed (nil otherwise), and the
+// position is where following a run starts: its snapshot, the history
+// length it reflects (events up to seen are known), and whether the run is
+// plain.
+type position struct {
+	snap  signals.Snapshot
+	seen  int64
+	plain bool
+}
+
+// followFrom is where await starts. The first Await of a run this process
+// just started starts from the snapshot Start answered, at the start of the
+// history, without a call; any other from a describe call (loadDescribed).
+func (s *Service) followFrom(ctx context.Context, id, tenant string) (position, error) {
+	if started, plain, ok := s.known.takeStarted(id); ok {
+		return position{snap: started, plain: plain}, nil
+	}
+	return s.loadDescribed(ctx, id, tenant)
+}
+
+// loadDescribed reads the run by describing it first: its snapshot and the
 // history length the describe call saw, which Await follows the history
 // from. Get, Resolve and Cancel use read, which costs one round trip less.
-func (s *Service) loadDescribed(ctx context.Context, id, tenant string) (signals.Snapshot, []signals.Event, int64, error) {
+func (s *Service) loadDescribed(ctx context.Context, id, tenant string) (position, error) {
 	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return signals.Snapshot{}, nil, 0, lookupErr(id, err)
+		return position{}, lookupErr(id, err)
 	}
-	return s.fromDescribe(ctx, id, tenant, desc.GetWorkflowExecutionInfo(), true)
+	info := desc.GetWorkflowExecutionInfo()
+	snap, _, seen, err := s.fromDescribe(ctx, id, tenant, info, true)
+	return position{snap: snap, seen: seen, plain: s.plain(info)}, err
 }
 
 // errHistory marks a failure of the history long poll itself.
 var errHistory = errors.New("follow history")
 
 // follow reads the run's history by long poll from the start and reloads
-// the snapshot after each workflow task (events up to seen are known
-// already), until done holds or the run closes.
-func (s *Service) follow(ctx context.Context, id, tenant string, snap signals.Snapshot, seen int64, done func(signals.Snapshot) bool) (signals.Snapshot, int64, error) {
+// the snapshot after the workflow tasks mode names (events up to at.seen
+// are known already), until done holds or the run closes.
+func (s *Service) follow(ctx context.Context, id, tenant string, at position, mode followMode, done func(signals.Snapshot) bool) (signals.Snapshot, int64, error) {
+	snap, seen := at.snap, at.seen
 	it := s.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	// task is the last completed workflow task; asked, the last one getRun
+	// was asked after.
+	var task, asked int64
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			if ctx.Err() != nil {
-				return snap, seen, ctx.Err()
-			}
-			if endedAtDeadline(ctx, err) {
-				// The server ended the long poll at the caller's deadline
-				// a moment before ctx expired.
-				return snap, seen, context.DeadlineExceeded
-			}
-			return snap, seen, fmt.Errorf("%w of run %s: %w", errHistory, id, err)
+			return snap, seen, historyErr(ctx, id, err)
 		}
 		if ev.GetEventId() <= seen {
 			continue
 		}
-		switch {
-		case ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+		switch t := ev.GetEventType(); {
+		case t == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			task = ev.GetEventId()
+			if mode == followPublished {
+				continue
+			}
+			fallthrough
+		case mode == followPublished && publishes(t) && asked != task:
+			asked = task
 			// Still running (the run was authorized by the first load):
 			// the getRun query alone tells the new state.
 			if next, err := s.query(ctx, id); err == nil {
 				snap, seen = next, ev.GetEventId()
-			} else if snap, _, seen, err = s.loadDescribed(ctx, id, tenant); err != nil {
-				return snap, seen, err
+			} else if at, err = s.loadDescribed(ctx, id, tenant); err != nil {
+				return at.snap, at.seen, err
+			} else {
+				snap, seen = at.snap, at.seen
 			}
-		case isCloseEvent(ev.GetEventType()):
-			if snap, _, seen, err = s.loadDescribed(ctx, id, tenant); err != nil {
-				return snap, seen, err
+		case isCloseEvent(t):
+			if at, err = s.loadDescribed(ctx, id, tenant); err != nil {
+				return at.snap, at.seen, err
 			}
+			snap, seen = at.snap, at.seen
 		default:
 			continue
 		}
@@ -121,8 +180,60 @@ func (s *Service) follow(ctx context.Context, id, tenant string, snap signals.Sn
 		return snap, seen, ctx.Err()
 	}
 	// The history ended (the run closed): read the final state.
-	snap, _, seen, err := s.loadDescribed(ctx, id, tenant)
-	return snap, seen, err
+	at, err := s.loadDescribed(ctx, id, tenant)
+	return at.snap, at.seen, err
+}
+
+// publishes reports whether an event of type t changes what a run
+// publishes: its status search attribute or its memo.
+func publishes(t enumspb.EventType) bool {
+	return t == enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES || t == enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED
+}
+
+// awaitClose waits for a plain run's close event (one long poll, as the
+// raw SDK's Get does) and returns the run's final snapshot: held, the run's
+// snapshot while it ran, with what the close event tells.
+func (s *Service) awaitClose(ctx context.Context, id, tenant string, held signals.Snapshot) (signals.Snapshot, error) {
+	it := s.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	var last *historypb.HistoryEvent
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return held, historyErr(ctx, id, err)
+		}
+		last = ev
+	}
+	if ctx.Err() != nil {
+		return held, ctx.Err()
+	}
+	if rec, ok := s.decodeClose(last); ok {
+		if rec.Snapshot.Owner.Tenant != tenant {
+			return signals.Snapshot{}, ErrNotFound
+		}
+		return rec.Snapshot, nil
+	}
+	if last == nil || last.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW {
+		// Not a close the run's snapshot can tell: read the run again.
+		at, err := s.loadDescribed(ctx, id, tenant)
+		return at.snap, err
+	}
+	s.known.add(id, factClosed)
+	return s.closeSnapshot(held, last).Snapshot, nil
+}
+
+// historyErr classifies a failed history long poll: ctx's error when ctx
+// ended, context.DeadlineExceeded when the server ended it at ctx's
+// deadline, otherwise errHistory.
+func historyErr(ctx context.Context, id string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if endedAtDeadline(ctx, err) {
+		// The server ended the long poll at the caller's deadline a moment
+		// before ctx expired.
+		return context.DeadlineExceeded
+	}
+	return fmt.Errorf("%w of run %s: %w", errHistory, id, err)
 }
 
 // endedAtDeadline reports whether err is the server ending a long poll at

@@ -58,6 +58,11 @@ type Backend interface {
 	// terminal, or ctx ends. done sees every snapshot the run reads as it
 	// moves, in order.
 	Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error)
+	// AwaitPublished is Await for a caller that needs only what the run
+	// publishes (its status, open interrupts and cancel reason): done sees
+	// at least every snapshot at which those changed, and a backend may
+	// skip the reads of the others.
+	AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error)
 
 	// List lists the caller's tenant's runs, a page at a time
 	// (ErrBadCursor for a cursor it did not issue).

@@ -23,7 +23,7 @@ func (s *Service) Events(ctx context.Context, caller signals.Subject, runID stri
 	snap, events, described := cur.snap, cur.events, cur.described
 	if snap.LastSequence <= afterSequence && !snap.Status.Terminal() && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		next, err := s.await(wctx, runID, caller.Tenant, func(x signals.Snapshot) bool { return x.LastSequence > afterSequence })
+		next, err := s.await(wctx, runID, caller.Tenant, followEveryTask, func(x signals.Snapshot) bool { return x.LastSequence > afterSequence })
 		cancel()
 		switch {
 		case err == nil:

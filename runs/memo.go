@@ -36,6 +36,9 @@ type memoEntry struct {
 	// queue is the run's task queue once a describe call told it ("":
 	// unknown); the string is shared with the describe response's.
 	queue string
+	// started is the snapshot Start answered for a run this process
+	// started, until the run's first Await takes it (nil: none).
+	started *signals.Snapshot
 }
 
 // runMemo remembers the runs this process started or read lately: that
@@ -97,6 +100,21 @@ func (m *runMemo) entry(id string) (memoEntry, bool) {
 	defer m.mu.Unlock()
 	e, ok := m.entries[id]
 	return e, ok
+}
+
+// takeStarted returns, once, the snapshot Start answered for the run id,
+// and whether the run is plain.
+func (m *runMemo) takeStarted(id string) (signals.Snapshot, bool, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[id]
+	if !ok || e.started == nil || e.facts&factClosed != 0 {
+		return signals.Snapshot{}, false, false
+	}
+	snap := *e.started
+	e.started = nil
+	m.entries[id] = e
+	return snap, e.facts&factPlain != 0, true
 }
 
 // setQueue records the task queue of the run id (a run of this service).

@@ -174,7 +174,6 @@ func (s *Service) readShared(ctx context.Context, id, tenant string) (reading, e
 	}
 }
 
-
 // footprint estimates the memory r holds: a fixed overhead and the bytes of
 // the fields whose length the run decides (content, outputs, interrupts,
 // events).

@@ -316,3 +316,155 @@ func TestPlainRoundTrips(t *testing.T) {
 		t.Fatalf("Cancel of a cancelled plain run: %v, want ErrTerminal", err)
 	}
 }
+
+// TestAwaitCalls pins what following a run costs: a plain run this
+// service started is followed by the long poll of its close event alone
+// (Start + that poll, as the raw SDK's ExecuteWorkflow + Get), and
+// AwaitPublished asks getRun only after a workflow task that changed what
+// the run publishes, not after the tasks of signals the run ignores.
+func TestAwaitCalls(t *testing.T) {
+	s, log, _, c := countedSetup(t)
+	ctx := ctxT(t)
+	tq := testenv.UniqueTaskQueue(t)
+	w := worker.New(c, tq, worker.Options{})
+	w.RegisterWorkflowWithOptions(plainEcho, workflow.RegisterOptions{Name: "PlainEcho"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	spec := signals.ToolSpec{Name: "echo", TaskQueue: tq, WorkflowType: "PlainEcho", Contract: signals.ContractPlain}
+	snap, err := s.Start(ctx, runs.StartRequest{Tool: spec, Arguments: json.RawMessage(`{"msg":"hi"}`), Caller: alice, Transport: signals.TransportMCP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := s.Await(ctx, alice, snap.RunID, terminal)
+	if err != nil || done.Status != signals.StatusCompleted || done.Result == nil || string(done.Outputs) != `{"echo":"hi"}` ||
+		done.Owner.Subject.SubjectID != alice.SubjectID || done.Tool != "echo" {
+		t.Fatalf("Await of a plain run = %+v, %v", done, err)
+	}
+	wantCalls(t, "Start and Await of a plain run", log.of(snap.RunID), callStart, callHistory)
+
+	// An openwop run waiting for approval, followed while it handles five
+	// signals it ignores, then cancelled.
+	run, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := run.RunID
+	if _, err := s.AwaitPublished(ctx, alice, id, waitingApproval); err != nil {
+		t.Fatal(err)
+	}
+	queries := func() int {
+		n := 0
+		for _, c := range log.of(id) {
+			if c == callQuery {
+				n++
+			}
+		}
+		return n
+	}
+	histories := func() int {
+		n := 0
+		for _, c := range log.of(id) {
+			if c == callHistory {
+				n++
+			}
+		}
+		return n
+	}
+	before, polls := queries(), histories()
+	type result struct {
+		snap signals.Snapshot
+		err  error
+	}
+	followed := make(chan result, 1)
+	go func() {
+		snap, err := s.AwaitPublished(ctx, alice, id, terminal)
+		followed <- result{snap, err}
+	}()
+	for histories() == polls {
+		// The follower describes the run, then long-polls its history.
+		time.Sleep(10 * time.Millisecond)
+	}
+	const ignored = 5
+	for range ignored {
+		if err := c.SignalWorkflow(ctx, id, "", signals.SignalResolveInterrupt,
+			signals.Resolution{InterruptID: "none", Action: signals.ActionAccept, ResolvedBy: alice}); err != nil {
+			t.Fatal(err)
+		}
+		// The query waits for the signal's workflow task: one task each.
+		if _, err := c.QueryWorkflow(ctx, id, "", signals.QueryGetRun); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Cancel(ctx, alice, id, ""); err != nil {
+		t.Fatal(err)
+	}
+	res := <-followed
+	if res.err != nil || res.snap.Status != signals.StatusCancelled {
+		t.Fatalf("AwaitPublished = %+v, %v", res.snap.Status, res.err)
+	}
+	// The follower's own: its first read, and at most the tasks that
+	// published cancelling and cancelled.
+	if got := queries() - before - ignored; got > 3 {
+		t.Errorf("AwaitPublished asked getRun %d times over %d ignored signals and a cancellation (calls %v), want at most 3",
+			got, ignored, log.of(id))
+	}
+}
+
+// TestAwaitShared: callers of AwaitPublished that wait on one run at the
+// same time share one follower: one describe and one history long poll,
+// not one per caller; each sees the run's end.
+func TestAwaitShared(t *testing.T) {
+	s, log, _, _ := countedSetup(t)
+	ctx := ctxT(t)
+	run, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := run.RunID
+	if _, err := s.AwaitPublished(ctx, alice, id, waitingApproval); err != nil {
+		t.Fatal(err)
+	}
+	const callers = 8
+	var joined, ended sync.WaitGroup
+	results := make(chan signals.Status, callers)
+	calls := log.during(id, func() {
+		for range callers {
+			joined.Add(1)
+			ended.Add(1)
+			go func() {
+				defer ended.Done()
+				var once sync.Once
+				snap, err := s.AwaitPublished(ctx, bob, id, func(signals.Snapshot) bool {
+					once.Do(joined.Done)
+					return false
+				})
+				if err != nil {
+					t.Errorf("AwaitPublished: %v", err)
+				}
+				results <- snap.Status
+			}()
+		}
+		joined.Wait()
+		if _, err := s.Cancel(ctx, alice, id, ""); err != nil {
+			t.Error(err)
+		}
+		ended.Wait()
+	})
+	close(results)
+	for st := range results {
+		if st != signals.StatusCancelled {
+			t.Errorf("a caller saw the run end %s, want cancelled", st)
+		}
+	}
+	count := map[string]int{}
+	for _, c := range calls {
+		count[c]++
+	}
+	// One describe to start following and one at the close, a query at
+	// most per published change (one each would make eight of either).
+	if count[callDescribe] > 2 || count[callQuery] > 3 {
+		t.Errorf("%d callers of AwaitPublished made the Temporal calls %v, want one follower's", callers, calls)
+	}
+}

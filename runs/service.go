@@ -30,6 +30,8 @@ type Service struct {
 	workers *workers
 	// reads shares and reuses the reads of Get (Options.ReadWindow).
 	reads *readCache
+	// watches shares the followers of AwaitPublished.
+	watches watches
 }
 
 // Defaults of Options, also the defaults of the stock server and worker.

@@ -131,6 +131,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	s.known.update(id, func(e *memoEntry) {
 		e.facts |= facts | factTraced
 		e.tool, e.trace = tool.Name, traceParent
+		e.started = &created
 	})
 	if tool.Plain() {
 		return created, nil

@@ -441,6 +441,11 @@ func (f *Fake) Await(ctx context.Context, caller signals.Subject, id string, don
 	}
 }
 
+// AwaitPublished is Await: the Fake reads every snapshot alike.
+func (f *Fake) AwaitPublished(ctx context.Context, caller signals.Subject, id string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	return f.Await(ctx, caller, id, done)
+}
+
 // Release does nothing: the Fake journals no runs.
 func (f *Fake) Release(string) {}
 
