@@ -37,6 +37,8 @@ const (
 	defaultN        = 100
 	defaultSeconds  = 3
 	defaultOpenRuns = 10000
+	defaultPaced    = 10 // seconds per level of the paced rows
+	maxTargetRate   = 32 // the throughput target applies up to this many clients
 )
 
 // BenchmarkIssue11 measures every row of issue 11 once (b.N is ignored)
@@ -82,8 +84,13 @@ func measure(ctx context.Context, s *stack, n, seconds int) (*table, error) {
 			return t, err
 		}
 	}
-	for _, c := range []int{1, 8, 32} {
+	for _, c := range []int{1, 8, 32, 128} {
 		if err := rowThroughput(ctx, s, t, c, time.Duration(seconds)*time.Second); err != nil {
+			return t, err
+		}
+	}
+	if paced := envInt("OPENWOP_BENCH_PACED", defaultPaced); paced > 0 {
+		if err := rowsPaced(ctx, s, t, time.Duration(paced)*time.Second); err != nil {
 			return t, err
 		}
 	}
@@ -563,6 +570,11 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 	var took [2]time.Duration
 	var mu sync.Mutex
 	ids := [2][]string{}
+	rec, rawRec := &recorder{}, &recorder{}
+	s.mcp().gets.Store(rec)
+	defer s.mcp().gets.Store(nil)
+	s.rawQueries.Store(rawRec)
+	defer s.rawQueries.Store(nil)
 	for _, side := range []int{0, 1, 1, 0, 1, 0, 0, 1} {
 		life := func(ctx context.Context) error {
 			var id string
@@ -593,10 +605,16 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 	}
 	raw, mount := float64(done[0])/took[0].Seconds(), float64(done[1])/took[1].Seconds()
 	r := mount / raw
+	target, pass := fmt.Sprintf("≥ %.2f×", targetRate), verdict(r >= targetRate)
+	if c > maxTargetRate {
+		target, pass = "(no target)", ""
+	}
+	gets, queries := rec.samples(), rawRec.samples()
 	t.add(fmt.Sprintf("throughput, C=%d (lifecycles/s)", c), "raw lifecycles/s",
-		fmt.Sprintf("%.1f", mount), fmt.Sprintf("%.1f", raw), fmt.Sprintf("%.2f×", r), "", "", "",
-		fmt.Sprintf("≥ %.2f×", targetRate), verdict(r >= targetRate),
-		fmt.Sprintf("%.2f | %.2f calls per lifecycle", perLife(ids[1]), perLife(ids[0])))
+		fmt.Sprintf("%.1f", mount), fmt.Sprintf("%.1f", raw), fmt.Sprintf("%.2f×", r), "", "", "", target, pass,
+		fmt.Sprintf("%.2f | %.2f calls per lifecycle; tasks/get p50 %s ms (%.2f× the raw query's), p99 %s ms (%.2f×)",
+			perLife(ids[1]), perLife(ids[0]), msf(gets.median()), ratio(gets.median(), queries.median()),
+			msf(gets.quantile(0.99)), ratio(gets.quantile(0.99), queries.quantile(0.99))))
 	return nil
 }
 

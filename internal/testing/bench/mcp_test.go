@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -20,6 +21,8 @@ type mcpClient struct {
 	url  string
 	http *http.Client
 	id   atomic.Int64
+	// gets, when set, records the latency of every tasks/get.
+	gets atomic.Pointer[recorder]
 }
 
 // tasksMeta is the _meta of every request, encoded once as a client that
@@ -117,7 +120,12 @@ func (c *mcpClient) callTool(tool string, args map[string]any) (string, error) {
 }
 
 func (c *mcpClient) get(taskID string) (taskResult, error) {
-	return c.call("tasks/get", map[string]any{"taskId": taskID})
+	start := time.Now()
+	res, err := c.call("tasks/get", map[string]any{"taskId": taskID})
+	if r := c.gets.Load(); r != nil && err == nil {
+		r.add(time.Since(start))
+	}
+	return res, err
 }
 
 // inputKey is the first inputRequests key of a tasks/get result.

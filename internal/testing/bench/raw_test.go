@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -56,9 +57,13 @@ func (s *stack) rawStart(ctx context.Context) (string, error) {
 
 // rawQuery is QueryWorkflow(getRun), decoded.
 func (s *stack) rawQuery(ctx context.Context, id string) (signals.Snapshot, error) {
+	start := time.Now()
 	v, err := s.c.QueryWorkflow(ctx, id, "", signals.QueryGetRun)
 	if err != nil {
 		return signals.Snapshot{}, fmt.Errorf("QueryWorkflow: %w", err)
+	}
+	if r := s.rawQueries.Load(); r != nil {
+		r.add(time.Since(start))
 	}
 	var snap signals.Snapshot
 	if err := v.Get(&snap); err != nil {

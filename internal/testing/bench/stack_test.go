@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,6 +83,8 @@ type stack struct {
 	// traced is, in the server process, the running tracedMount's stop
 	// function (nil when none runs).
 	traced func()
+	// rawQueries, when set, records the latency of every raw getRun query.
+	rawQueries atomic.Pointer[recorder]
 }
 
 // setCacheOnce applies the stock server's worker cache size to this
