@@ -103,11 +103,13 @@ type position struct {
 	plain bool
 }
 
-// followFrom is where await starts. The first Await of a run this process
-// just started starts from the snapshot Start answered, at the start of the
-// history, without a call; any other from a describe call (loadDescribed).
+// followFrom is where await starts. The first Await of a plain run this
+// process just started starts from the snapshot Start answered, without a
+// call (it waits for the close event alone); any other from a describe call
+// (loadDescribed).
 func (s *Service) followFrom(ctx context.Context, id, tenant string) (position, error) {
-	if started, plain, ok := s.known.takeStarted(id); ok {
+	if started, plain, ok := s.known.takeStarted(id); ok && plain {
+		// An openwop run is followed from what a describe call saw.
 		return position{snap: started, plain: plain}, nil
 	}
 	return s.loadDescribed(ctx, id, tenant)

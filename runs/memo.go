@@ -36,7 +36,7 @@ type memoEntry struct {
 	// queue is the run's task queue once a describe call told it ("":
 	// unknown); the string is shared with the describe response's.
 	queue string
-	// started is the snapshot Start answered for a run this process
+	// started is the snapshot Start answered for a plain run this process
 	// started, until the run's first Await takes it (nil: none).
 	started *signals.Snapshot
 }

@@ -131,7 +131,9 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	s.known.update(id, func(e *memoEntry) {
 		e.facts |= facts | factTraced
 		e.tool, e.trace = tool.Name, traceParent
-		e.started = &created
+		if tool.Plain() {
+			e.started = &created
+		}
 	})
 	if tool.Plain() {
 		return created, nil
