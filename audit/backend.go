@@ -128,6 +128,8 @@ func outcome(err error) (Outcome, string) {
 		return OutcomeRefused, "tenant-mismatch"
 	case errors.Is(err, runs.ErrNotEligible):
 		return OutcomeRefused, "not-eligible"
+	case errors.As(err, new(*runs.AnswerError)):
+		return OutcomeRefused, "invalid-answer"
 	case errors.Is(err, runs.ErrNotApplied):
 		return OutcomeRecorded, "not-applied"
 	case errors.Is(err, runs.ErrNotFound):

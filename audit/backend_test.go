@@ -50,6 +50,9 @@ func TestBackendOutcomes(t *testing.T) {
 			map[string]string{"action": "read", "outcome": "refused", "reason": "tenant-mismatch"}},
 		{"ineligible answer", func() { _, _ = b.Resolve(ctx, alice, id, accept) },
 			map[string]string{"action": "answer", "outcome": "refused", "reason": "not-eligible", "subject": "urn:alice", "tool": "refund", "resolution": "accept"}},
+		{"answer outside the question", func() {
+			_, _ = b.Resolve(ctx, boss, id, signals.Resolution{InterruptID: id + "-i1", Action: signals.ActionAccept, Content: json.RawMessage(`{"action":"maybe"}`)})
+		}, map[string]string{"action": "answer", "outcome": "refused", "reason": "invalid-answer", "subject": "urn:boss"}},
 		{"answer", func() { _, _ = b.Resolve(ctx, boss, id, accept) },
 			map[string]string{"action": "answer", "outcome": "ok", "subject": "urn:boss", "tool": "refund", "interruptId": id + "-i1"}},
 		{"answer again", func() { _, _ = b.Resolve(ctx, boss, id, accept) },

@@ -44,7 +44,8 @@ func (e *AnswerError) Unwrap() error { return e.Err }
 // no content to check. An accepted answer's content (absent means {}) must
 // be a JSON object of at most catalog.MaxArgumentsBytes bytes, and:
 //   - for an interrupt that asks an action (signals.Interrupt.AsksAction),
-//     {"action": one of the offered actions};
+//     {"action": one of the offered actions}, or no action at all when
+//     "accept" is offered (an accept that names none decides accept);
 //   - for one with a schema, valid against that schema (type, required,
 //     enum, additionalProperties, bounds, ...); an interrupt asked as JSON
 //     text (signals.Interrupt.AsksText) also takes {"value": "<JSON
@@ -109,6 +110,11 @@ func checkAction(it signals.Interrupt, obj map[string]any, refuse func(error, st
 	offered := it.OfferedActions()
 	raw, ok := obj["action"]
 	if !ok {
+		// An accept that names no action decides "accept" (docs/contract.md
+		// §4.3), which the question must offer.
+		if slices.Contains(offered, "accept") {
+			return nil
+		}
 		return refuse(nil, "content: required: missing property \"action\" (one of %q)", offered)
 	}
 	action, ok := raw.(string)
