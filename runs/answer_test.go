@@ -22,6 +22,7 @@ func TestCheckAnswer(t *testing.T) {
 	nested := signals.Interrupt{ID: "r-i2", Kind: signals.KindCustom, Schema: json.RawMessage(`{"type":"object",
 		"properties":{"items":{"type":"array","items":{"type":"string"}}},"required":["items"]}`)}
 	approval := signals.Interrupt{ID: "r-i3", Kind: signals.KindApproval, Actions: []string{"accept", "reject", "edit"}}
+	shipOrHold := signals.Interrupt{ID: "r-i5", Kind: signals.KindApproval, Actions: []string{"ship", "hold"}}
 	free := signals.Interrupt{ID: "r-i4", Kind: signals.KindClarification}
 	tests := []struct {
 		name    string
@@ -51,7 +52,8 @@ func TestCheckAnswer(t *testing.T) {
 		{"nested off schema", nested, signals.ActionAccept, `{"items":"a"}`, "type"},
 		{"offered action", approval, signals.ActionAccept, `{"action":"edit"}`, ""},
 		{"action not offered", approval, signals.ActionAccept, `{"action":"maybe"}`, "not offered"},
-		{"action missing", approval, signals.ActionAccept, ``, "required"},
+		{"no action decides accept", approval, signals.ActionAccept, ``, ""},
+		{"no action, accept not offered", shipOrHold, signals.ActionAccept, `{}`, "required"},
 		{"action not a string", approval, signals.ActionAccept, `{"action":true}`, "string"},
 		{"no schema takes any object", free, signals.ActionAccept, `{"anything":1}`, ""},
 		{"no schema takes an object only", free, signals.ActionAccept, `"text"`, "JSON object"},
