@@ -261,6 +261,12 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 		answers[k] = raw
 	}
 	if err := m.resolveInputs(ctx, c.caller, c.runID, snap, answers); err != nil {
+		if refusal := (*answerRefusal)(nil); errors.As(err, &refusal) {
+			// Refused before any answer was signalled: the questions are
+			// still open, and the retry with fitting answers presents this
+			// state again.
+			m.states.Release(st)
+		}
 		return nil, err
 	}
 	// From here until this response is delivered, the retry owns the run.

@@ -154,3 +154,13 @@ func (c *Codec) Open(token string, b Binding) (State, error) {
 	c.used[s.Nonce] = s.ExpiresAt
 	return s, nil
 }
+
+// Release forgets that s was used, so that it can be opened once more. An
+// edge calls it for a retry that changed nothing (its answers were refused
+// before any was applied): the question is still open, and the client's
+// corrected retry presents the same state.
+func (c *Codec) Release(s State) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.used, s.Nonce)
+}

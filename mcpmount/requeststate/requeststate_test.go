@@ -95,6 +95,24 @@ func TestOpenIsSingleUse(t *testing.T) {
 	}
 }
 
+// TestRelease: a released state opens once more, and is then used again.
+func TestRelease(t *testing.T) {
+	c, _ := NewCodec(testKey, time.Minute, nil)
+	b := Binding{Principal: "p", Tool: "t", ArgsDigest: "d"}
+	tok, _ := c.Seal(State{Principal: "p", Tool: "t", ArgsDigest: "d"})
+	s, err := c.Open(tok, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release(s)
+	if _, err := c.Open(tok, b); err != nil {
+		t.Fatalf("Open after Release = %v", err)
+	}
+	if _, err := c.Open(tok, b); !errors.Is(err, ErrReplayed) {
+		t.Fatalf("Open after the second use = %v, want ErrReplayed", err)
+	}
+}
+
 func TestNewCodecRejectsShortKey(t *testing.T) {
 	if _, err := NewCodec([]byte("short"), time.Minute, nil); err == nil || !strings.Contains(err.Error(), "32 bytes") {
 		t.Fatalf("err = %v", err)
