@@ -22,6 +22,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/zitadel/oidc/v3/example/server/storage"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/text/language"
 )
@@ -39,14 +40,17 @@ type User struct {
 
 // Options configure a Provider.
 type Options struct {
-	// Audience is the aud of every access token besides the client id:
-	// the resource the tokens are for (RFC 8707). An authorization or
-	// token request whose resource parameter names something else is
-	// refused with invalid_target.
+	// Audience is the resources the provider issues tokens for (RFC 8707).
+	// An authorization request must name one of them in its resource
+	// parameter (else invalid_target); the access tokens of the code it
+	// returns have that resource, alone, as aud, and the token request
+	// must name the same resource.
 	Audience []string
 	// Users are the accounts; Start adds none of its own.
 	Users []User
 	// ClientID and RedirectURIs are a pre-registered public (PKCE) client.
+	// Other clients register themselves at the registration endpoint
+	// (RFC 7591, see Register).
 	ClientID     string
 	RedirectURIs []string
 	// Listener, when set, is the listener the provider serves on (to start
@@ -101,7 +105,8 @@ func New(opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, audience: opts.Audience, keys: []*signingKey{key}}
+	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, keys: []*signingKey{key},
+		registered: map[string]op.Client{}, resources: map[string]string{}}
 	provider, err := op.NewProvider(&op.Config{
 		CryptoKey:                sha256.Sum256([]byte(issuer)),
 		CodeMethodS256:           true,
@@ -117,7 +122,13 @@ func New(opts Options) (*Provider, error) {
 	intercept := op.NewIssuerInterceptor(provider.IssuerFromRequest)
 	mux.Handle("GET /login/username", http.HandlerFunc(login.form))
 	mux.Handle("POST /login/username", intercept.HandlerFunc(login.submit))
-	mux.Handle("/", resourceIndicator(opts.Audience, provider))
+	mux.Handle("GET "+oidc.DiscoveryEndpoint, intercept.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cfg := op.CreateDiscoveryConfig(r.Context(), provider, st)
+		cfg.RegistrationEndpoint = issuer + registrationPath
+		op.Discover(w, cfg)
+	}))
+	mux.Handle("POST "+registrationPath, http.HandlerFunc(st.register))
+	mux.Handle("/", resourceIndicator(opts.Audience, st, provider))
 	srv := httptest.NewUnstartedServer(mux)
 	_ = srv.Listener.Close()
 	srv.Listener = ln
@@ -130,20 +141,45 @@ func (p *Provider) Close() { p.srv.Close() }
 
 // resourceIndicator refuses an authorization or token request whose RFC
 // 8707 resource parameter is missing or names a resource the provider
-// does not issue tokens for.
-func resourceIndicator(audience []string, next http.Handler) http.Handler {
+// does not issue tokens for, and an authorization request without an S256
+// PKCE challenge (OAuth 2.1), and a code exchanged for another resource
+// than the one its authorization request named (RFC 8707 2.2). It passes
+// the resource on in the request's context, where the store binds it to
+// the authorization request.
+func resourceIndicator(audience []string, st *store, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/authorize" || (r.URL.Path == "/oauth/token" && r.Method == http.MethodPost) {
+		authorize := r.URL.Path == "/authorize"
+		if authorize || (r.URL.Path == "/oauth/token" && r.Method == http.MethodPost) {
 			_ = r.ParseForm()
-			if res := r.Form.Get("resource"); !slices.Contains(audience, res) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				fmt.Fprintf(w, `{"error":"invalid_target","error_description":"unknown resource %q"}`, res)
+			res := r.Form.Get("resource")
+			if !slices.Contains(audience, res) {
+				oauthError(w, "invalid_target", fmt.Sprintf("unknown resource %q", res))
 				return
 			}
+			if authorize && (r.Form.Get("code_challenge") == "" || r.Form.Get("code_challenge_method") != "S256") {
+				oauthError(w, "invalid_request", "PKCE is required: code_challenge with code_challenge_method S256")
+				return
+			}
+			if bound, ok := st.resourceOfCode(r.Context(), r.Form.Get("code")); !authorize && ok && bound != res {
+				oauthError(w, "invalid_target", fmt.Sprintf("the code was issued for resource %q, not %q", bound, res))
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), resourceKey{}, res))
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// resourceKey is the context key of a request's resource parameter.
+type resourceKey struct{}
+
+// oauthError writes an OAuth error response (RFC 6749 5.2, RFC 7591
+// 3.2.2): 400 with the error code and its description.
+func oauthError(w http.ResponseWriter, code, description string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": description})
 }
 
 // signingKey is an RSA key of the provider.
@@ -175,14 +211,16 @@ type publicKey struct{ *signingKey }
 func (k publicKey) Key() any { return &k.key.PublicKey }
 
 // store is the example storage with the provider's keys, its users' claims
-// in access tokens, JWT access tokens and the configured audience.
+// in access tokens, JWT access tokens for the resource each authorization
+// request named, and dynamically registered clients.
 type store struct {
 	*storage.Storage
-	users    userStore
-	audience []string
+	users userStore
 
-	mu   sync.Mutex
-	keys []*signingKey // published; the last one signs
+	mu         sync.Mutex
+	keys       []*signingKey        // published; the last one signs
+	registered map[string]op.Client // by client id (RFC 7591)
+	resources  map[string]string    // resource by authorization request id
 }
 
 // SigningKey is the newest key.
@@ -208,23 +246,69 @@ func (s *store) KeySet(context.Context) ([]op.Key, error) {
 	return out, nil
 }
 
-// GetClientByClientID issues JWT access tokens with any scope asked for.
+// GetClientByClientID finds pre-registered and registered clients, whose
+// access tokens are JWTs and which may ask for any scope.
 func (s *store) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
-	c, err := s.Storage.GetClientByClientID(ctx, id)
-	if err != nil {
-		return nil, err
+	s.mu.Lock()
+	c, ok := s.registered[id]
+	s.mu.Unlock()
+	if !ok {
+		var err error
+		if c, err = s.Storage.GetClientByClientID(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	return jwtClient{c}, nil
 }
 
-// AuthRequestByCode adds the audience to the request the tokens are made
-// from.
+// CreateAuthRequest stores the authorization request and binds it to the
+// resource it named (put in ctx by resourceIndicator).
+func (s *store) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, userID string) (op.AuthRequest, error) {
+	res, _ := ctx.Value(resourceKey{}).(string)
+	if res == "" {
+		return nil, oidc.ErrInvalidRequest().WithDescription("the resource parameter is missing")
+	}
+	r, err := s.Storage.CreateAuthRequest(ctx, req, userID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.resources[r.GetID()] = res
+	s.mu.Unlock()
+	return r, nil
+}
+
+// resourceOfCode is the resource the authorization request of a code
+// named, if the code is known.
+func (s *store) resourceOfCode(ctx context.Context, code string) (string, bool) {
+	if code == "" {
+		return "", false
+	}
+	r, err := s.Storage.AuthRequestByCode(ctx, code)
+	if err != nil {
+		return "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, ok := s.resources[r.GetID()]
+	return res, ok
+}
+
+// AuthRequestByCode returns the request a code was issued for, with the
+// resource it named as its audience; the token request must name the same
+// resource (RFC 8707 2.2).
 func (s *store) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
 	r, err := s.Storage.AuthRequestByCode(ctx, code)
 	if err != nil {
 		return nil, err
 	}
-	return audienced{AuthRequest: r, audience: append(r.GetAudience(), s.audience...)}, nil
+	s.mu.Lock()
+	res := s.resources[r.GetID()]
+	s.mu.Unlock()
+	if asked, _ := ctx.Value(resourceKey{}).(string); asked != res {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the code was issued for resource %q, not %q", res, asked)
+	}
+	return audienced{AuthRequest: r, audience: []string{res}}, nil
 }
 
 // GetPrivateClaimsFromScopes puts the granted scopes and the user's claims
@@ -249,7 +333,7 @@ type jwtClient struct{ op.Client }
 func (jwtClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
 func (jwtClient) IsScopeAllowed(string) bool          { return true }
 
-// audienced is an authorization request with the provider's audience.
+// audienced is an authorization request whose tokens are for its resource.
 type audienced struct {
 	op.AuthRequest
 	audience []string
