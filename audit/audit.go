@@ -89,6 +89,25 @@ type Record struct {
 	Transport string
 	// Remote is the network address a refused request came from.
 	Remote string
+	// Scope names the scopes a refusal for want of scope
+	// (ReasonInsufficientScope) found missing: the ones the request
+	// needs, space-separated as in the challenge.
+	Scope string
+}
+
+// ReasonInsufficientScope is the reason of a request refused because the
+// caller's token does not grant a scope it needs: one every request needs
+// (OPENWOP_OAUTH_REQUIRED_SCOPES) or one of the tool it calls
+// (signals.ToolSpec.Scopes). The record's Scope names them.
+const ReasonInsufficientScope = "insufficient-scope"
+
+// ScopeRefusal is the record of a run start refused because the caller's
+// token lacks scopes the tool needs: action start, outcome refused, reason
+// insufficient-scope, the tool, the transport the call came on and the
+// scopes it needs.
+func ScopeRefusal(caller signals.Subject, tool, transport string, scopes []string) Record {
+	return Record{Action: ActionStart, Outcome: OutcomeRefused, Reason: ReasonInsufficientScope, Tool: tool,
+		Subject: caller, Transport: transport, Scope: strings.Join(scopes, " ")}
 }
 
 // Trail writes audit records. A nil *Trail writes nothing.
@@ -179,5 +198,6 @@ func (t *Trail) Write(r Record) {
 	add("cancelReason", r.CancelReason)
 	add("transport", r.Transport)
 	add("remote", r.Remote)
+	add("scope", r.Scope)
 	t.log.Info("", fields...)
 }

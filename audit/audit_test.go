@@ -123,11 +123,15 @@ func TestAuthenticatorReason(t *testing.T) {
 		authn  auth.Authenticator
 		header string
 		want   string
+		scope  string
 	}{
-		{"missing", keys.Authenticate, "", "missing-credential"},
-		{"invalid", keys.Authenticate, "Bearer nope-secret", "invalid-credential"},
-		{"other", func(*http.Request) (signals.Subject, error) { return signals.Subject{}, custom }, "Bearer x", "token expired"},
-		{"accepted", keys.Authenticate, "Bearer k-secret", ""},
+		{"missing", keys.Authenticate, "", "missing-credential", ""},
+		{"invalid", keys.Authenticate, "Bearer nope-secret", "invalid-credential", ""},
+		{"other", func(*http.Request) (signals.Subject, error) { return signals.Subject{}, custom }, "Bearer x", "token expired", ""},
+		{"insufficient scope", func(*http.Request) (signals.Subject, error) {
+			return signals.Subject{}, auth.InsufficientScope("https://wop.example/.well-known/oauth-protected-resource/mcp", "mcp", "refunds:write")
+		}, "Bearer x-secret", "insufficient-scope", "mcp refunds:write"},
+		{"accepted", keys.Authenticate, "Bearer k-secret", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,8 +151,8 @@ func TestAuthenticatorReason(t *testing.T) {
 			if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
 				t.Fatalf("%q: %v", buf.Bytes(), err)
 			}
-			if m["action"] != "authenticate" || m["outcome"] != "refused" || m["reason"] != tt.want || m["remote"] != r.RemoteAddr {
-				t.Errorf("record %v, want reason %q", m, tt.want)
+			if m["action"] != "authenticate" || m["outcome"] != "refused" || m["reason"] != tt.want || m["remote"] != r.RemoteAddr || m["scope"] != tt.scope {
+				t.Errorf("record %v, want reason %q and scope %q", m, tt.want, tt.scope)
 			}
 			if bytes.Contains(buf.Bytes(), []byte("secret")) {
 				t.Errorf("the record holds the credential: %s", buf.Bytes())

@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/signals"
@@ -19,7 +20,12 @@ func (t *Trail) Authenticator(authenticate auth.Authenticator) auth.Authenticato
 	return func(r *http.Request) (signals.Subject, error) {
 		s, err := authenticate(r)
 		if err != nil {
-			t.Write(Record{Action: ActionAuthenticate, Outcome: OutcomeRefused, Reason: credentialReason(err), Remote: r.RemoteAddr})
+			rec := Record{Action: ActionAuthenticate, Outcome: OutcomeRefused, Reason: credentialReason(err), Remote: r.RemoteAddr}
+			var refusal *auth.Refusal
+			if errors.As(err, &refusal) && refusal.Code == auth.CodeInsufficientScope {
+				rec.Reason, rec.Scope = ReasonInsufficientScope, strings.Join(refusal.Scopes, " ")
+			}
+			t.Write(rec)
 		}
 		return s, err
 	}

@@ -179,19 +179,9 @@ func CheckIssuerURL(s string) error {
 	return nil
 }
 
-// ValidScope reports whether s is an RFC 6749 scope token.
-func ValidScope(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
+// ValidScope reports whether s is an RFC 6749 scope token
+// (signals.ValidScope).
+func ValidScope(s string) bool { return signals.ValidScope(s) }
 
 // Close stops the discovery retries.
 func (o *OAuth) Close() {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -97,8 +98,16 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 	if spec.Plain() && (spec.CanSuspend || len(spec.PreRunInputs) > 0) {
 		return nil, fmt.Errorf("tool %s: a %s workflow cannot ask for input (canSuspend, preRunInputs)", spec.Name, signals.ContractPlain)
 	}
+	for _, sc := range spec.Scopes {
+		if !signals.ValidScope(sc) {
+			return nil, fmt.Errorf("tool %s: scope %q is not an OAuth scope token (RFC 6749: printable ASCII without space, quote or backslash)", spec.Name, sc)
+		}
+	}
 	if a := spec.Annotations; a != nil && a.ReadOnlyHint && a.DestructiveHint != nil && *a.DestructiveHint {
 		return nil, fmt.Errorf("tool %s: annotations: a read-only tool cannot be destructive (readOnlyHint and destructiveHint both true)", spec.Name)
+	}
+	if err := checkRunTimeout(spec); err != nil {
+		return nil, err
 	}
 	t := &Tool{spec: cloneSpec(spec), schema: spec.InputSchema}
 	if len(bytes.TrimSpace(t.schema)) == 0 {
@@ -134,6 +143,24 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 		t.inputs[in.Key] = rs
 	}
 	return t, nil
+}
+
+// MaxRunTimeout bounds a tool's run timeout (signals.ToolSpec.RunTimeout):
+// a longer one is more likely a mistake (a unit slip) than a run meant to
+// take over a year.
+const MaxRunTimeout = 366 * 24 * time.Hour
+
+// checkRunTimeout checks a spec's run timeout: zero (none), or positive
+// and at most MaxRunTimeout.
+func checkRunTimeout(spec signals.ToolSpec) error {
+	d := time.Duration(spec.RunTimeout)
+	switch {
+	case d < 0:
+		return fmt.Errorf("tool %s: run timeout %s is negative (want a positive duration, or none)", spec.Name, d)
+	case d > MaxRunTimeout:
+		return fmt.Errorf("tool %s: run timeout %s is longer than the maximum %s", spec.Name, d, MaxRunTimeout)
+	}
+	return nil
 }
 
 // CompileSchema compiles a JSON Schema whose type is object.

@@ -501,6 +501,12 @@ func TestLoadDeclarationsErrors(t *testing.T) {
 			want: []string{`unknown contract "grpc"`}},
 		{name: "plain workflow that suspends", file: `[{"name":"a","description":"d","taskQueue":"q","canSuspend":true,"contract":"plain"}]`,
 			want: []string{"plain workflow cannot ask for input"}},
+		{name: "scope with a space", file: `[{"name":"refund","description":"d","taskQueue":"q","contract":"plain","scopes":["refunds write"]}]`,
+			want: []string{"tool refund", `scope "refunds write"`, "RFC 6749"}},
+		{name: "empty scope", file: `[{"name":"refund","description":"d","taskQueue":"q","contract":"plain","scopes":[""]}]`,
+			want: []string{"tool refund", `scope ""`}},
+		{name: "scope with a quote", file: `[{"name":"refund","description":"d","taskQueue":"q","contract":"plain","scopes":["a\"b"]}]`,
+			want: []string{"tool refund", "is not an OAuth scope token"}},
 		{name: "missing contract", file: `[{"name":"refund","description":"d","taskQueue":"q"}]`,
 			want: []string{`tool "refund" has no contract`, `"plain"`, `"openwop"`}},
 	} {
@@ -531,7 +537,7 @@ func TestLoadDeclarations(t *testing.T) {
 	file := `[
   {"name": "summarize", "description": "Summarize a ticket.", "inputSchema": {"type": "object"}, "taskQueue": "py", "contract": "plain"},
   {"name": "approve", "description": "Approve a refund.", "inputSchema": {"type": "object"}, "taskQueue": "ts",
-   "workflowType": "approveRefund", "contract": "openwop", "canSuspend": true, "tenants": ["acme"]}
+   "workflowType": "approveRefund", "contract": "openwop", "canSuspend": true, "tenants": ["acme"], "scopes": ["refunds:approve"]}
 ]`
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
@@ -546,7 +552,8 @@ func TestLoadDeclarations(t *testing.T) {
 	if s := specs[0]; s.Name != "summarize" || s.Contract != signals.ContractPlain || s.TaskQueue != "py" || s.Type() != "summarize" {
 		t.Fatalf("first spec = %+v, want plain on py with workflow type summarize", s)
 	}
-	if s := specs[1]; s.Contract != signals.ContractOpenWOP || s.Type() != "approveRefund" || !s.CanSuspend || len(s.Tenants) != 1 {
+	if s := specs[1]; s.Contract != signals.ContractOpenWOP || s.Type() != "approveRefund" || !s.CanSuspend || len(s.Tenants) != 1 ||
+		len(s.Scopes) != 1 || s.Scopes[0] != "refunds:approve" {
 		t.Fatalf("second spec = %+v", s)
 	}
 }

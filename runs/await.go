@@ -220,7 +220,8 @@ func (s *Service) awaitClose(ctx context.Context, id, tenant string, held signal
 		return at.snap, err
 	}
 	s.known.add(id, factClosed)
-	return s.closeSnapshot(held, last).Snapshot, nil
+	e, _ := s.known.entry(id)
+	return s.closeSnapshot(held, last, e.timeout).Snapshot, nil
 }
 
 // historyErr classifies a failed history long poll: ctx's error when ctx

@@ -39,6 +39,9 @@ type memoEntry struct {
 	// started is the snapshot Start answered for a plain run this process
 	// started, until the run's first Await takes it (nil: none).
 	started *signals.Snapshot
+	// timeout is the run timeout of the tool of a run this process
+	// started (0: none, or not started here).
+	timeout signals.Duration
 }
 
 // runMemo remembers the runs this process started or read lately: that

@@ -281,13 +281,24 @@ func (s *Service) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bo
 // close event (last): a plain workflow, or a run terminated, timed out or
 // failed outside the harness.
 func (s *Service) closedOutside(info *workflowpb.WorkflowExecutionInfo, last *historypb.HistoryEvent) signals.RunRecord {
-	return s.closeSnapshot(s.fromInfo(info), last)
+	return s.closeSnapshot(s.fromInfo(info), last, s.runTimeout(info))
+}
+
+// runTimeout is the run timeout the run was started with (0: none
+// recorded).
+func (s *Service) runTimeout(info *workflowpb.WorkflowExecutionInfo) signals.Duration {
+	var d signals.Duration
+	if p, ok := info.GetMemo().GetFields()[signals.MemoRunTimeout]; ok {
+		_ = s.dc.FromPayload(p, &d)
+	}
+	return d
 }
 
 // closeSnapshot is snap, a snapshot of a run that closed without a
 // RunRecord, with what its close event last tells: status, result or error,
-// cancel reason, and when.
-func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEvent) signals.RunRecord {
+// cancel reason, and when. timeout is the run timeout the run was started
+// with (0: none known), which a timed-out run's message names.
+func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEvent, timeout signals.Duration) signals.RunRecord {
 	if t := last.GetEventTime(); t != nil {
 		snap.UpdatedAt = t.AsTime()
 	}
@@ -307,7 +318,7 @@ func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEv
 		snap.Result, snap.Outputs = s.plainResult(last.GetWorkflowExecutionCompletedEventAttributes().GetResult())
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
 		snap.Status = signals.StatusFailed
-		snap.Error = &signals.RunError{Code: "workflow_timed_out", Message: "the run timed out"}
+		snap.Error = &signals.RunError{Code: CodeTimedOut, Message: timedOutMessage(timeout)}
 	default:
 		snap.Status = signals.StatusFailed
 		msg := "the run ended without a result"
@@ -321,6 +332,19 @@ func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEv
 		snap.Result = &signals.ToolResult{IsError: true, Content: []signals.Content{{Type: "text", Text: snap.Error.Message}}}
 	}
 	return signals.RunRecord{Snapshot: snap}
+}
+
+// CodeTimedOut is the error code of a run Temporal closed because its
+// execution timeout (the tool's run timeout) expired.
+const CodeTimedOut = "workflow_timed_out"
+
+// timedOutMessage is the error message of a timed-out run: it names the
+// run timeout when the run recorded one.
+func timedOutMessage(timeout signals.Duration) string {
+	if timeout <= 0 {
+		return "the run timed out"
+	}
+	return fmt.Sprintf("the run timed out: it was still running when its tool's run timeout of %s expired", timeout)
 }
 
 // plainResult turns the result of a workflow that closed without a
@@ -435,6 +459,14 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	}
 	if p, ok := info.GetMemo().GetFields()[signals.MemoTransport]; ok {
 		_ = s.dc.FromPayload(p, &snap.Transport)
+	}
+	if p, ok := info.GetMemo().GetFields()[signals.MemoCreatedAt]; ok {
+		// The creation time every projection reports (a run started
+		// before the server recorded it has Temporal's start time).
+		var created time.Time
+		if s.dc.FromPayload(p, &created) == nil && !created.IsZero() {
+			snap.CreatedAt = created
+		}
 	}
 	// Temporal's own status wins when it closed the run behind the
 	// harness's back (terminated, timed out) or the attribute lags.

@@ -86,11 +86,20 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 		tool.Contract = signals.ContractOpenWOP
 	}
 	owner := signals.Owner{Tenant: req.Caller.Tenant, Subject: req.Caller}
-	input, status, err := startInput(tool, req, owner)
+	// The run's creation time, taken once here and passed to the run (its
+	// StartRequest, its memo): every projection reports this value, where
+	// Temporal's own start time is known only after a further read.
+	now := time.Now().UTC()
+	input, status, err := startInput(tool, req, owner, now)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
 	opts := s.startOptions(id, tool, req, owner, status)
+	opts.Memo[signals.MemoCreatedAt] = now
+	if tool.RunTimeout > 0 {
+		opts.WorkflowExecutionTimeout = time.Duration(tool.RunTimeout)
+		opts.Memo[signals.MemoRunTimeout] = tool.RunTimeout
+	}
 	traceParent := telemetry.TraceParent(ctx)
 	if traceParent != "" {
 		opts.Memo[signals.MemoTraceParent] = traceParent
@@ -118,7 +127,6 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 			zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))...)
 	}
 
-	now := time.Now().UTC()
 	created := signals.Snapshot{
 		RunID: id, Tool: tool.Name, Status: status, Owner: owner,
 		Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
@@ -131,6 +139,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	s.known.update(id, func(e *memoEntry) {
 		e.facts |= facts | factTraced
 		e.tool, e.trace = tool.Name, traceParent
+		e.timeout = tool.RunTimeout
 		if tool.Plain() {
 			e.started = &created
 		}
@@ -154,9 +163,10 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 }
 
 // startInput is the workflow input of a run of tool and the status the run
-// starts in: a signals.StartRequest (pending) for a tool of the run
-// contract, the arguments object itself (running) for a plain one.
-func startInput(tool signals.ToolSpec, req StartRequest, owner signals.Owner) (any, signals.Status, error) {
+// starts in: a signals.StartRequest (pending, created its creation time)
+// for a tool of the run contract, the arguments object itself (running)
+// for a plain one.
+func startInput(tool signals.ToolSpec, req StartRequest, owner signals.Owner, created time.Time) (any, signals.Status, error) {
 	args := req.Arguments
 	if len(args) == 0 {
 		args = []byte("{}")
@@ -168,6 +178,7 @@ func startInput(tool signals.ToolSpec, req StartRequest, owner signals.Owner) (a
 			Owner:        owner,
 			Transport:    req.Transport,
 			PreRunInputs: req.PreRunInputs,
+			CreatedAt:    created,
 		}, signals.StatusPending, nil
 	}
 	// The arguments object itself; a workflow that does not follow the

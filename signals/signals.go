@@ -63,6 +63,14 @@ const (
 	// that a describe call answers the run's status and open interrupts
 	// when no worker can answer the getRun query.
 	MemoState = "openwopState"
+	// MemoCreatedAt holds the run's creation time (a time.Time), the one
+	// every projection of the run reports as its createdAt. The server
+	// takes it just before the start call and passes the same value in
+	// StartRequest.CreatedAt.
+	MemoCreatedAt = "openwopCreatedAt"
+	// MemoRunTimeout holds the tool's run timeout (a Duration) when it has
+	// one, so that a run Temporal timed out reads a message naming it.
+	MemoRunTimeout = "openwopRunTimeout"
 )
 
 // PublishedState is what a running openwop run keeps in its memo under
@@ -317,6 +325,22 @@ func (s Subject) MissingScope(scopes []string) (string, bool) {
 	return "", false
 }
 
+// ValidScope reports whether s is an OAuth scope token as RFC 6749 §3.3
+// defines it: one or more printable ASCII characters (%x21-7E) other than
+// the double quote and the backslash, so no space either.
+func ValidScope(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // Owner is the tenant and subject that started a run.
 type Owner struct {
 	Tenant  string  `json:"tenant"`
@@ -559,6 +583,11 @@ type StartRequest struct {
 	// PreRunInputs holds the answers to the tool's pre-run input requests,
 	// keyed by the request key.
 	PreRunInputs map[string]json.RawMessage `json:"preRunInputs,omitempty"`
+	// CreatedAt is the run's creation time as the server reports it
+	// everywhere (also in the memo, MemoCreatedAt). The run's snapshots
+	// carry it as their createdAt; it is zero from a server that predates
+	// it (then the workflow's start time stands in).
+	CreatedAt time.Time `json:"createdAt,omitzero"`
 }
 
 // RunRecord is what a tool workflow leaves in its close event: its final
@@ -639,6 +668,35 @@ type ToolSpec struct {
 	// Annotations are hints about the tool's behaviour for clients; nil
 	// for none.
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	// RunTimeout, when positive, bounds a run of the tool: the server
+	// starts it with this workflow execution timeout, and a run still
+	// open when it expires fails (code workflow_timed_out). Zero: no
+	// bound. In JSON a Go duration string ("90s", "2h").
+	RunTimeout Duration `json:"runTimeout,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string, such as "90s" or "1h30m".
+type Duration time.Duration
+
+// String formats d as time.Duration does.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string ("90s", "2h").
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"90s\" or \"2h\", not %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
 }
 
 // ToolAnnotations are a tool's behaviour hints, as MCP's tools/list
@@ -668,6 +726,7 @@ func (t ToolSpec) Clone() ToolSpec {
 	t.InputSchema = slices.Clone(t.InputSchema)
 	t.PreRunInputs = slices.Clone(t.PreRunInputs)
 	t.Tenants = slices.Clone(t.Tenants)
+	t.Scopes = slices.Clone(t.Scopes)
 	t.OutputSchema = slices.Clone(t.OutputSchema)
 	if t.Annotations != nil {
 		a := *t.Annotations
@@ -696,6 +755,18 @@ func (t ToolSpec) Type() string {
 
 // Plain reports whether the tool's workflow follows ContractPlain.
 func (t ToolSpec) Plain() bool { return t.Contract == ContractPlain }
+
+// OfferedTo reports whether the tool is offered to the caller s: its
+// tenant may see the tool (VisibleTo) and its credential grants every
+// scope the tool needs (Subject.MissingScope). tools/list shows a caller
+// only the tools offered to it.
+func (t ToolSpec) OfferedTo(s Subject) bool {
+	if !t.VisibleTo(s.Tenant) {
+		return false
+	}
+	_, missing := s.MissingScope(t.Scopes)
+	return !missing
+}
 
 // VisibleTo reports whether the tool is offered to the tenant.
 func (t ToolSpec) VisibleTo(tenant string) bool {

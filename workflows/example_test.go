@@ -70,6 +70,21 @@ func ExampleNewTool() {
 	// {"type":"object","properties":{"orderId":{"type":"string","description":"the order to refund"},"amountCents":{"type":"integer","description":"amount to refund, in cents"},"reason":{"type":"string","description":"why the customer wants a refund"}},"required":["orderId","amountCents"],"additionalProperties":false}
 }
 
+// A tool that only callers whose OAuth access token grants a scope may
+// see and call: tools/list hides it from other tokens, and their calls are
+// refused with 403 insufficient_scope naming the scope. API keys are not
+// scoped.
+func ExampleWithScopes() {
+	tool := workflows.NewTool("refund", "Refund an order after a human approves it.", Refund,
+		workflows.Suspends(), workflows.WithScopes("refunds:write"))
+	if err := tool.Err(); err != nil {
+		log.Fatalln(err)
+	}
+	fmt.Println(tool.Spec().Scopes)
+	// Output:
+	// [refunds:write]
+}
+
 // A worker main: register the tools and activities, publish the tools to
 // the catalog, and run until interrupted (the README's main.go).
 func ExampleRegistry_Run() {

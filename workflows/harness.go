@@ -144,6 +144,10 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 	if req.Tool != "" {
 		r.snap.Tool = req.Tool
 	}
+	if !req.CreatedAt.IsZero() {
+		// The creation time the server reports everywhere.
+		r.snap.CreatedAt = req.CreatedAt.UTC()
+	}
 	if r.snap.CreatedAt.IsZero() {
 		r.snap.CreatedAt = r.snap.UpdatedAt
 	}

@@ -389,51 +389,80 @@ func (q InputRequest) spec(kind signals.InterruptKind) QuestionSpec {
 
 // AskInput raises a clarification interrupt (status waiting-input) and waits
 // for the answer's content. A decline returns ErrDeclined; a cancel answer or
-// a run cancellation returns a cancellation error.
+// a run cancellation returns a cancellation error. AskInputFrom also tells
+// who answered.
 func AskInput(ctx workflow.Context, req InputRequest) (json.RawMessage, error) {
+	a, err := AskInputFrom(ctx, req)
+	return a.Value, err
+}
+
+// Answered is an accepted answer to a question, with who gave it and
+// when: what AskInputFrom and AskAsFrom return, as Decision does for
+// Approve.
+type Answered[T any] struct {
+	// Value is the answer's content (decoded into T by AskAsFrom).
+	Value T
+	// By is who answered: the authenticated subject whose answer the
+	// server accepted.
+	By signals.Subject
+	// At is when the run applied the answer (workflow time).
+	At time.Time
+}
+
+// AskInputFrom is AskInput returning, with the content, who answered and
+// when. A decline returns ErrDeclined.
+func AskInputFrom(ctx workflow.Context, req InputRequest) (Answered[json.RawMessage], error) {
 	if req.Schema == nil {
-		return nil, fmt.Errorf("workflows: input request %q has no schema", req.Key)
+		return Answered[json.RawMessage]{}, fmt.Errorf("workflows: input request %q has no schema", req.Key)
 	}
 	p, err := Raise(ctx, req.spec(signals.KindClarification))
 	if err != nil {
-		return nil, err
+		return Answered[json.RawMessage]{}, err
 	}
 	return answer(ctx, p)
 }
 
-// answer waits for p and returns the accepted content or ErrDeclined.
-func answer(ctx workflow.Context, p *Pending) (json.RawMessage, error) {
+// answer waits for p and returns the accepted content with who gave it,
+// or ErrDeclined.
+func answer(ctx workflow.Context, p *Pending) (Answered[json.RawMessage], error) {
 	res, err := p.Wait(ctx)
 	if err != nil {
-		return nil, err
+		return Answered[json.RawMessage]{}, err
 	}
 	if res.Action == signals.ActionDecline {
-		return nil, ErrDeclined
+		return Answered[json.RawMessage]{}, ErrDeclined
 	}
-	return res.Content, nil
+	return Answered[json.RawMessage]{Value: res.Content, By: res.ResolvedBy, At: res.ResolvedAt}, nil
 }
 
 // AskAs is AskInput decoding the answer into T. When req.Schema is nil it is
-// derived from T with FlatSchema.
+// derived from T with FlatSchema. AskAsFrom also tells who answered.
 func AskAs[T any](ctx workflow.Context, req InputRequest) (T, error) {
-	var v T
+	a, err := AskAsFrom[T](ctx, req)
+	return a.Value, err
+}
+
+// AskAsFrom is AskAs returning, with the decoded answer, who answered and
+// when. A decline returns ErrDeclined.
+func AskAsFrom[T any](ctx workflow.Context, req InputRequest) (Answered[T], error) {
 	if req.Schema == nil {
 		s, err := FlatSchema[T]()
 		if err != nil {
-			return v, err
+			return Answered[T]{}, err
 		}
 		req.Schema = s
 	}
-	raw, err := AskInput(ctx, req)
+	raw, err := AskInputFrom(ctx, req)
 	if err != nil {
-		return v, err
+		return Answered[T]{}, err
 	}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return v, fmt.Errorf("decode answer to %q: %w", req.Key, err)
+	out := Answered[T]{By: raw.By, At: raw.At}
+	if len(raw.Value) > 0 {
+		if err := json.Unmarshal(raw.Value, &out.Value); err != nil {
+			return Answered[T]{}, fmt.Errorf("decode answer to %q: %w", req.Key, err)
 		}
 	}
-	return v, nil
+	return out, nil
 }
 
 // Answer is one answer of AskInputs.
@@ -442,12 +471,16 @@ type Answer struct {
 	Content json.RawMessage
 	// Declined is set when the resolver declined.
 	Declined bool
+	// By is who answered (or declined).
+	By signals.Subject
+	// At is when the run applied the answer.
+	At time.Time
 }
 
 // AskInputs raises every request at once (they are open together, status
 // waiting-input) and waits until all are answered, in any order. Answers are
-// in the order of reqs. A cancel answer or a run cancellation returns a
-// cancellation error.
+// in the order of reqs, each with who gave it. A cancel answer or a run
+// cancellation returns a cancellation error.
 func AskInputs(ctx workflow.Context, reqs ...InputRequest) ([]Answer, error) {
 	pend := make([]*Pending, 0, len(reqs))
 	for _, q := range reqs {
@@ -462,14 +495,15 @@ func AskInputs(ctx workflow.Context, reqs ...InputRequest) ([]Answer, error) {
 	}
 	out := make([]Answer, len(pend))
 	for i, p := range pend {
-		content, err := answer(ctx, p)
-		switch {
-		case errors.Is(err, ErrDeclined):
-			out[i] = Answer{Declined: true}
-		case err != nil:
+		res, err := p.Wait(ctx)
+		if err != nil {
 			return nil, err
-		default:
-			out[i] = Answer{Content: content}
+		}
+		out[i] = Answer{By: res.ResolvedBy, At: res.ResolvedAt}
+		if res.Action == signals.ActionDecline {
+			out[i].Declined = true
+		} else {
+			out[i].Content = res.Content
 		}
 	}
 	return out, nil
@@ -489,7 +523,8 @@ func WaitExternal(ctx workflow.Context, req ExternalRequest) (json.RawMessage, e
 	if err != nil {
 		return nil, err
 	}
-	return answer(ctx, p)
+	a, err := answer(ctx, p)
+	return a.Value, err
 }
 
 // FlatSchema derives a flat JSON Schema from the struct type T: an object

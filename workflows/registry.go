@@ -45,6 +45,8 @@ type toolConfig struct {
 	edits []func(*jsonschema.Schema) error
 	// output is set when WithOutputSchema gave the output schema.
 	output bool
+	// err is what an option found wrong (the first).
+	err error
 }
 
 // ToolOption configures a tool in NewTool.
@@ -73,10 +75,38 @@ func ForTenants(tenants ...string) ToolOption {
 	return func(c *toolConfig) { c.spec.Tenants = append(c.spec.Tenants, tenants...) }
 }
 
+// WithScopes makes the tool require OAuth scopes: a caller whose access
+// token does not grant every one of them does not see the tool in
+// tools/list (nor in REST's GET /workflows), and its calls (and REST run
+// starts) are refused with 403 insufficient_scope naming them, before any
+// run starts. API keys and the development caller are not scoped and are
+// not limited by it. Each scope must be an RFC 6749 scope token (printable
+// ASCII without space, quote or backslash); NewTool refuses another. The
+// scopes are published with the tool (signals.ToolSpec.Scopes) and
+// advertised in the server's protected-resource metadata
+// (scopes_supported).
+func WithScopes(scopes ...string) ToolOption {
+	return func(c *toolConfig) { c.spec.Scopes = append(c.spec.Scopes, scopes...) }
+}
+
 // WithOutputSchema sets the tool's output schema (an object schema of the
 // run's outputs) instead of the one NewTool derives from the output type.
 func WithOutputSchema(schema json.RawMessage) ToolOption {
 	return func(c *toolConfig) { c.spec.OutputSchema, c.output = schema, true }
+}
+
+// WithRunTimeout bounds each run of the tool to d: the server starts the
+// run with d as its workflow execution timeout, and a run still open when d
+// has passed fails with the code workflow_timed_out and a message naming
+// d. d must be positive and at most catalog.MaxRunTimeout (NewTool
+// reports another value in Err).
+func WithRunTimeout(d time.Duration) ToolOption {
+	return func(c *toolConfig) {
+		if d <= 0 && c.err == nil {
+			c.err = fmt.Errorf("run timeout %s is not positive", d)
+		}
+		c.spec.RunTimeout = signals.Duration(d)
+	}
 }
 
 // annotate returns an option that edits the tool's annotations.
@@ -176,6 +206,10 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 	t := Tool{spec: c.spec}
 	if !catalog.ValidName(name) {
 		t.err = fmt.Errorf("invalid tool name %q", name)
+		return t
+	}
+	if c.err != nil {
+		t.err = fmt.Errorf("tool %s: %w", name, c.err)
 		return t
 	}
 	schema, err := jsonschema.For[In](nil)

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -121,5 +122,37 @@ func TestAnnotationOptions(t *testing.T) {
 	}
 	if a := workflows.NewTool("b", "d", ok).Spec().Annotations; a != nil {
 		t.Errorf("annotations without options = %+v, want none", a)
+	}
+}
+
+// TestWithScopes: the scopes reach the spec the worker publishes, the spec
+// is a copy, and a scope outside the RFC 6749 grammar makes the tool
+// unbuildable, naming the tool and the scope.
+func TestWithScopes(t *testing.T) {
+	ok := func(workflow.Context, noInput) (string, error) { return "", nil }
+	tool := workflows.NewTool("a", "d", ok, workflows.WithScopes("refunds:write"), workflows.WithScopes("audit.read"))
+	if err := tool.Err(); err != nil {
+		t.Fatal(err)
+	}
+	spec := tool.Spec()
+	if got := fmt.Sprint(spec.Scopes); got != "[refunds:write audit.read]" {
+		t.Fatalf("scopes = %s", got)
+	}
+	spec.Scopes[0] = "changed"
+	if got := tool.Spec().Scopes[0]; got != "refunds:write" {
+		t.Fatalf("the spec shares its scopes: %s", got)
+	}
+	raw, _ := json.Marshal(tool.Spec())
+	if !strings.Contains(string(raw), `"scopes":["refunds:write","audit.read"]`) {
+		t.Errorf("published spec %s does not carry the scopes", raw)
+	}
+	if s := workflows.NewTool("b", "d", ok).Spec(); s.Scopes != nil {
+		t.Errorf("scopes without the option = %v, want none", s.Scopes)
+	}
+	for _, bad := range []string{"", "two words", `quo"te`, `back\slash`, "caf\u00e9", "tab\t"} {
+		err := workflows.NewTool("c", "d", ok, workflows.WithScopes(bad)).Err()
+		if err == nil || !strings.Contains(err.Error(), "tool c") || !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
+			t.Errorf("WithScopes(%q): err = %v, want one naming the tool and the scope", bad, err)
+		}
 	}
 }
