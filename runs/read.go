@@ -9,6 +9,7 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -323,7 +324,7 @@ func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEv
 		snap.Status = signals.StatusFailed
 		msg := "the run ended without a result"
 		if f := last.GetWorkflowExecutionFailedEventAttributes().GetFailure(); f != nil {
-			msg = f.GetMessage()
+			msg = rootMessage(f)
 		}
 		snap.Error = &signals.RunError{Code: "workflow_failed", Message: msg}
 	}
@@ -332,6 +333,20 @@ func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEv
 		snap.Result = &signals.ToolResult{IsError: true, Content: []signals.Content{{Type: "text", Text: snap.Error.Message}}}
 	}
 	return signals.RunRecord{Snapshot: snap}
+}
+
+// rootMessage is the message of a workflow's failure that says why it
+// failed: its root cause's (the activity's application error under
+// "Activity task failed", a child workflow's under "Child Workflow
+// execution failed"), or the nearest non-empty one above it.
+func rootMessage(f *failurepb.Failure) string {
+	msg := f.GetMessage()
+	for c := f.GetCause(); c != nil; c = c.GetCause() {
+		if m := c.GetMessage(); m != "" {
+			msg = m
+		}
+	}
+	return msg
 }
 
 // CodeTimedOut is the error code of a run Temporal closed because its
