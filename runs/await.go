@@ -78,7 +78,10 @@ func (s *Service) await(ctx context.Context, id, tenant string, mode followMode,
 		}
 		switch {
 		case followErr == nil:
-			return at.snap, nil
+			// The top of the loop shows done the snapshot the follow
+			// ended at (a shared follower learns a run's end from it) and
+			// tells whether to follow on.
+			continue
 		case ctx.Err() != nil:
 			return at.snap, ctx.Err()
 		case errors.Is(followErr, context.DeadlineExceeded):

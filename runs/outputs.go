@@ -97,3 +97,8 @@ func (c *checked) Await(ctx context.Context, caller signals.Subject, runID strin
 	snap, err := c.Backend.Await(ctx, caller, runID, func(s signals.Snapshot) bool { return done(c.check(ctx, s)) })
 	return c.check(ctx, snap), err
 }
+
+func (c *checked) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	snap, err := c.Backend.AwaitPublished(ctx, caller, runID, func(s signals.Snapshot) bool { return done(c.check(ctx, s)) })
+	return c.check(ctx, snap), err
+}
