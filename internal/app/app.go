@@ -14,7 +14,6 @@ import (
 
 	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/app/datadir"
-	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
@@ -57,9 +56,9 @@ type App struct {
 	SharedFrom *datadir.Holder
 
 	srvMu      sync.Mutex
-	server     *devtemporal.Server // guarded by srvMu
-	lock       *datadir.Lock       // guarded by srvMu
-	tookOver   chan struct{}       // closed once this process runs the server of a shared directory
+	server     embeddedServer // guarded by srvMu
+	lock       *datadir.Lock  // guarded by srvMu
+	tookOver   chan struct{}  // closed once this process runs the server of a shared directory
 	stopWatch  context.CancelFunc
 	watchDone  chan struct{}
 	http       *http.Server

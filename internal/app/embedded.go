@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -14,12 +13,31 @@ import (
 
 	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/app/datadir"
-	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 )
 
 // holderWait bounds the wait for the holder of the data directory to
 // publish its server when this process only reports it (no ShareDataDir).
 const holderWait = 10 * time.Second
+
+// MountOnlyTag is the build tag of a binary without the embedded Temporal
+// server: `go build -tags mountonly ./cmd/server` links no
+// go.temporal.io/server package, so a mount-only process (TEMPORAL_ADDRESS
+// set, OPENWOP_WORKER=off) does not pay for it. That server's packages are
+// large, and their initialisation at start-up alone maps most of the
+// stock binary's code and data into memory (about 90 MiB resident in a
+// process that never starts it). Without TEMPORAL_ADDRESS such a build
+// refuses to start, naming the setting.
+const MountOnlyTag = "mountonly"
+
+// embeddedServer is the embedded Temporal server as the process uses it
+// (*devtemporal.Server in the stock build).
+type embeddedServer interface {
+	Address() string
+	Namespace() string
+	UIURL() string
+	DBFile() string
+	Stop() error
+}
 
 // connect starts the embedded server (unless remote) and dials the client.
 // The data directory is locked first (internal/app/datadir): when another
@@ -82,36 +100,6 @@ func (a *App) embedded() bool {
 	return a.server != nil
 }
 
-// startEmbedded starts the embedded server on the locked data directory,
-// its frontend on port (0: a free one), and publishes it in the directory.
-func (a *App) startEmbedded(ctx context.Context, cfg config.Config, lock *datadir.Lock, port int) (*devtemporal.Server, error) {
-	level := cfg.TemporalLogLevel
-	uiPort := 0 // no UI
-	if cfg.UI {
-		var err error
-		if uiPort, err = pickUIPort(cfg.UIPort); err != nil {
-			return nil, err
-		}
-	}
-	srv, err := devtemporal.Start(ctx, devtemporal.Options{
-		DBFile:    filepath.Join(lock.Dir(), config.DBFileName),
-		Port:      port,
-		Namespace: cfg.Namespace(),
-		Logger:    a.Logger.Named("temporal-server"),
-		LogLevel:  &level,
-		UIPort:    uiPort,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("embedded Temporal server (ports: %s, %s; 0 = any free port): %w",
-			config.EnvTemporalPort, config.EnvUIPort, err)
-	}
-	if err := lock.Publish(datadir.Holder{TemporalAddress: srv.Address(), Namespace: srv.Namespace(), UIURL: srv.UIURL()}); err != nil {
-		_ = srv.Stop()
-		return nil, err
-	}
-	return srv, nil
-}
-
 // watchHolder waits, until Shutdown, for the process whose server this one
 // uses (SharedFrom) to release the data directory, and then runs the
 // embedded server on it, its frontend on the same address, so that the
@@ -157,18 +145,4 @@ func (a *App) watchHolder(cfg config.Config) {
 		a.Logger.Info("embedded Temporal server running", zap.String("temporal", srv.Address()),
 			zap.String("temporal_ui", srv.UIURL()), zap.String("data", srv.DBFile()))
 	}()
-}
-
-// pickUIPort returns port, or for 0 a free port on 127.0.0.1 (where the
-// embedded Web UI listens).
-func pickUIPort(port int) (int, error) {
-	if port != 0 {
-		return port, nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("embedded Web UI: pick a free port (%s=0): %w", config.EnvUIPort, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
