@@ -67,6 +67,11 @@ func BenchmarkIssue11(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	if envInt(externalEnv, 1) != 0 {
+		if err := rowsExternal(t); err != nil {
+			b.Fatal(err)
+		}
+	}
 	fmt.Fprintln(out)
 	t.print(out)
 	fmt.Fprintf(out, "\nload average at the end: %s\n", loadavg())

@@ -30,6 +30,23 @@
 //	                       alternating ABBA BAAB)
 //	OPENWOP_BENCH_OPEN     open tasks of the memory row (default 10000;
 //	                       0 skips it)
+//	OPENWOP_BENCH_EXTERNAL 0 skips the external mode
+//	OPENWOP_BENCH_EXT_OPEN open tasks of the external mode's RSS rows
+//	                       (default 10000,100000)
+//	OPENWOP_BENCH_IDLE     seconds idle before the RSS after the load
+//	                       (default 60)
+//	OPENWOP_BENCH_BIN      a directory with the devserver, server and
+//	                       server-mountonly binaries (default: built)
+//
+// The external mode (issue 21; BenchmarkExternal runs it alone) runs
+// Temporal (the devserver command), the tools' worker and the mount-only
+// server (cmd/server built with -tags mountonly, TEMPORAL_ADDRESS set,
+// OPENWOP_WORKER=off) as processes of their own, from a child process that
+// runs the raw SDK side: a blocking tools/call of a plain workflow against
+// ExecuteWorkflow + Get (latency, and the server process's CPU time per
+// call from /proc against the raw program's from getrusage), the CPU time
+// per lifecycle, the mount-only RSS idle (beside the stock build's), at
+// many open tasks and after the load.
 //
 // The memory row runs in a child process (the test binary again), so that
 // its RSS is that of a fresh embedded-default process: file-backed SQLite,

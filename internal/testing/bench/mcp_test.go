@@ -23,7 +23,17 @@ type mcpClient struct {
 	id   atomic.Int64
 	// gets, when set, records the latency of every tasks/get.
 	gets atomic.Pointer[recorder]
+	// meta is the _meta of every request (nil: tasksMeta).
+	meta json.RawMessage
 }
+
+// blockingMeta is the _meta of a client that does not declare the Tasks
+// extension: its tools/call blocks until the result.
+var blockingMeta = mustJSON(map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    mcpmount.ProtocolVersion,
+	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench", "version": "0"},
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+})
 
 // tasksMeta is the _meta of every request, encoded once as a client that
 // declares the same capabilities on every request would.
@@ -48,21 +58,49 @@ type taskResult struct {
 	TaskID        string                     `json:"taskId"`
 	Status        string                     `json:"status"`
 	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	IsError       bool                       `json:"isError"`
 }
 
 // call sends one request and returns its result.
 func (c *mcpClient) call(method string, params map[string]any) (taskResult, error) {
-	p := map[string]any{"_meta": tasksMeta}
+	raw, status, err := c.raw(method, params)
+	if err != nil {
+		return taskResult{}, err
+	}
+	var out struct {
+		Result *taskResult `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return taskResult{}, fmt.Errorf("%s: HTTP %d %q: %w", method, status, raw, err)
+	}
+	if out.Error != nil || out.Result == nil {
+		return taskResult{}, fmt.Errorf("%s: HTTP %d %s", method, status, raw)
+	}
+	return *out.Result, nil
+}
+
+// raw sends one request and returns the JSON-RPC response (the last event
+// of a stream) and the HTTP status.
+func (c *mcpClient) raw(method string, params map[string]any) ([]byte, int, error) {
+	meta := c.meta
+	if meta == nil {
+		meta = tasksMeta
+	}
+	p := map[string]any{"_meta": meta}
 	for k, v := range params {
 		p[k] = v
 	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id.Add(1), "method": method, "params": p})
 	if err != nil {
-		return taskResult{}, err
+		return nil, 0, err
 	}
 	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return taskResult{}, err
+		return nil, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -76,12 +114,12 @@ func (c *mcpClient) call(method string, params map[string]any) (taskResult, erro
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return taskResult{}, err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return taskResult{}, err
+		return nil, resp.StatusCode, err
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		for _, line := range strings.Split(string(raw), "\n") {
@@ -90,20 +128,7 @@ func (c *mcpClient) call(method string, params map[string]any) (taskResult, erro
 			}
 		}
 	}
-	var out struct {
-		Result *taskResult `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return taskResult{}, fmt.Errorf("%s: HTTP %d %q: %w", method, resp.StatusCode, raw, err)
-	}
-	if out.Error != nil || out.Result == nil {
-		return taskResult{}, fmt.Errorf("%s: HTTP %d %s", method, resp.StatusCode, raw)
-	}
-	return *out.Result, nil
+	return raw, resp.StatusCode, nil
 }
 
 // callTool calls tool as a task and returns the taskId.
