@@ -70,6 +70,29 @@ fi
 go test -count=1 -run '^$' ./... >/dev/null
 go test -count=1 -p 1 -timeout 45m ./...
 
+# Fuzzing (docs/testing.md#fuzzing): each decoder of untrusted input is
+# fuzzed for OPENWOP_FUZZTIME (5s) on top of its seeds, which the run above
+# already tried. Go fuzzes one target per invocation. The first fuzzing
+# build instruments every linked package (a cold build's time); later
+# ones come from the build cache. OPENWOP_FUZZ=0 skips this.
+if [ "${OPENWOP_FUZZ:-1}" != 0 ]; then
+  while read -r pkg target; do
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "${OPENWOP_FUZZTIME:-5s}" -fuzzminimizetime 100x "$pkg" </dev/null
+  done <<'FUZZ'
+./mcpmount FuzzDecode
+./mcpmount FuzzInputResponses
+./mcpmount/requeststate FuzzOpen
+./mcpmount/requeststate FuzzOpenSigned
+./mcpmount/requeststate FuzzSealOpen
+./runs FuzzOpenCursor
+./runs FuzzCheckAnswer
+./auth FuzzPeekIssuer
+./auth FuzzVerify
+./auth FuzzKeySet
+./catalog FuzzLoadDeclarations
+FUZZ
+fi
+
 # examples/refund is a module of its own (a replace points at this
 # checkout): its tests use the test kit (workflows/workflowstest) as a tool
 # author's tests do.
