@@ -43,6 +43,8 @@ type createRunResponse struct {
 	Status    signals.Status `json:"status"`
 	EventsURL string         `json:"eventsUrl"`
 	StatusURL string         `json:"statusUrl"`
+	// CreatedAt is the run's creation time, as getRun and MCP report it.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // createRun serves POST /runs.
@@ -108,6 +110,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		Status:    snap.Status,
 		EventsURL: status + "/events/poll",
 		StatusURL: status,
+		CreatedAt: snap.CreatedAt,
 	})
 	h.runs.Release(snap.RunID) // the answer naming the run was written
 }

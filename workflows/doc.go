@@ -31,7 +31,12 @@
 //   - Approve, AskInput, AskAs, AskInputs and WaitExternal raise interrupts
 //     and wait for their resolution; Raise opens one without waiting, so
 //     several can be open at once. Each interrupt is resolved at most once,
-//     by an eligible resolver; other resolutions are ignored.
+//     by an eligible resolver; other resolutions are ignored. Who answered
+//     and when: Approve's Decision.By and At, AskInputFrom and AskAsFrom
+//     (an Answered value), AskInputs' Answer.By and At.
+//   - WithRunTimeout bounds each run of the tool (its workflow execution
+//     timeout): a run still open then fails with the code
+//     workflow_timed_out.
 //   - Step names a node of the event log (node.started, node.completed,
 //     node.failed, node.cancelled).
 //   - PreRunInput reads the answers the mount collected before the run

@@ -115,9 +115,11 @@ type Confirmation struct {
 	Confirm bool `json:"confirm" jsonschema:"delete the file?"`
 }
 
-// ConfirmDelete asks one question and completes once it is answered.
+// ConfirmDelete asks one question and completes once it is answered. It
+// logs who confirmed (AskAsFrom tells the authenticated subject whose
+// answer was accepted).
 func ConfirmDelete(ctx workflow.Context, in ConfirmDeleteInput) (string, error) {
-	c, err := workflows.AskAs[Confirmation](ctx, workflows.InputRequest{
+	c, err := workflows.AskAsFrom[Confirmation](ctx, workflows.InputRequest{
 		Key:   "confirm",
 		Title: fmt.Sprintf("Delete %s?", in.Filename),
 	})
@@ -126,9 +128,10 @@ func ConfirmDelete(ctx workflow.Context, in ConfirmDeleteInput) (string, error) 
 		return fmt.Sprintf("Kept %s: the deletion was declined.", in.Filename), nil
 	case err != nil:
 		return "", err
-	case !c.Confirm:
+	case !c.Value.Confirm:
 		return fmt.Sprintf("Kept %s: the deletion was not confirmed.", in.Filename), nil
 	}
+	workflow.GetLogger(ctx).Info("deletion confirmed", "by", c.By.SubjectID, "tenant", c.By.Tenant)
 	return fmt.Sprintf("Deleted %s.", in.Filename), nil
 }
 
