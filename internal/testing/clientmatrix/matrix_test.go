@@ -413,7 +413,7 @@ func installClients(t *testing.T) string {
 	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"package.json", "tasks.mjs", "v1.mjs"} {
+	for _, name := range []string{"package.json", "tasks.mjs", "v1.mjs", "oauth.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -430,6 +430,13 @@ func installClients(t *testing.T) string {
 // returns the base URL once /healthz answers 200.
 func startServer(t *testing.T) string {
 	t.Helper()
+	return startServerAt(t, freePort(t))
+}
+
+// startServerAt is startServer on the port, with extra environment
+// variables (name=value) after the defaults.
+func startServerAt(t *testing.T, port int, extraEnv ...string) string {
+	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +447,6 @@ func startServer(t *testing.T) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/server: %v\n%s", err, out)
 	}
-	port := freePort(t)
 	var logs lockedBuffer
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
@@ -449,6 +455,7 @@ func startServer(t *testing.T) string {
 		"OPENWOP_TEMPORAL_PORT=0", "OPENWOP_UI_PORT=off", "OPENWOP_FIXTURES=on", "OPENWOP_LOG_FORMAT=json",
 		"OPENWOP_API_KEYS=", "OPENWOP_API_KEYS_FILE=",
 		"TEMPORAL_ADDRESS=", "TEMPORAL_PROFILE=", "TEMPORAL_CONFIG_FILE=")
+	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
