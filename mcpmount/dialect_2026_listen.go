@@ -156,8 +156,10 @@ func (m *Mount) readableTasks(ctx context.Context, caller signals.Subject, wire 
 	return out, nil
 }
 
-// followTask sends the task's state on st now and each time its status or
-// open input requests change, until the run is terminal or ctx ends.
+// followTask sends the task's state on st now and each time its status,
+// status message (the current step's name and counts, which the run
+// reports as its progress) or open input requests change, until the run
+// is terminal or ctx ends.
 func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
 	last := ""
 	observe := func(s signals.Snapshot) bool {
@@ -167,7 +169,7 @@ func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		if state := d.Status + "|" + strings.Join(keys, ","); state != last {
+		if state := d.Status + "|" + d.StatusMessage + "|" + strings.Join(keys, ","); state != last {
 			last = state
 			st.notify("notifications/tasks", taskNotification{task: d.task, InputRequests: d.InputRequests,
 				Result: d.Result, Error: d.Error})

@@ -14,8 +14,10 @@ import (
 // tasks/get and in notifications/tasks. Outside a Step the progress names
 // no step. It fails only when ctx is not the context of a tool run.
 //
-// An activity reports its progress with activities.RecordProgress, which
-// reaches the run as the signal signals.SignalProgress.
+// An activity reports its progress with activities.ReportProgress, which
+// reaches the run as the signal signals.SignalProgress
+// (activities.RecordProgress only records heartbeat details, which the run
+// does not see).
 func ReportProgress(ctx workflow.Context, done, total int64) error {
 	r, err := from(ctx)
 	if err != nil {
