@@ -310,6 +310,25 @@ func (o *OAuth) MetadataHandler(scopes func() []string) http.Handler {
 	})
 }
 
+// InsufficientScope is the 403 refusal of a request that needs scopes,
+// such as a tool's (signals.ToolSpec.Scopes), that the caller's token does
+// not grant: its challenge names the scopes every request needs followed
+// by those, which is what a client's step-up authorization must ask for,
+// and the metadata URL, as the refusal of a token without the required
+// scopes does. A nil o names the scopes alone, without metadata.
+func (o *OAuth) InsufficientScope(scopes ...string) *Refusal {
+	if o == nil {
+		return InsufficientScope("", scopes...)
+	}
+	all := slices.Clone(o.opts.RequiredScopes)
+	for _, s := range scopes {
+		if !slices.Contains(all, s) {
+			all = append(all, s)
+		}
+	}
+	return InsufficientScope(o.MetadataURL(), all...)
+}
+
 // refusal is a 401 refusal with the challenge of this resource server; a
 // non-nil cause makes it invalid_token (a token was presented).
 func (o *OAuth) refusal(reason string, cause error) *Refusal {

@@ -164,7 +164,8 @@ func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, err
 }
 
 // lookupTool finds the tool a call names, as the caller's tenant sees the
-// catalog: a tool it may not see is unknown.
+// catalog: a tool it may not see is unknown, and one whose scopes the
+// caller's token lacks is refused (scopeRefusal).
 func (m *Mount) lookupTool(ctx context.Context, caller signals.Subject, name string) (*catalog.Tool, error) {
 	t, err := m.catalog.Lookup(ctx, name)
 	var unav *catalog.UnavailableError
@@ -182,6 +183,9 @@ func (m *Mount) lookupTool(ctx context.Context, caller signals.Subject, name str
 	}
 	if !t.Spec().VisibleTo(caller.Tenant) {
 		return nil, errInvalidParams(fmt.Sprintf("unknown tool %q", name))
+	}
+	if refusal := m.scopeRefusal(caller, t.Spec()); refusal != nil {
+		return nil, errInsufficientScope(refusal)
 	}
 	return t, nil
 }

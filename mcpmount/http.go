@@ -59,8 +59,11 @@ func (m *Mount) refuse(w http.ResponseWriter, in *incoming, e rpcError) {
 // (-32022) and the method (-32601, 404), and for every request a number
 // too large for a 64-bit float (-32602; in tools/call arguments it is set
 // aside for the tool-input error, a CallToolResult with isError, that
-// callTool answers once it knows the tool). Method-specific checks (the
-// Tasks extension gate, then the task lookup) happen in the method handlers.
+// callTool answers once it knows the tool), then for a tools/call the
+// tool's scopes (403 insufficient_scope with the Bearer challenge, as a
+// token without the required scopes gets; permitCall). Method-specific
+// checks (the Tasks extension gate, then the task lookup) happen in the
+// method handlers.
 //
 // One route per dialect: the mount's own handlers answer every 2026-07-28
 // request (dialect_2026.go); the go-sdk serves the session era
@@ -73,7 +76,7 @@ func (m *Mount) refuse(w http.ResponseWriter, in *incoming, e rpcError) {
 // with Retry-After.
 func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	in := &incoming{start: time.Now(), header: r.Header}
-	if !m.intake(w, r, in) || !m.decode(w, r, in) {
+	if !m.intake(w, r, in) || !m.decode(w, r, in) || !m.permitCall(w, r, in) {
 		return
 	}
 	if in.modern {

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
@@ -35,6 +36,19 @@ type Options struct {
 	// credentials, e.g. (*auth.Keys).Authenticate. Nil is development
 	// mode: every caller is auth.Anonymous().
 	Authenticate auth.Authenticator
+	// OAuth is the resource server whose tokens Authenticate accepts, if
+	// any. A caller whose token lacks a scope a tool needs
+	// (signals.ToolSpec.Scopes) does not see the tool in tools/list, and
+	// its tools/call is refused before any run starts: over HTTP with 403
+	// and OAuth's insufficient_scope challenge (OAuth.InsufficientScope:
+	// the scopes needed and the resource metadata), over stdio with a
+	// JSON-RPC error naming them. Nil: the challenge names no metadata.
+	OAuth *auth.OAuth
+	// Audit receives a record of each tools/call refused for want of a
+	// tool's scope (audit.ScopeRefusal). The trail's Backend and
+	// Authenticator, which Runs and Authenticate are given, record the
+	// rest. Nil: none.
+	Audit *audit.Trail
 	// Logger receives operational logs; nil means no logging.
 	Logger *zap.Logger
 	// Name and Version identify the server (serverInfo). Defaults:
@@ -130,6 +144,8 @@ const (
 type Mount struct {
 	runs         runs.Backend
 	authenticate auth.Authenticator
+	oauth        *auth.OAuth
+	audit        *audit.Trail
 	log          *zap.Logger
 	catalog      catalog.Source
 	proj         projector
@@ -179,6 +195,8 @@ func New(opts Options) (*Mount, error) {
 	m := &Mount{
 		runs:         runs.CheckOutputs(opts.Runs, opts.Catalog),
 		authenticate: opts.Authenticate,
+		oauth:        opts.OAuth,
+		audit:        opts.Audit,
 		log:          opts.Logger,
 		catalog:      opts.Catalog,
 		proj:         projector{pollIntervalMs: opts.PollInterval.Milliseconds()},
@@ -345,8 +363,9 @@ type toolsListing struct {
 // toolsListModern is the 2026-07-28 listing.
 var toolsListModern = toolsListing{labelled: true}
 
-// listTools answers tools/list: the catalog's tools the caller's tenant
-// may see.
+// listTools answers tools/list: the catalog's tools offered to the
+// caller (signals.ToolSpec.OfferedTo: its tenant may see them and its
+// token grants their scopes).
 func (m *Mount) listTools(ctx context.Context, l toolsListing) (mcp.Result, error) {
 	caller, err := m.caller(ctx)
 	if err != nil {
@@ -360,7 +379,7 @@ func (m *Mount) listTools(ctx context.Context, l toolsListing) (mcp.Result, erro
 	res := &listToolsResult{Tools: []toolDescriptor{}}
 	for _, t := range tools {
 		spec := t.Spec()
-		if !spec.VisibleTo(caller.Tenant) {
+		if !spec.OfferedTo(caller) {
 			continue
 		}
 		d := toolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema(),

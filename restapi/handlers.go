@@ -76,6 +76,9 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusNotFound, "workflow_not_found", fmt.Sprintf("no workflow %q", req.WorkflowID))
 		return
 	}
+	if !h.permitStart(w, caller, spec) {
+		return
+	}
 	args, err := t.ValidateArguments(req.Inputs)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "validation_error", "inputs: "+catalog.Problem(err))

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
@@ -38,6 +39,18 @@ type Options struct {
 	Runs runs.Backend
 	// Authenticate resolves the caller of every runs request. Required.
 	Authenticate auth.Authenticator
+	// OAuth is the resource server whose tokens Authenticate accepts, if
+	// any. A caller whose token lacks a scope a tool needs
+	// (signals.ToolSpec.Scopes) does not see the tool in GET /workflows,
+	// and its POST /runs of the tool is refused before any run starts:
+	// 403 forbidden with OAuth's insufficient_scope challenge
+	// (OAuth.InsufficientScope), as the MCP mount refuses its tools/call.
+	// Nil: the challenge names no metadata.
+	OAuth *auth.OAuth
+	// Audit receives a record of each POST /runs refused for want of a
+	// tool's scope (audit.ScopeRefusal); the trail's Backend and
+	// Authenticator record the rest. Nil: none.
+	Audit *audit.Trail
 	// Catalog is where tools come from. POST /runs starts only its tools,
 	// and the fixtures of the discovery document are its tools whose names
 	// start with "conformance-" (the OpenWOP fixture ids). Required.
@@ -77,6 +90,8 @@ type Options struct {
 type handler struct {
 	runs     runs.Backend
 	auth     auth.Authenticator
+	oauth    *auth.OAuth
+	audit    *audit.Trail
 	log      *zap.Logger
 	baseURL  string
 	mcpPath  string
@@ -103,6 +118,8 @@ func New(opts Options) http.Handler {
 	h := &handler{
 		runs:      runs.CheckOutputs(opts.Runs, opts.Catalog),
 		auth:      opts.Authenticate,
+		oauth:     opts.OAuth,
+		audit:     opts.Audit,
 		log:       opts.Logger,
 		baseURL:   strings.TrimRight(opts.BaseURL, "/"),
 		mcpPath:   opts.MCPPath,

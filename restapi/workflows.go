@@ -28,8 +28,9 @@ type listWorkflowsResponse struct {
 }
 
 // listWorkflows serves GET /workflows: the tools the catalog serves now
-// that the caller's tenant may see, sorted by id, as MCP's tools/list
-// lists them.
+// that are offered to the caller (its tenant may see them, its token
+// grants their scopes: signals.ToolSpec.OfferedTo), sorted by id, as MCP's
+// tools/list lists them.
 func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
 	tools, err := h.catalog.Tools(r.Context())
 	if err != nil {
@@ -40,7 +41,7 @@ func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request, caller s
 	out := listWorkflowsResponse{Workflows: []workflowEntry{}}
 	for _, t := range tools {
 		spec := t.Spec()
-		if !spec.VisibleTo(caller.Tenant) {
+		if !spec.OfferedTo(caller) {
 			continue
 		}
 		e := workflowEntry{WorkflowID: spec.Name, Description: spec.Description, InputSchema: t.InputSchema(),

@@ -220,6 +220,8 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		Runs:         backend,
 		Catalog:      live,
 		Authenticate: authenticate,
+		OAuth:        s.opts.OAuth,
+		Audit:        s.opts.Audit,
 		Logger:       d.Logger.Named("mcp"),
 		MRTRKey:      s.opts.MRTRKey,
 		PublicURL:    s.opts.PublicURL,
@@ -238,6 +240,8 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	rest := restapi.New(restapi.Options{
 		Runs:         backend,
 		Authenticate: authenticate,
+		OAuth:        s.opts.OAuth,
+		Audit:        s.opts.Audit,
 		Catalog:      live,
 		Logger:       d.Logger.Named("rest"),
 		BaseURL:      s.opts.PublicURL,
