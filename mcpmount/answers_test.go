@@ -3,6 +3,7 @@ package mcpmount
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -43,12 +44,12 @@ func badAnswers() []badAnswer {
 	}
 }
 
-// wantRefusal fails unless r is the -32602 refusal of the answer to key,
-// naming the key and the rule.
+// wantRefusal fails unless r is the -32602 refusal (HTTP 400) of the
+// answer to key, naming the key and the rule.
 func wantRefusal(t *testing.T, r rpc, key, rule string) {
 	t.Helper()
-	if r.Error == nil || r.Error.Code != codeInvalidParams {
-		t.Fatalf("want -32602, got HTTP %d %s", r.Status, r.Raw)
+	if r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != codeInvalidParams {
+		t.Fatalf("want HTTP 400 -32602, got HTTP %d %s", r.Status, r.Raw)
 	}
 	if !strings.Contains(r.Error.Message, key) || !strings.Contains(r.Error.Message, rule) {
 		t.Fatalf("refusal %q does not name the input %q and the rule %q", r.Error.Message, key, rule)

@@ -54,14 +54,15 @@ type Env struct {
 	// Call).
 	Logger log.Logger
 
-	reg     *workflows.Registry
-	env     *testsuite.TestWorkflowEnvironment
-	answers map[string]answerer
-	asked   []*Question // in the order asked
-	byID    map[string]*Question
-	seen    []signals.Status
-	started bool
-	problem error // why Call fails after the run (an answer the Env could not give)
+	reg      *workflows.Registry
+	env      *testsuite.TestWorkflowEnvironment
+	answers  map[string]answerer
+	asked    []*Question // in the order asked
+	byID     map[string]*Question
+	seen     []signals.Status
+	progress []signals.Progress
+	started  bool
+	problem  error // why Call fails after the run (an answer the Env could not give)
 }
 
 // errOneCall is the error of a second call on one Env.
@@ -243,8 +244,8 @@ func (e *Env) Resolve(res signals.Resolution) {
 	e.Temporal().SignalWorkflow(signals.SignalResolveInterrupt, res)
 }
 
-// observe looks at the run after a change: it records the status, shows
-// every new question and answers the open ones.
+// observe looks at the run after a change: it records the status and the
+// progress, shows every new question and answers the open ones.
 func (e *Env) observe() {
 	if e.env.IsWorkflowCompleted() {
 		return
@@ -255,6 +256,11 @@ func (e *Env) observe() {
 	}
 	if n := len(e.seen); n == 0 || e.seen[n-1] != snap.Status {
 		e.seen = append(e.seen, snap.Status)
+	}
+	if p := snap.Progress; p != nil {
+		if n := len(e.progress); n == 0 || e.progress[n-1] != *p {
+			e.progress = append(e.progress, *p)
+		}
 	}
 	for _, it := range snap.Interrupts {
 		q, known := e.byID[it.ID]

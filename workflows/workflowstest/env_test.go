@@ -201,7 +201,7 @@ func TestCallReportsWhatItCannotAnswer(t *testing.T) {
 		want    string
 	}{
 		{"no answer registered", map[string]workflowstest.Answer{"approve": workflowstest.Choose("accept")}, `Env.Answer("note"`},
-		{"answer refused", map[string]workflowstest.Answer{"approve": workflowstest.Choose("later")}, `the answer to question "approve" was refused: content does not match the requested schema`},
+		{"answer refused", map[string]workflowstest.Answer{"approve": workflowstest.Choose("later")}, `the answer to question "approve" was refused: answer to interrupt "test/workflowstest-run-1-i1" refused: content: enum: action "later" is not offered`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

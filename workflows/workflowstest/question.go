@@ -2,11 +2,10 @@ package workflowstest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -125,8 +124,10 @@ func (e *Env) answer(q *Question, it signals.Interrupt, snap signals.Snapshot) {
 	}
 }
 
-// check checks a as the server checks an answer before it signals it,
-// and returns the resolution to signal.
+// check checks a as the server checks an answer before it signals it
+// (the caller's eligibility, then runs.CheckAnswer against the question as
+// the run published it), and returns the resolution to signal. A refused
+// content is a *runs.AnswerError, as the server's -32602 or 400 says it.
 func (e *Env) check(it signals.Interrupt, snap signals.Snapshot, a Answer) (signals.Resolution, error) {
 	by := a.By
 	if by.SubjectID == "" {
@@ -149,18 +150,10 @@ func (e *Env) check(it signals.Interrupt, snap signals.Snapshot, a Answer) (sign
 	if err != nil {
 		return res, err
 	}
-	if err := validate(it.RequestedSchema(), content); err != nil {
+	res.Content = content
+	if err := runs.CheckAnswer(it, res); err != nil {
 		return res, err
 	}
-	if it.Kind == signals.KindApproval {
-		var c struct {
-			Action string `json:"action"`
-		}
-		if json.Unmarshal(content, &c) == nil && !slices.Contains(it.Actions, c.Action) {
-			return res, fmt.Errorf("action %q is not offered (offered: %v)", c.Action, it.Actions)
-		}
-	}
-	res.Content = content
 	return res, nil
 }
 
@@ -177,29 +170,6 @@ func encodeContent(v any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	return raw, nil
-}
-
-// validate checks content against the requested schema, absent content
-// counting as {}.
-func validate(schema, content json.RawMessage) error {
-	rs, err := catalog.CompileSchema(schema)
-	if err != nil {
-		return fmt.Errorf("requested schema: %w", err)
-	}
-	if content == nil {
-		content = json.RawMessage(`{}`)
-	}
-	var v any
-	if err := json.Unmarshal(content, &v); err != nil {
-		return fmt.Errorf("content is not JSON: %w", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return errors.New("content must be a JSON object")
-	}
-	if err := rs.Validate(v); err != nil {
-		return fmt.Errorf("content does not match the requested schema: %w", err)
-	}
-	return nil
 }
 
 // askBeforeRun asks the tool's pre-run inputs, as the server does before

@@ -27,6 +27,12 @@ type Result struct {
 	// each workflow task that changed it ended with, as an agent following
 	// the task sees them change.
 	Statuses []signals.Status
+	// Progress is the progress the run reported (workflows.Step,
+	// workflows.ReportProgress, activities.ReportProgress), in order: what
+	// each workflow task that changed it ended with, as an agent following
+	// the task sees it (several reports in one workflow task show as the
+	// last).
+	Progress []signals.Progress
 	// Err is the workflow's error as the SDK reports it: nil for a
 	// completed run, a *temporal.ApplicationError (its type the error
 	// code, never retried) for a failed one, a *temporal.CanceledError
@@ -52,7 +58,7 @@ func (e *Env) result() (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflowstest: the run left no run record: %w", err)
 	}
-	res := &Result{Snapshot: rec.Snapshot, Events: rec.Events, Statuses: e.seen, Err: werr}
+	res := &Result{Snapshot: rec.Snapshot, Events: rec.Events, Statuses: e.seen, Progress: e.progress, Err: werr}
 	if n := len(res.Statuses); n == 0 || res.Statuses[n-1] != rec.Snapshot.Status {
 		res.Statuses = append(res.Statuses, rec.Snapshot.Status)
 	}
