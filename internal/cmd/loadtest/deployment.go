@@ -206,8 +206,12 @@ func (d *deployment) startAll() error {
 			return err
 		}
 		d.closers = append(d.closers, log)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
+		// The PostgreSQL 15 of a Debian machine; installed when missing.
+		if err := pgtest.Install(ctx, log); err != nil {
+			return err
+		}
 		if d.pg, err = pgtest.Start(ctx, pgtest.Options{Port: d.pgPort, Log: log}); err != nil {
 			return err
 		}

@@ -348,3 +348,37 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Install makes sure the PostgreSQL server binaries are there: when
+// Binaries finds none, it installs the Debian package postgresql with
+// apt-get (through sudo when the caller is not root), writing apt's output
+// to log. It is what the load harness runs before Start, so that it needs
+// nothing installed beforehand on a Debian machine.
+func Install(ctx context.Context, log io.Writer) error {
+	if _, err := Binaries(); err == nil {
+		return nil
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	var prefix []string
+	if os.Geteuid() != 0 {
+		prefix = []string{"sudo", "-n"}
+	}
+	for _, args := range [][]string{
+		{"apt-get", "update", "-qq"},
+		{"apt-get", "install", "-y", "-qq", "--no-install-recommends", "postgresql"},
+	} {
+		args = append(prefix, args...)
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("pgtest: install PostgreSQL (%s): %w", strings.Join(args, " "), err)
+		}
+	}
+	if _, err := Binaries(); err != nil {
+		return fmt.Errorf("pgtest: PostgreSQL installed, but: %w", err)
+	}
+	return nil
+}
