@@ -58,10 +58,12 @@ func BenchmarkIssue11(b *testing.B) {
 
 	s := newStack(b, b.TempDir(), true)
 	rows, err := runClient(s, s.serveControl(b))
+	t := &table{rows: rows}
 	if err != nil {
+		fmt.Fprintln(out)
+		t.print(out)
 		b.Fatal(err)
 	}
-	t := &table{rows: rows}
 	if open > 0 {
 		if err := rowMemory(t, open, n); err != nil {
 			b.Fatal(err)

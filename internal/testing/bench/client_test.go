@@ -67,7 +67,7 @@ func runClient(s *stack, control string) ([][]string, error) {
 	}
 	var rows [][]string
 	if err := runChild("TestBenchClientChild", []string{clientEnv + "=" + string(raw)}, rowsPrefix, &rows); err != nil {
-		return nil, fmt.Errorf("client process: %w", err)
+		return rows, fmt.Errorf("client process: %w", err)
 	}
 	return rows, nil
 }
@@ -82,14 +82,18 @@ func runChild(test string, env []string, prefix string, out any) error {
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("%s: %w\n%s\n%s", test, err, stdout, stderr.Bytes())
+		err = fmt.Errorf("%s: %w\n%s\n%s", test, err, stdout, stderr.Bytes())
 	}
+	// A child that failed may still have printed what it measured before.
 	sc := bufio.NewScanner(bytes.NewReader(stdout))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		if line, ok := strings.CutPrefix(sc.Text(), prefix+" "); ok {
-			return json.Unmarshal([]byte(line), out)
+			return errors.Join(err, json.Unmarshal([]byte(line), out))
 		}
+	}
+	if err != nil {
+		return err
 	}
 	return fmt.Errorf("%s printed no %s line:\n%s\n%s", test, prefix, stdout, stderr.Bytes())
 }
@@ -125,9 +129,15 @@ func TestBenchClientChild(t *testing.T) {
 	}
 	tb, err := measure(context.Background(), s, envInt("OPENWOP_BENCH_N", defaultN), envInt("OPENWOP_BENCH_SECONDS", defaultSeconds))
 	if err != nil {
-		t.Fatal(err)
+		// The rows measured so far are printed, and the row that failed
+		// says how; the benchmark still fails.
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		tb.add("(the run stopped here)", "", "", "", "", "", "", "", "", "ERROR", first)
 	}
 	fmt.Println(jsonLine(rowsPrefix, tb.rows))
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // serveControl serves, from the server process, what the client process
