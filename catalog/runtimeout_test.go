@@ -67,3 +67,17 @@ func TestCompileRunTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredRunTimeoutNull: "runTimeout": null declares none, as an
+// absent field does.
+func TestDeclaredRunTimeoutNull(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tools.json")
+	decl := `[{"name":"report","description":"Builds a report.","taskQueue":"reports","contract":"plain","runTimeout":null}]`
+	if err := os.WriteFile(path, []byte(decl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := catalog.LoadDeclarations(path)
+	if err != nil || len(specs) != 1 || specs[0].RunTimeout != 0 {
+		t.Fatalf("LoadDeclarations = %+v, %v; want no run timeout", specs, err)
+	}
+}

@@ -685,8 +685,12 @@ func (d Duration) String() string { return time.Duration(d).String() }
 // MarshalJSON writes d as a duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
-// UnmarshalJSON reads a duration string ("90s", "2h").
+// UnmarshalJSON reads a duration string ("90s", "2h"); null leaves d
+// unchanged.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("a duration is a string such as \"90s\" or \"2h\", not %s", b)
