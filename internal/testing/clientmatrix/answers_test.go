@@ -1,0 +1,70 @@
+package clientmatrix
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClientMatrixRefusedAnswer: the official 2026-07-28 Tasks client
+// (@modelcontextprotocol/ext-tasks) answers confirm_delete's boolean
+// question with a string (testdata/refused.mjs). The server refuses the
+// tasks/update with -32602 naming the input and the rule, and the client's
+// execution settles with that error; resumed from its serialized
+// reference, the client is asked the same question again, answers true,
+// and settles the completed task. Like TestClientMatrix, it runs only when
+// OPENWOP_CLIENTS=1.
+func TestClientMatrixRefusedAnswer(t *testing.T) {
+	if os.Getenv(envClients) != "1" {
+		t.Skip("set " + envClients + "=1 to run the client matrix (needs npm; installs the pinned clients)")
+	}
+	clients := installClients(t)
+	script, err := os.ReadFile(filepath.Join("testdata", "refused.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(clients, "refused.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := startServer(t) + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(clients, "node_modules", "node", "bin", "node"), "refused.mjs", url)
+	cmd.Dir = clients
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	raw, err := cmd.Output()
+	var out struct {
+		Refusal *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"refusal"`
+		Asked   []string `json:"asked"`
+		Status  string   `json:"status"`
+		Text    string   `json:"text"`
+		IsError bool     `json:"isError"`
+		Error   string   `json:"error"`
+	}
+	line := strings.TrimSpace(string(raw))
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	if jerr := json.Unmarshal([]byte(line), &out); jerr != nil || out.Error != "" {
+		t.Fatalf("refused.mjs: %v; output %s (%v); stderr:\n%s", err, raw, jerr, stderr.String())
+	}
+	if out.Refusal == nil || out.Refusal.Code != -32602 || !strings.Contains(out.Refusal.Message, "inputResponses") ||
+		!strings.Contains(out.Refusal.Message, `want "boolean"`) {
+		t.Fatalf("the client's first settlement = %s, want the -32602 refusal naming the input and the rule", line)
+	}
+	if len(out.Asked) != 2 || out.Asked[0] != out.Asked[1] {
+		t.Fatalf("questions asked %q, want the same one twice", out.Asked)
+	}
+	if out.Status != "completed" || out.IsError || out.Text != "Deleted matrix.txt." {
+		t.Fatalf("after the fitting answer the client settled %s", line)
+	}
+}
