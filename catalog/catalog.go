@@ -109,6 +109,7 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 	if err := checkRunTimeout(spec); err != nil {
 		return nil, err
 	}
+	spec = withoutNullSchemas(spec)
 	t := &Tool{spec: cloneSpec(spec), schema: spec.InputSchema}
 	if len(bytes.TrimSpace(t.schema)) == 0 {
 		t.schema = emptyObject
@@ -143,6 +144,31 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 		t.inputs[in.Key] = rs
 	}
 	return t, nil
+}
+
+// withoutNullSchemas returns spec with its schemas written as JSON null
+// (as encoding/json writes a spec without them, e.g. a tools file written
+// back or a publication) removed: null declares no schema, as an absent
+// one does.
+func withoutNullSchemas(spec signals.ToolSpec) signals.ToolSpec {
+	spec.InputSchema, spec.OutputSchema = nonNull(spec.InputSchema), nonNull(spec.OutputSchema)
+	if len(spec.PreRunInputs) > 0 {
+		inputs := make([]signals.InputRequest, len(spec.PreRunInputs))
+		for i, in := range spec.PreRunInputs {
+			in.Schema = nonNull(in.Schema)
+			inputs[i] = in
+		}
+		spec.PreRunInputs = inputs
+	}
+	return spec
+}
+
+// nonNull is raw, or nil when raw is JSON null.
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	return raw
 }
 
 // MaxRunTimeout bounds a tool's run timeout (signals.ToolSpec.RunTimeout):
