@@ -37,6 +37,11 @@
 //   - WithRunTimeout bounds each run of the tool (its workflow execution
 //     timeout): a run still open then fails with the code
 //     workflow_timed_out.
+//   - WithScopes makes the tool require OAuth scopes: a caller whose access
+//     token lacks one does not see the tool and its calls are refused with
+//     403 insufficient_scope naming them (API keys are not scoped). An
+//     approver list may name an identity provider's group as
+//     signals.GroupPrefix + "finance" besides subject ids.
 //   - Step names a node of the event log (node.started, node.completed,
 //     node.failed, node.cancelled).
 //   - PreRunInput reads the answers the mount collected before the run
