@@ -65,7 +65,9 @@ func startObserved(t *testing.T) *observed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ad, err := app.NewServer(app.ServerOptions{Registry: reg, Authenticate: auth.AnonymousAuthenticator})
+	// Every read is a Temporal call here (no reuse within a read window),
+	// so that each tasks/get shows its getRun query span.
+	ad, err := app.NewServer(app.ServerOptions{Registry: reg, Authenticate: auth.AnonymousAuthenticator, ReadWindow: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

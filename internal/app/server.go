@@ -66,6 +66,9 @@ type ServerOptions struct {
 	// JournalPath is the run journal's file (runs.FileJournal); "" keeps
 	// none.
 	JournalPath string
+	// ReadWindow is how long a read of a working run is reused
+	// (runs.Options.ReadWindow): 0 means the default, negative no reuse.
+	ReadWindow time.Duration
 	// Worker reports that the process runs the in-process worker on its
 	// task queue.
 	Worker bool
@@ -205,6 +208,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		EagerStart: true, // the in-process worker shares d.Client
 		CursorKey:  cursorKey(s.opts.MRTRKey),
 		Journal:    journal,
+		ReadWindow: s.opts.ReadWindow,
 	})
 	// Runs an earlier life of this process started and never handed to
 	// their callers (it was killed in between) are cancelled before
