@@ -221,6 +221,15 @@ func TestToolScopes(t *testing.T) {
 	if n := s.runs.StartCount(); n != 3 {
 		t.Fatalf("%d runs started, want 3", n)
 	}
+	// A task of the tool, started with the scope, is read and cancelled
+	// with a token of its tenant without it: scopes limit calls, not tasks.
+	modern.key = wide
+	task, _ := wantResult(t, modern.call("tools/call", map[string]any{"name": "refund", "arguments": map[string]any{}}, nil))["taskId"].(string)
+	modern.key = narrow
+	if got := wantResult(t, modern.call("tasks/get", map[string]any{"taskId": task}, nil)); got["taskId"] != task || task == "" {
+		t.Errorf("tasks/get of the tool's task without its scope: %v", got)
+	}
+	wantResult(t, modern.call("tasks/cancel", map[string]any{"taskId": task}, nil))
 
 	// One record per refusal: who, which tool, the scopes needed.
 	refusal := func(transport string) map[string]string {
