@@ -285,7 +285,9 @@ func TestEventsLongPoll(t *testing.T) {
 	s, _ := setup(t)
 	ctx := ctxT(t)
 	snap := start(t, s, "conformance-delay", `{"delayMs":1000}`, alice)
-	page, _, err := s.Events(ctx, alice, snap.RunID, -1, 0)
+	// Start does not wait for the run's first workflow task, which
+	// records run.started: the first page waits for it.
+	page, _, err := s.Events(ctx, alice, snap.RunID, -1, 20*time.Second)
 	if err != nil || len(page.Events) == 0 || page.Events[0].Type != signals.EventRunStarted || page.Events[0].Sequence != 0 {
 		t.Fatalf("first page = %+v, %v", page, err)
 	}
