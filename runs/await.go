@@ -68,6 +68,10 @@ func (s *Service) await(ctx context.Context, id, tenant string, mode followMode,
 	const maxRestarts = 5
 	for restarts := 0; ; restarts++ {
 		if done(at.snap) || at.snap.Status.Terminal() {
+			// What Get holds of the run may be older than what the caller
+			// is about to see (a blocking call's result, then tasks/get):
+			// the next read is Temporal's.
+			s.reads.drop(id)
 			return at.snap, nil
 		}
 		var followErr error
@@ -177,6 +181,8 @@ func (s *Service) follow(ctx context.Context, id, tenant string, at position, mo
 		default:
 			continue
 		}
+		// A newer state than Get may hold: its next read is Temporal's.
+		s.reads.drop(id)
 		if done(snap) || snap.Status.Terminal() {
 			return snap, seen, nil
 		}
