@@ -329,6 +329,20 @@ func (o *OAuth) InsufficientScope(scopes ...string) *Refusal {
 	return InsufficientScope(o.MetadataURL(), all...)
 }
 
+// ToolRefusal is the refusal of caller's use of a tool that needs scopes
+// (signals.ToolSpec.Scopes) when the caller's token lacks one of them, nil
+// when it grants them all or the caller is not scoped (an API key):
+// InsufficientScope(scopes...), with a reason naming the tool as kind and
+// name ("the tool refund", "the workflow refund").
+func (o *OAuth) ToolRefusal(caller signals.Subject, kind, name string, scopes []string) *Refusal {
+	if _, missing := caller.MissingScope(scopes); !missing {
+		return nil
+	}
+	r := o.InsufficientScope(scopes...)
+	r.Reason = fmt.Sprintf("insufficient scope: the %s %s needs the scope %s", kind, name, strings.Join(r.Scopes, " "))
+	return r
+}
+
 // refusal is a 401 refusal with the challenge of this resource server; a
 // non-nil cause makes it invalid_token (a token was presented).
 func (o *OAuth) refusal(reason string, cause error) *Refusal {

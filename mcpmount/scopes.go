@@ -2,9 +2,7 @@ package mcpmount
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -27,11 +25,10 @@ import (
 // caller's token lacks one of the tool's scopes, nil when it grants them
 // all (or is not scoped). The refusal is written to the audit trail.
 func (m *Mount) scopeRefusal(caller signals.Subject, spec signals.ToolSpec) *auth.Refusal {
-	if _, missing := caller.MissingScope(spec.Scopes); !missing {
+	refusal := m.oauth.ToolRefusal(caller, "tool", spec.Name, spec.Scopes)
+	if refusal == nil {
 		return nil
 	}
-	refusal := m.oauth.InsufficientScope(spec.Scopes...)
-	refusal.Reason = fmt.Sprintf("insufficient scope: the tool %s needs the scope %s", spec.Name, strings.Join(refusal.Scopes, " "))
 	m.audit.Write(audit.ScopeRefusal(caller, spec.Name, signals.TransportMCP, refusal.Scopes))
 	return refusal
 }

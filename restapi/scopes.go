@@ -1,9 +1,7 @@
 package restapi
 
 import (
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
@@ -16,11 +14,10 @@ import (
 // required scopes is refused; the refusal is audited. An API key is not
 // scoped, and passes.
 func (h *handler) permitStart(w http.ResponseWriter, caller signals.Subject, spec signals.ToolSpec) bool {
-	if _, missing := caller.MissingScope(spec.Scopes); !missing {
+	refusal := h.oauth.ToolRefusal(caller, "workflow", spec.Name, spec.Scopes)
+	if refusal == nil {
 		return true
 	}
-	refusal := h.oauth.InsufficientScope(spec.Scopes...)
-	refusal.Reason = fmt.Sprintf("insufficient scope: the workflow %s needs the scope %s", spec.Name, strings.Join(refusal.Scopes, " "))
 	h.audit.Write(audit.ScopeRefusal(caller, spec.Name, signals.TransportREST, refusal.Scopes))
 	auth.Challenge(w, refusal)
 	writeError(w, http.StatusForbidden, "forbidden", refusal.Error())
