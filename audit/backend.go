@@ -42,6 +42,12 @@ func (a *backend) Get(ctx context.Context, caller signals.Subject, runID string)
 	return snap, err
 }
 
+func (a *backend) Poll(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
+	snap, err := a.next.Poll(ctx, caller, runID)
+	a.refusedRead(caller, runID, err)
+	return snap, err
+}
+
 func (a *backend) Events(ctx context.Context, caller signals.Subject, runID string, afterSequence int, wait time.Duration) (signals.EventPage, signals.Snapshot, error) {
 	page, snap, err := a.next.Events(ctx, caller, runID, afterSequence, wait)
 	a.refusedRead(caller, runID, err)

@@ -60,7 +60,7 @@ func (m *Mount) getTaskOf(ctx context.Context, declared bool, rawID json.RawMess
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
-	snap, err := m.runs.Get(ctx, caller, id)
+	snap, err := m.runs.Poll(ctx, caller, id)
 	if err != nil {
 		return signals.Snapshot{}, m.lookupErr(ctx, "get run", id, err)
 	}

@@ -169,7 +169,7 @@ func (m *Mount) dialect(ctx context.Context, method string, req mcp.Request) (mc
 	}
 	switch method {
 	case "tasks/get":
-		snap, err := m.runs.Get(ctx, caller, id)
+		snap, err := m.runs.Poll(ctx, caller, id)
 		if err != nil {
 			return nil, m.lookupErr(ctx, "get run", id, err)
 		}

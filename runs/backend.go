@@ -32,6 +32,13 @@ type Backend interface {
 	// Get answers getRun: the run's current snapshot (a read; it never
 	// changes the run).
 	Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)
+	// Poll answers getRun for a caller that polls the run and will ask
+	// again soon (tasks/get, GET /runs/{id}): as Get, except that a
+	// backend may answer at once with a recent reading while reading the
+	// run anew is slow, never one that the backend's own changes to the
+	// run made stale. A read that decides a change (tasks/update) calls
+	// Get.
+	Poll(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error)
 	// Events answers pollRunEvents: the events after afterSequence and
 	// the run's snapshot. When there are none and wait > 0, it may wait
 	// up to wait for the next event or the run's end.

@@ -73,6 +73,11 @@ func (c *checked) Get(ctx context.Context, caller signals.Subject, runID string)
 	return c.check(ctx, snap), err
 }
 
+func (c *checked) Poll(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
+	snap, err := c.Backend.Poll(ctx, caller, runID)
+	return c.check(ctx, snap), err
+}
+
 func (c *checked) Events(ctx context.Context, caller signals.Subject, runID string, afterSequence int, wait time.Duration) (signals.EventPage, signals.Snapshot, error) {
 	page, snap, err := c.Backend.Events(ctx, caller, runID, afterSequence, wait)
 	return page, c.check(ctx, snap), err

@@ -27,7 +27,22 @@ func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string)
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	r, err := s.readShared(ctx, runID, caller.Tenant)
+	r, err := s.readShared(ctx, runID, caller.Tenant, false)
+	return r.snap, err
+}
+
+// Poll answers getRun for a caller that polls the run (tasks/get, GET
+// /runs/{id}): as Get, but when the run's read has not answered within a
+// fifth of the read window (Options.ReadWindow; Temporal is loaded) and the service
+// holds a reading of the run at most 30 s old, that reading answers at
+// once, and the read goes on to refresh it for the next poll. It is never
+// a reading that a change this process made to the run (an answer, a
+// cancel) left stale, nor one older than a fresh reading already answered.
+func (s *Service) Poll(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
+	if err := authorize(caller, runID); err != nil {
+		return signals.Snapshot{}, err
+	}
+	r, err := s.readShared(ctx, runID, caller.Tenant, true)
 	return r.snap, err
 }
 
@@ -112,11 +127,13 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 			askLater = true
 		default:
 			sent = time.Now()
-			r, answered, late, err := s.queryRun(ctx, id, tenant, patience)
+			r, answered, late, err := s.queryRun(ctx, id, tenant, entry.queue, patience)
 			if answered || err != nil {
 				return r, err
 			}
-			noAnswer = late
+			// A late query of a run whose queue was known has told the
+			// worker watch already.
+			noAnswer = late && entry.queue == ""
 		}
 	}
 	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
@@ -127,23 +144,19 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	queue := info.GetTaskQueue()
 	if noAnswer && running {
-		s.workers.noAnswer(ctx, queue, sent)
+		s.workers.late(ctx, queue, sent)
 	}
 	r := reading{plain: s.plain(info)}
 	if askLater && running && !r.plain && !s.workers.unserved(ctx, queue) {
 		if !s.ownedBy(info, tenant) {
 			return reading{}, ErrNotFound
 		}
-		sent = time.Now()
-		qr, answered, late, err := s.queryRun(ctx, id, tenant, patience)
+		qr, answered, _, err := s.queryRun(ctx, id, tenant, queue, patience)
 		if answered || err != nil {
 			if err == nil {
 				s.known.setQueue(id, queue)
 			}
 			return qr, err
-		}
-		if late {
-			s.workers.noAnswer(ctx, queue, sent)
 		}
 	}
 	r.snap, r.events, _, err = s.fromDescribe(ctx, id, tenant, info, false)
@@ -159,24 +172,21 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 	return r, err
 }
 
-// queryRun asks a run its getRun query, waiting at most patience (no
-// bound but ctx when it is not positive). It reports answered when the
-// query settled the read (an answer, a closed run, a missing run); with
-// answered false and a nil error the caller describes the run instead,
-// and late tells that the query got no answer in time (rather than
-// failing).
-func (s *Service) queryRun(ctx context.Context, id, tenant string, patience time.Duration) (r reading, answered, late bool, err error) {
-	qctx := ctx
-	if patience > 0 {
-		var cancel context.CancelFunc
-		qctx, cancel = context.WithTimeout(ctx, patience)
-		defer cancel()
+// queryRun asks a run on queue its getRun query, waiting at most patience
+// (no bound but ctx when it is not positive) unless the worker watch says
+// a worker still polls the queue (workers.late): then the run is only
+// slow and the read waits for the same query up to slowQueryPatience more,
+// rather than adding a describe call to the load of a busy Temporal. It
+// reports answered when the query settled the read (an answer, a closed
+// run, a missing run); with answered false and a nil error the caller
+// describes the run instead, and late tells that the query got no answer
+// in time (rather than failing).
+func (s *Service) queryRun(ctx context.Context, id, tenant, queue string, patience time.Duration) (r reading, answered, late bool, err error) {
+	resp, late, err := s.awaitQuery(ctx, id, queue, patience)
+	if late {
+		s.log.Debug("getRun query got no answer in time; describing the run", s.fields(ctx, id)...)
+		return reading{}, false, true, nil
 	}
-	resp, err := s.client.QueryWorkflowWithOptions(qctx, &client.QueryWorkflowWithOptionsRequest{
-		WorkflowID:           id,
-		QueryType:            signals.QueryGetRun,
-		QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
-	})
 	switch {
 	case err == nil && resp.QueryRejected != nil:
 		r, err := s.readClosed(ctx, id, tenant)
@@ -189,6 +199,7 @@ func (s *Service) queryRun(ctx context.Context, id, tenant string, patience time
 		if err := resp.QueryResult.Get(&snap); err != nil {
 			return reading{}, true, false, fmt.Errorf("decode %s of run %s: %w", signals.QueryGetRun, id, err)
 		}
+		s.workers.answered(queue)
 		if snap.Owner.Tenant != tenant {
 			return reading{}, true, false, ErrNotFound
 		}
@@ -199,9 +210,56 @@ func (s *Service) queryRun(ctx context.Context, id, tenant string, patience time
 	case ctx.Err() != nil:
 		return reading{}, true, false, fmt.Errorf("get run %s: %w", id, ctx.Err())
 	}
-	late = qctx.Err() != nil || serviceerror.ToStatus(err).Code() == codes.DeadlineExceeded
+	late = serviceerror.ToStatus(err).Code() == codes.DeadlineExceeded
 	s.log.Debug("getRun query failed; describing the run", s.fields(ctx, id, zap.Bool("late", late), zap.Error(err))...)
 	return reading{}, false, late, nil
+}
+
+// awaitQuery sends the getRun query of run id (on queue) and waits for its
+// answer as queryRun describes; late reports that it gave up waiting (the
+// query is then cancelled).
+func (s *Service) awaitQuery(ctx context.Context, id, queue string, patience time.Duration) (resp *client.QueryWorkflowWithOptionsResponse, late bool, err error) {
+	req := &client.QueryWorkflowWithOptionsRequest{
+		WorkflowID:           id,
+		QueryType:            signals.QueryGetRun,
+		QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
+	}
+	if patience <= 0 {
+		resp, err = s.client.QueryWorkflowWithOptions(ctx, req)
+		return resp, false, err
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		resp *client.QueryWorkflowWithOptionsResponse
+		err  error
+	}
+	done := make(chan answer, 1)
+	sent := time.Now()
+	go func() {
+		resp, err := s.client.QueryWorkflowWithOptions(qctx, req)
+		done <- answer{resp, err}
+	}()
+	wait := time.NewTimer(patience)
+	defer wait.Stop()
+	select {
+	case a := <-done:
+		return a.resp, false, a.err
+	case <-wait.C:
+	}
+	// Wait on while a worker serves the queue, checking again after each
+	// patience: a worker that stops meanwhile is noticed as soon as when
+	// the query was not late.
+	giveUp := time.Now().Add(slowQueryPatience)
+	for s.workers.late(ctx, queue, sent) && time.Now().Before(giveUp) {
+		wait.Reset(patience)
+		select {
+		case a := <-done:
+			return a.resp, false, a.err
+		case <-wait.C:
+		}
+	}
+	return nil, true, nil
 }
 
 // facts is what r tells about the run for Service.known.

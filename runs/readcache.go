@@ -20,6 +20,15 @@ const (
 	// it is answered, which this process learns of when it is the one that
 	// answers (Resolve drops what it holds).
 	waitingWindows = 4
+	// busyKeep bounds how long a read of a run that is not terminal is
+	// kept when it took longer than the window (readCache.keep).
+	busyKeep = 4 * time.Second
+	// pollPatienceDiv divides the window into how long a poll waits for
+	// a fresh read before it is answered with the last reading held.
+	pollPatienceDiv = 5
+	// staleLimit is how old a reading may be for a poll to be answered
+	// with it while a fresh read is slow (Service.Poll).
+	staleLimit = 30 * time.Second
 	// terminalKeep is how long a terminal run's read is kept: it never
 	// changes.
 	terminalKeep = 5 * time.Minute
@@ -52,21 +61,37 @@ type readCache struct {
 	entries map[string]*list.Element
 	order   *list.List // of *cached, most recently used first
 	bytes   int
-	// epoch counts the invalidations: a read that was in flight when one
-	// happened is not kept, since it may predate the change.
-	epoch uint64
+	// epoch counts the invalidations (drop). dropped holds, for each run
+	// dropped within sharedReadTimeout, the epoch of its last drop: a
+	// read of that run that was in flight then is not kept, since it may
+	// predate the change. drops lists those marks, oldest first, to forget
+	// them.
+	epoch   uint64
+	dropped map[string]uint64
+	drops   *list.List // of dropMark
 }
 
-// cached is one reading in the cache.
+// dropMark is one invalidation of a run.
+type dropMark struct {
+	id    string
+	epoch uint64
+	at    time.Time
+}
+
+// cached is one reading in the cache: fresh until expires, and until
+// usable a poll may be answered with it while a fresh read is slow
+// (Service.Poll).
 type cached struct {
 	id      string
 	r       reading
 	size    int
 	expires time.Time
+	usable  time.Time
 }
 
 func newReadCache(window time.Duration) *readCache {
-	return &readCache{window: window, now: time.Now, entries: map[string]*list.Element{}, order: list.New()}
+	return &readCache{window: window, now: time.Now, entries: map[string]*list.Element{}, order: list.New(),
+		dropped: map[string]uint64{}, drops: list.New()}
 }
 
 // get returns the reading of id held and still fresh.
@@ -78,43 +103,98 @@ func (c *readCache) get(id string) (reading, bool) {
 		return reading{}, false
 	}
 	e := el.Value.(*cached)
-	if !c.now().Before(e.expires) {
-		c.removeLocked(el)
+	now := c.now()
+	if !now.Before(e.expires) {
+		if !now.Before(e.usable) {
+			c.removeLocked(el)
+		}
 		return reading{}, false
 	}
 	c.order.MoveToFront(el)
 	return e.r, true
 }
 
-// keep returns how long the reading r may be reused: 0 for none.
-func (c *readCache) keep(r reading) time.Duration {
+// recent returns the reading of id held, fresh or not, while a poll may
+// still be answered with it.
+func (c *readCache) recent(id string) (reading, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[id]
+	if !ok {
+		return reading{}, false
+	}
+	e := el.Value.(*cached)
+	if !c.now().Before(e.usable) {
+		c.removeLocked(el)
+		return reading{}, false
+	}
+	return e.r, true
+}
+
+// keep returns how long the reading r, which took took to read, may be
+// reused: 0 for none. A read that took longer than the window is reused
+// as long as it took (up to busyKeep): when Temporal is slow to answer,
+// clients that poll a run fast share each read for longer, so what they
+// ask of Temporal falls as its latency rises instead of adding to it (a
+// fresher answer would have taken as long to come anyway).
+func (c *readCache) keep(r reading, took time.Duration) time.Duration {
+	var keep time.Duration
 	switch {
 	case c.window <= 0:
 		return 0
 	case r.snap.Status.Terminal():
 		return terminalKeep
 	case r.snap.Status.Waiting() && !r.described:
-		return waitingWindows * c.window
+		keep = waitingWindows * c.window
+	default:
+		keep = c.window
 	}
-	return c.window
+	return max(keep, min(took, busyKeep))
 }
 
-// put keeps the reading r of id, read by a flight that started at epoch.
-func (c *readCache) put(id string, r reading, epoch uint64) {
-	keep := c.keep(r)
+// put keeps the reading r of id, read by a flight that started at epoch
+// and took took; not when id was dropped since (a read that took longer
+// than sharedReadTimeout is never kept: its drop may be forgotten).
+func (c *readCache) put(id string, r reading, epoch uint64, took time.Duration) {
+	keep := c.keep(r, took)
 	size := r.footprint()
-	if keep <= 0 || size > cacheMaxEntry {
+	if keep <= 0 || size > cacheMaxEntry || took >= sharedReadTimeout {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if epoch != c.epoch {
+	if c.dropped[id] > epoch {
 		return
 	}
 	if el, ok := c.entries[id]; ok {
 		c.removeLocked(el)
 	}
-	c.entries[id] = c.order.PushFront(&cached{id: id, r: r, size: size, expires: c.now().Add(keep)})
+	c.addLocked(id, r, size, keep)
+}
+
+// seed holds r, what Start knows of the new run id, for polls only: it is
+// never fresh, so a Get reads the run, but a poll whose read is slow may
+// be answered with it. It does nothing when the cache holds a reading of
+// id already.
+func (c *readCache) seed(id string, r reading) {
+	size := r.footprint()
+	if c.window <= 0 || size > cacheMaxEntry {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[id]; !ok {
+		c.addLocked(id, r, size, 0)
+	}
+}
+
+// addLocked adds r as the reading of id, fresh for keep and usable by
+// polls for at least staleLimit, and evicts the oldest used readings over
+// the bounds.
+func (c *readCache) addLocked(id string, r reading, size int, keep time.Duration) {
+	now := c.now()
+	e := &cached{id: id, r: r, size: size, expires: now.Add(keep), usable: now.Add(max(keep, staleLimit))}
+	c.entries[id] = c.order.PushFront(e)
 	c.bytes += size
 	for c.order.Len() > cacheEntries || c.bytes > cacheBytes {
 		c.removeLocked(c.order.Back())
@@ -127,6 +207,19 @@ func (c *readCache) drop(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
+	now := c.now()
+	c.dropped[id] = c.epoch
+	c.drops.PushBack(dropMark{id: id, epoch: c.epoch, at: now})
+	for front := c.drops.Front(); front != nil; front = c.drops.Front() {
+		m := front.Value.(dropMark)
+		if now.Sub(m.at) < sharedReadTimeout {
+			break
+		}
+		c.drops.Remove(front)
+		if c.dropped[m.id] == m.epoch {
+			delete(c.dropped, m.id)
+		}
+	}
 	if el, ok := c.entries[id]; ok {
 		c.removeLocked(el)
 	}
@@ -149,7 +242,13 @@ func (c *readCache) currentEpoch() uint64 {
 // the run held by the cache and still fresh, or the result of one read that
 // every concurrent caller shares. A caller whose ctx ends stops waiting; the
 // shared read goes on for the others (at most sharedReadTimeout).
-func (s *Service) readShared(ctx context.Context, id, tenant string) (reading, error) {
+//
+// For a poll (Service.Poll), a read that has not answered within a fifth
+// of the read window is not waited for when the cache holds a reading of the run that
+// is usable (at most staleLimit old, and not dropped since: nothing this
+// process changed): that reading answers, and the read goes on to refresh
+// it for the next poll.
+func (s *Service) readShared(ctx context.Context, id, tenant string, poll bool) (reading, error) {
 	if r, ok := s.reads.get(id); ok {
 		return r, nil
 	}
@@ -157,20 +256,34 @@ func (s *Service) readShared(ctx context.Context, id, tenant string) (reading, e
 		epoch := s.reads.currentEpoch()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedReadTimeout)
 		defer cancel()
+		start := time.Now()
 		r, err := s.read(rctx, id, tenant)
 		if err == nil {
-			s.reads.put(id, r, epoch)
+			s.reads.put(id, r, epoch, time.Since(start))
 		}
 		return r, err
 	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return reading{}, res.Err
+	var slow <-chan time.Time
+	if _, ok := s.reads.recent(id); poll && ok {
+		t := time.NewTimer(s.reads.window / pollPatienceDiv)
+		defer t.Stop()
+		slow = t.C
+	}
+	for {
+		select {
+		case res := <-ch:
+			if res.Err != nil {
+				return reading{}, res.Err
+			}
+			return res.Val.(reading), nil
+		case <-slow:
+			if r, ok := s.reads.recent(id); ok {
+				return r, nil
+			}
+			slow = nil
+		case <-ctx.Done():
+			return reading{}, fmt.Errorf("get run %s: %w", id, ctx.Err())
 		}
-		return res.Val.(reading), nil
-	case <-ctx.Done():
-		return reading{}, fmt.Errorf("get run %s: %w", id, ctx.Err())
 	}
 }
 

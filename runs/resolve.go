@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -21,7 +22,7 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	cur, err := s.readShared(ctx, runID, caller.Tenant)
+	cur, err := s.readShared(ctx, runID, caller.Tenant, false)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
@@ -73,6 +74,12 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		return snap, fmt.Errorf("resolve interrupt: %w", err)
 	}
 	r.RequestID = base64.RawURLEncoding.EncodeToString(nonce)
+	// The signal and the read that confirms it follow one another.
+	ctx, release, err := s.limit.hold(ctx)
+	if err != nil {
+		return snap, fmt.Errorf("resolve interrupt: %w", err)
+	}
+	defer release()
 	if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalResolveInterrupt, r); err != nil {
 		if !missing(err) {
 			return snap, fmt.Errorf("signal resolution to run %s: %w", runID, err)
@@ -90,7 +97,7 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 	}
 	// What Get held of the run predates the resolution.
 	s.reads.drop(runID)
-	epoch := s.reads.currentEpoch()
+	epoch, start := s.reads.currentEpoch(), time.Now()
 	if e, _ := s.known.entry(runID); s.workers.unserved(ctx, e.queue) {
 		// No worker would answer the read that confirms it.
 		return snap, ErrNotApplied
@@ -104,7 +111,7 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		// resolutions).
 		return cur.snap, ErrNotApplied
 	}
-	s.reads.put(runID, cur, epoch)
+	s.reads.put(runID, cur, epoch, time.Since(start))
 	after := cur.snap
 	got, done := after.ResolvedBy(r.InterruptID)
 	switch {

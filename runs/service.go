@@ -18,10 +18,13 @@ import (
 // Temporal client. It is safe for concurrent use.
 type Service struct {
 	client client.Client
-	log    *zap.Logger
-	opts   Options
-	dc     converter.DataConverter
-	rand   io.Reader
+	// limit is client when Options.MaxTemporalCalls bounds its calls
+	// (nil: unbounded).
+	limit *limitedClient
+	log   *zap.Logger
+	opts  Options
+	dc    converter.DataConverter
+	rand  io.Reader
 	// known remembers the runs this process started or read lately (see
 	// runMemo): reading a plain one skips the getRun query it cannot
 	// answer, and cancelling one skips the describe call.
@@ -90,13 +93,24 @@ type Options struct {
 	// ReadWindow is how long Get reuses a read of a working run: the
 	// concurrent and rapid Gets of one run within it share one Temporal
 	// read. A read of a run waiting for an answer is reused four windows,
-	// and a terminal run's (which never changes) until the bounded cache
-	// evicts it. This process's own Resolve and Cancel of a run drop what
-	// is held, so its own changes are seen at once; a change made through
-	// another process shows within the window. Concurrent Gets share one
-	// read whatever the window. 0 means DefaultReadWindow; negative, no
-	// reuse.
+	// a read that took longer than the window as long as it took (at most
+	// 4 s: when Temporal is slow, polls ask less of it), and a terminal
+	// run's (which never changes) until the bounded cache evicts it. This
+	// process's own Resolve and Cancel of a run drop what is held, so its
+	// own changes are seen at once; a change made through another process
+	// shows within the window. A Poll whose read has not answered within a
+	// fifth of the window is answered with the last reading held (at most
+	// 30 s old) while the read goes on. Concurrent Gets share one read
+	// whatever the window. 0 means DefaultReadWindow; negative, no reuse.
 	ReadWindow time.Duration
+	// MaxTemporalCalls bounds the Temporal calls the service makes at once
+	// (starts, signals, queries, describes, cancels, history reads that do
+	// not long-poll); more wait for a slot in this process. Past
+	// saturation, more concurrent calls make Temporal slower at each and
+	// lower its throughput; the bound keeps it at the rate it serves best.
+	// Long polls (blocking calls following their runs, listeners) hold no
+	// slot. 0 means DefaultMaxTemporalCalls; negative, no bound.
+	MaxTemporalCalls int
 }
 
 // New returns a Service that uses c. Zero Options fields get defaults:
@@ -117,10 +131,17 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 	if opts.ReadWindow == 0 {
 		opts.ReadWindow = DefaultReadWindow
 	}
+	if opts.MaxTemporalCalls == 0 {
+		opts.MaxTemporalCalls = DefaultMaxTemporalCalls
+	}
+	limit := limitCalls(c, opts.MaxTemporalCalls)
+	if limit != nil {
+		c = limit
+	}
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Service{client: c, log: logger, opts: opts, dc: converter.GetDefaultDataConverter(), rand: rand.Reader,
+	return &Service{client: c, limit: limit, log: logger, opts: opts, dc: converter.GetDefaultDataConverter(), rand: rand.Reader,
 		known: newRunMemo(runsRemembered), workers: newWorkers(c, logger), reads: newReadCache(opts.ReadWindow)}
 }
 

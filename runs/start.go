@@ -138,7 +138,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	}
 	s.known.update(id, func(e *memoEntry) {
 		e.facts |= facts | factTraced
-		e.tool, e.trace = tool.Name, traceParent
+		e.tool, e.trace, e.queue = tool.Name, traceParent, tool.TaskQueue
 		e.timeout = tool.RunTimeout
 		if tool.Plain() {
 			e.started = &created
@@ -147,6 +147,9 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	if tool.Plain() {
 		return created, nil
 	}
+	// A poll of the new run that Temporal is slow to answer reads it as
+	// Start answered.
+	s.reads.seed(id, reading{snap: created})
 	if !s.opts.WaitFirstTask {
 		// The run exists: a getRun query sent now waits for its first
 		// workflow task, so an immediate Get resolves.

@@ -18,6 +18,10 @@ const (
 	// DefaultQueryPatience is how long a read waits for the getRun query
 	// before it answers from what the run published (Options.QueryPatience).
 	DefaultQueryPatience = 700 * time.Millisecond
+	// slowQueryPatience is how much longer a read waits for a getRun
+	// query that got no answer within the patience while a worker still
+	// polls the run's task queue (a slow run, not an unserved one).
+	slowQueryPatience = 10 * time.Second
 	// pollerRecheck is how long one reading of a task queue's pollers
 	// answers whether a queue marked unserved is served again.
 	pollerRecheck = time.Second
@@ -75,6 +79,10 @@ type queueState struct {
 	// reader reads them.
 	checked  time.Time
 	checking bool
+	// newest is the newest poll of the last reading (zero: none).
+	newest time.Time
+	// answered is when a getRun query of a run there was last answered.
+	answered time.Time
 }
 
 func newWorkers(c client.Client, log *zap.Logger) *workers {
@@ -123,41 +131,87 @@ func (w *workers) unserved(ctx context.Context, queue string) bool {
 	if !newest.After(st.baseline) {
 		return true
 	}
-	w.log.Info("a worker polls the task queue again; runs are read from their workers",
-		zap.String("taskQueue", queue), zap.Duration("outage", w.now().Sub(st.downSince)))
-	st.downSince, st.baseline = time.Time{}, time.Time{}
-	w.down.Add(-1)
+	w.servedLocked(queue, st, "a worker polls the task queue again")
 	return false
 }
 
-// noAnswer records that a getRun query of a run on queue, sent at sent,
-// got no answer in time. It marks the queue unserved unless a worker
-// polled it since sent or within quietPolls (a slow worker, not a missing
-// one). That compares Temporal's clock with this process's: a skew of
-// more than a few seconds can take a slow worker for a missing one (until
-// its next poll) or delay the mark (until a later query that gets no
-// answer).
-func (w *workers) noAnswer(ctx context.Context, queue string, sent time.Time) {
+// servedLocked ends the outage of queue, marked unserved, for the reason
+// why.
+func (w *workers) servedLocked(queue string, st *queueState, why string) {
+	w.log.Info(why+"; runs are read from their workers",
+		zap.String("taskQueue", queue), zap.Duration("outage", w.now().Sub(st.downSince)))
+	st.downSince, st.baseline = time.Time{}, time.Time{}
+	w.down.Add(-1)
+}
+
+// answered records that a worker answered a getRun query of a run on
+// queue: the queue is served, even when Temporal lists no recent poll of
+// it (a worker busy with a backlog on its sticky queue polls only that
+// one, which DescribeTaskQueue does not show).
+func (w *workers) answered(queue string) {
 	if queue == "" {
 		return
 	}
 	w.mu.Lock()
-	st := w.state(queue, true)
-	if !st.downSince.IsZero() || st.checking {
-		w.mu.Unlock()
+	defer w.mu.Unlock()
+	st := w.state(queue, false)
+	if st == nil {
 		return
 	}
-	newest, err := w.recheck(ctx, queue, st)
+	st.answered = w.now()
+	if !st.downSince.IsZero() {
+		w.servedLocked(queue, st, "a worker answered a getRun query")
+	}
+}
+
+// late records that a getRun query of a run on queue, sent at sent, got
+// no answer within the read's patience, and reports whether a worker
+// still serves the queue: one answered a getRun query there (answered) or
+// polled the queue since sent. The run is then only slow (its worker short
+// of CPU, Temporal loaded), and the reader waits for the query it sent
+// rather than adding a describe call to the load. Otherwise the reader
+// describes the run; and when no worker has polled the queue or answered
+// there for quietPolls either, the queue is marked unserved. The pollers
+// are read at most once per pollerRecheck; meanwhile the last reading
+// answers. That compares Temporal's clock with this process's: a skew of
+// more than a few seconds can take a slow worker for a missing one (until
+// its next poll) or delay the mark (until a later query that gets no
+// answer).
+func (w *workers) late(ctx context.Context, queue string, sent time.Time) bool {
+	if queue == "" {
+		return false
+	}
+	w.mu.Lock()
 	defer w.mu.Unlock()
+	st := w.state(queue, true)
+	if !st.downSince.IsZero() {
+		return false
+	}
+	if st.answered.After(sent) {
+		return true
+	}
+	newest, checked := st.newest, false
+	if !st.checking && w.now().Sub(st.checked) >= pollerRecheck {
+		var err error
+		if newest, err = w.recheck(ctx, queue, st); err != nil {
+			w.log.Debug("read the pollers of a task queue whose run did not answer", zap.String("taskQueue", queue), zap.Error(err))
+			return false
+		}
+		checked = true
+	}
+	recent := func(t time.Time) bool { return !t.IsZero() && w.now().Sub(t) < quietPolls }
 	switch {
-	case err != nil:
-		w.log.Debug("read the pollers of a task queue whose run did not answer", zap.String("taskQueue", queue), zap.Error(err))
-		return
-	case newest.After(sent) || w.now().Sub(newest) < quietPolls:
-		w.log.Debug("a getRun query got no answer in time, but a worker polls the task queue", zap.String("taskQueue", queue))
-		return
+	case !st.downSince.IsZero():
+		// Marked while the pollers were read.
+		return false
+	case newest.After(sent) || st.answered.After(sent):
+		return true
+	case !checked || recent(newest) || recent(st.answered):
+		w.log.Debug("a getRun query got no answer in time, but a worker served the task queue lately", zap.String("taskQueue", queue))
+		return false
 	}
 	w.markLocked(queue, st, newest, fmt.Sprintf("a getRun query got no answer and no worker has polled the task queue for %s", quietPolls))
+	return false
 }
 
 // recheck reads the pollers of queue for its state st, which no other
@@ -170,6 +224,9 @@ func (w *workers) recheck(ctx context.Context, queue string, st *queueState) (ti
 	newest, _, err := w.pollers(ctx, queue)
 	w.mu.Lock()
 	st.checking, st.checked = false, w.now()
+	if err == nil {
+		st.newest = newest
+	}
 	return newest, err
 }
 

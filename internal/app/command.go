@@ -20,6 +20,7 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/app/toolworker"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -61,6 +62,7 @@ func ServerEnv() []config.EnvVar {
 		{Name: config.EnvMaxStarts, Default: fmt.Sprint(admission.DefaultMaxStarts), Meaning: "most run starts in progress at once; more are refused at once (503, Retry-After)"},
 		{Name: config.EnvMaxBlockingCalls, Default: fmt.Sprint(admission.DefaultMaxWaiting), Meaning: "most blocking tools/call requests waiting for their runs at once"},
 		{Name: config.EnvTenantMaxCalls, Default: fmt.Sprint(admission.DefaultTenantMax), Meaning: "most starts in progress plus blocking calls waiting of one tenant"},
+		{Name: config.EnvTemporalMaxCalls, Default: fmt.Sprint(runs.DefaultMaxTemporalCalls), Meaning: "most Temporal calls (starts, signals, queries, describes) in flight at once; more wait in the process"},
 		{Name: envStdioTenant + ", " + envStdioSubject, Default: "anon:local", Meaning: "the caller of -stdio"},
 	}, config.WorkerEnv()...)
 }
@@ -125,7 +127,7 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 	defer stop()
 	opts := ServerOptions{Registry: reg, Declared: st.declared, Authenticate: authenticate, OAuth: oauth, Audit: st.audit, MRTRKey: st.mrtrKey,
 		PublicURL: cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
-		Admission: &cfg.Admission, JournalPath: filepath.Join(cfg.DataDir, runJournalFile), Worker: cfg.Worker}
+		Admission: &cfg.Admission, MaxTemporalCalls: cfg.TemporalMaxCalls, JournalPath: filepath.Join(cfg.DataDir, runJournalFile), Worker: cfg.Worker}
 	if stdio {
 		// Several stdio servers may share one data directory: none keeps
 		// a journal there.

@@ -69,6 +69,9 @@ type ServerOptions struct {
 	// ReadWindow is how long a read of a working run is reused
 	// (runs.Options.ReadWindow): 0 means the default, negative no reuse.
 	ReadWindow time.Duration
+	// MaxTemporalCalls bounds the Temporal calls the run service makes at
+	// once (runs.Options.MaxTemporalCalls): 0 means the default.
+	MaxTemporalCalls int
 	// Worker reports that the process runs the in-process worker on its
 	// task queue.
 	Worker bool
@@ -209,6 +212,8 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		CursorKey:  cursorKey(s.opts.MRTRKey),
 		Journal:    journal,
 		ReadWindow: s.opts.ReadWindow,
+		// Bounded calls keep a loaded Temporal at its best rate.
+		MaxTemporalCalls: s.opts.MaxTemporalCalls,
 	})
 	// Runs an earlier life of this process started and never handed to
 	// their callers (it was killed in between) are cancelled before

@@ -89,6 +89,10 @@ const (
 	// blocking calls waiting, together (default
 	// admission.DefaultTenantMax).
 	EnvTenantMaxCalls = "OPENWOP_TENANT_MAX_CALLS"
+	// EnvTemporalMaxCalls bounds the Temporal calls the run service makes
+	// at once; more wait in the process (default
+	// runs.DefaultMaxTemporalCalls; runs.Options.MaxTemporalCalls).
+	EnvTemporalMaxCalls = "OPENWOP_TEMPORAL_MAX_CALLS"
 )
 
 // Environment variables of the Temporal SDK that select a remote server.
@@ -182,6 +186,9 @@ type Config struct {
 	// progress, the blocking calls waiting, one tenant's share); zero
 	// fields mean the admission package's defaults.
 	Admission admission.Options
+	// TemporalMaxCalls bounds the Temporal calls the run service makes at
+	// once (runs.Options.MaxTemporalCalls).
+	TemporalMaxCalls int
 
 	// DataDir holds the embedded server's database (DBFile).
 	DataDir string

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/runs"
 )
 
 // loadHTTP reads the public URL, the request gate's lists and the
@@ -55,7 +56,8 @@ func (c *Config) loadHTTP(get func(string) string) error {
 	return c.loadAdmission(get)
 }
 
-// loadAdmission reads the limits of admission control.
+// loadAdmission reads the limits of admission control, and the bound of
+// the run service's Temporal calls.
 func (c *Config) loadAdmission(get func(string) string) error {
 	limits := []struct {
 		name string
@@ -65,6 +67,7 @@ func (c *Config) loadAdmission(get func(string) string) error {
 		{EnvMaxStarts, &c.Admission.MaxStarts, admission.DefaultMaxStarts},
 		{EnvMaxBlockingCalls, &c.Admission.MaxWaiting, admission.DefaultMaxWaiting},
 		{EnvTenantMaxCalls, &c.Admission.TenantMax, admission.DefaultTenantMax},
+		{EnvTemporalMaxCalls, &c.TemporalMaxCalls, runs.DefaultMaxTemporalCalls},
 	}
 	for _, l := range limits {
 		*l.dst = l.def

@@ -37,8 +37,9 @@ const (
 	defaultN        = 100
 	defaultSeconds  = 3
 	defaultOpenRuns = 10000
-	defaultPaced    = 10 // seconds per level of the paced rows
-	maxTargetRate   = 32 // the throughput target applies up to this many clients
+	defaultPaced    = 10                   // seconds per level of the paced rows
+	onlyEnv         = "OPENWOP_BENCH_ONLY" // "paced": only the paced rows (for profiling them)
+	maxTargetRate   = 32                   // the throughput target applies up to this many clients
 )
 
 // BenchmarkIssue11 measures every row of issue 11 once (b.N is ignored)
@@ -83,6 +84,9 @@ func BenchmarkIssue11(b *testing.B) {
 // client process.
 func measure(ctx context.Context, s *stack, n, seconds int) (*table, error) {
 	t := &table{}
+	if os.Getenv(onlyEnv) == "paced" {
+		return t, rowsPaced(ctx, s, t, time.Duration(envInt("OPENWOP_BENCH_PACED", defaultPaced))*time.Second)
+	}
 	for _, row := range []func(context.Context, *stack, *table, int) error{
 		rowGetWorking, rowMCPLayer, rowGetTerminal, rowGetTerminalCold, rowToolsCall, rowUpdate, rowCancelKnown, rowCancelUnknown,
 		rowHistoryLength, rowLifecycleCalls,

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +43,24 @@ type pacedLevel struct {
 	p50, p99   time.Duration
 	gets       int
 	readsPerGt float64 // Temporal reads (query, describe, history) per tasks/get
+	creates    samples // tools/call → CreateTaskResult
+	updates    samples // tasks/update
+	calls      string  // Temporal calls per lifecycle, by kind
+}
+
+// perLifecycle is calls, counted by kind, per lifecycle of n.
+func perLifecycle(calls []string, n int) string {
+	by := map[string]int{}
+	for _, c := range calls {
+		by[short(c)]++
+	}
+	out := ""
+	for _, k := range []string{"Start", "Query", "Signal", "Describe", "History", "Cancel"} {
+		if by[k] > 0 {
+			out += fmt.Sprintf(" %s %.2f", k, float64(by[k])/float64(max(1, n)))
+		}
+	}
+	return strings.TrimSpace(out)
 }
 
 // rowsPaced runs full lifecycles over the mount from 50 and then 200
@@ -59,7 +79,9 @@ func rowsPaced(ctx context.Context, s *stack, t *table, d time.Duration) error {
 		}
 		levels[c] = lv
 		t.add(fmt.Sprintf("paced clients (poll every 100–200 ms), C=%d: lifecycles/s", c), "", fmt.Sprintf("%.1f", lv.rate), "", "", "", "", "",
-			"", "", fmt.Sprintf("tasks/get p50 %s ms, p99 %s ms (%d gets); %.2f Temporal reads per tasks/get", msf(lv.p50), msf(lv.p99), lv.gets, lv.readsPerGt))
+			"", "", fmt.Sprintf("tasks/get p50 %s ms, p99 %s ms (%d gets); %.2f Temporal reads per tasks/get; tools/call p50 %s p99 %s ms, tasks/update p50 %s p99 %s ms; per lifecycle %s",
+				msf(lv.p50), msf(lv.p99), lv.gets, lv.readsPerGt, msf(lv.creates.median()), msf(lv.creates.quantile(0.99)),
+				msf(lv.updates.median()), msf(lv.updates.quantile(0.99)), lv.calls))
 	}
 	low, high := levels[50], levels[200]
 	r := high.rate / low.rate
@@ -73,16 +95,25 @@ func rowsPaced(ctx context.Context, s *stack, t *table, d time.Duration) error {
 	return nil
 }
 
-// paced runs paced lifecycles from c clients for d.
+// paced runs paced lifecycles from c clients for a warm-up plus d and
+// measures the steady state: the lifecycles that complete within d after
+// the warm-up, and the latencies of the requests sent then. The clients
+// start together, so past saturation the first lifecycles take long and
+// finish together: counting them would measure the ramp, not the rate.
+// The reads per tasks/get count every lifecycle and every tasks/get.
 func (s *stack) paced(ctx context.Context, c int, d time.Duration) (pacedLevel, error) {
-	m := s.mcp()
-	rec := &recorder{}
-	m.gets.Store(rec)
-	defer m.gets.Store(nil)
+	start := time.Now()
+	from := start.Add(pacedWarmup(c))
+	to := from.Add(d)
+	w := &pacedWindow{in: func(t time.Time) bool { return !t.Before(from) && t.Before(to) }}
 	var mu sync.Mutex
 	var ids []string
-	k, took, err := lifecycles(ctx, c, d, func(ctx context.Context) error {
-		id, err := s.pacedLifecycle(ctx, m)
+	var counted atomic.Int64
+	_, _, err := lifecycles(ctx, c, to.Sub(start), func(ctx context.Context) error {
+		id, err := s.pacedLifecycle(ctx, s.mcp(), w)
+		if err == nil && w.in(time.Now()) {
+			counted.Add(1)
+		}
 		mu.Lock()
 		ids = append(ids, id)
 		mu.Unlock()
@@ -91,10 +122,12 @@ func (s *stack) paced(ctx context.Context, c int, d time.Duration) (pacedLevel, 
 	if err != nil {
 		return pacedLevel{}, err
 	}
-	got := rec.samples()
 	reads := 0
+	var all []string
 	for _, id := range ids {
-		for _, call := range s.callsAbout(id) {
+		calls := s.callsAbout(id)
+		all = append(all, calls...)
+		for _, call := range calls {
 			switch short(call) {
 			case "Query", "Describe", "History":
 				reads++
@@ -102,30 +135,63 @@ func (s *stack) paced(ctx context.Context, c int, d time.Duration) (pacedLevel, 
 		}
 	}
 	reads -= len(ids) // the query that confirms each tasks/update
-	return pacedLevel{rate: float64(k) / took.Seconds(), p50: got.median(), p99: got.quantile(0.99), gets: len(got),
-		readsPerGt: float64(max(reads, 0)) / float64(max(1, len(got)))}, nil
+	got := w.gets.samples()
+	return pacedLevel{rate: float64(counted.Load()) / d.Seconds(), p50: got.median(), p99: got.quantile(0.99), gets: len(got),
+		readsPerGt: float64(max(reads, 0)) / float64(max(1, w.allGets.Load())),
+		creates:    w.creates.samples(), updates: w.updates.samples(), calls: perLifecycle(all, len(ids))}, nil
+}
+
+// pacedWarmup is how long c paced clients run before the steady state is
+// measured: long enough for the first lifecycles, which all start at
+// once, to have finished at the slowest rate the rows accept.
+func pacedWarmup(c int) time.Duration {
+	return max(5*time.Second, time.Duration(c)*50*time.Millisecond)
+}
+
+// pacedWindow records the latencies of the requests of paced lifecycles
+// sent within the measured window, and counts every tasks/get.
+type pacedWindow struct {
+	in                     func(time.Time) bool
+	gets, creates, updates recorder
+	allGets                atomic.Int64
+}
+
+// timed runs f, recording its latency in r when it started within the
+// window and succeeded.
+func (w *pacedWindow) timed(r *recorder, f func() error) error {
+	start := time.Now()
+	err := f()
+	if err == nil && w.in(start) {
+		r.add(time.Since(start))
+	}
+	return err
 }
 
 // pacedLifecycle is mountLifecycle with a pause of 100–200 ms before every
 // poll.
-func (s *stack) pacedLifecycle(ctx context.Context, m *mcpClient) (string, error) {
+func (s *stack) pacedLifecycle(ctx context.Context, m *mcpClient, w *pacedWindow) (string, error) {
 	pause := func() { time.Sleep(pacedMin + rand.N(pacedMax-pacedMin)) }
-	task, err := m.callTool(approvalTool, map[string]any{})
+	var task string
+	err := w.timed(&w.creates, func() (err error) {
+		task, err = m.callTool(approvalTool, map[string]any{})
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
 	id := runOf(task)
 	for want := "input_required"; ; {
 		pause()
-		res, err := m.get(task)
-		if err != nil {
+		var res taskResult
+		w.allGets.Add(1)
+		if err := w.timed(&w.gets, func() (err error) { res, err = m.get(task); return err }); err != nil {
 			return id, err
 		}
 		switch {
 		case res.Status == want && want == "completed":
 			return id, nil
 		case res.Status == want:
-			if err := m.approve(task, inputKey(res)); err != nil {
+			if err := w.timed(&w.updates, func() error { return m.approve(task, inputKey(res)) }); err != nil {
 				return id, err
 			}
 			want = "completed"

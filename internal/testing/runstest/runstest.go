@@ -273,6 +273,11 @@ func (f *Fake) Start(_ context.Context, req runs.StartRequest) (signals.Snapshot
 	return cloneSnapshot(s), nil
 }
 
+// Poll is Get: the fake is never slow.
+func (f *Fake) Poll(ctx context.Context, caller signals.Subject, id string) (signals.Snapshot, error) {
+	return f.Get(ctx, caller, id)
+}
+
 // Get answers the run's snapshot.
 func (f *Fake) Get(_ context.Context, caller signals.Subject, id string) (signals.Snapshot, error) {
 	f.mu.Lock()
