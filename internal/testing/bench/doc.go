@@ -28,6 +28,10 @@
 //	OPENWOP_BENCH_SECONDS  seconds per throughput block (default 3; eight
 //	                       blocks per concurrency level, raw and mount
 //	                       alternating ABBA BAAB)
+//	OPENWOP_BENCH_PACED    seconds measured per level of the paced rows,
+//	                       after a warm-up of 5 s at 50 clients and 10 s
+//	                       at 200 (default 20; 0 skips them)
+//	OPENWOP_BENCH_ONLY     "paced": only the paced rows (to profile them)
 //	OPENWOP_BENCH_OPEN     open tasks of the memory row (default 10000;
 //	                       0 skips it)
 //	OPENWOP_BENCH_EXTERNAL 0 skips the external mode
