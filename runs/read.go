@@ -228,6 +228,13 @@ func (s *Service) awaitQuery(ctx context.Context, id, queue string, patience tim
 		resp, err = s.client.QueryWorkflowWithOptions(ctx, req)
 		return resp, false, err
 	}
+	// The patience counts from when the query leaves this process: a wait
+	// for a call slot (Options.MaxTemporalCalls) is no worker's delay.
+	ctx, release, err := s.limit.hold(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type answer struct {
