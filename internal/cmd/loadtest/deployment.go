@@ -30,15 +30,17 @@ const historyShards = 4
 
 // prepare builds the three binaries into dir (once) and removes the
 // database, journals and logs of an earlier run: the audit counts every
-// run in Temporal.
+// run in Temporal. The server replicas are mount-only (Temporal external,
+// no worker), so cmd/server is built as a deployment builds them, with
+// -tags mountonly.
 func prepare(dir string) error {
-	for _, b := range [][2]string{{"devserver", "./internal/cmd/devserver"}, {"worker", "./cmd/worker"}, {"server", "./cmd/server"}} {
+	for _, b := range [][3]string{{"devserver", "./internal/cmd/devserver"}, {"worker", "./cmd/worker"}, {"server", "./cmd/server", "mountonly"}} {
 		out := filepath.Join(dir, b[0])
 		if _, err := os.Stat(out); err == nil {
 			continue
 		}
-		fmt.Println("building", b[1])
-		cmd := exec.Command("go", "build", "-o", out, b[1])
+		fmt.Println("building", b[1], b[2])
+		cmd := exec.Command("go", "build", "-tags", b[2], "-o", out, b[1])
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("build %s: %w", b[1], err)
