@@ -85,6 +85,11 @@ func BenchmarkIssue11(b *testing.B) {
 func measure(ctx context.Context, s *stack, n, seconds int) (*table, error) {
 	t := &table{}
 	if os.Getenv(onlyEnv) == "paced" {
+		if k := envInt("OPENWOP_BENCH_PREOPEN", 0); k > 0 {
+			if _, err := parallel(k, 16, func(int) (string, error) { tk, _, err := s.waiting(ctx, s.mcp()); return tk, err }); err != nil {
+				return t, err
+			}
+		}
 		return t, rowsPaced(ctx, s, t, time.Duration(envInt("OPENWOP_BENCH_PACED", defaultPaced))*time.Second)
 	}
 	for _, row := range []func(context.Context, *stack, *table, int) error{

@@ -32,6 +32,11 @@
 //	                       after a warm-up of 5 s at 50 clients and 10 s
 //	                       at 200 (default 20; 0 skips them)
 //	OPENWOP_BENCH_ONLY     "paced": only the paced rows (to profile them)
+//	OPENWOP_BENCH_PREOPEN  with OPENWOP_BENCH_ONLY=paced, waiting runs
+//	                       opened before the paced rows (as the earlier
+//	                       rows leave them)
+//	OPENWOP_BENCH_MAXCALLS runs.Options.MaxTemporalCalls of the stack's
+//	                       run services (0: the default)
 //	OPENWOP_BENCH_OPEN     open tasks of the memory row (default 10000;
 //	                       0 skips it)
 //	OPENWOP_BENCH_EXTERNAL 0 skips the external mode

@@ -156,6 +156,7 @@ func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClient
 	for i, v := range startVariants {
 		o := v.opts
 		o.TaskQueue, o.Namespace = s.tq, srv.Namespace()
+		o.MaxTemporalCalls = envInt("OPENWOP_BENCH_MAXCALLS", 0)
 		svc := runs.New(s.c, nop, o)
 		if i == 0 {
 			s.svc = svc
