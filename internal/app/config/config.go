@@ -34,6 +34,10 @@ const (
 	// EnvFixtures adds the conformance fixture tools to the registry
 	// (default off).
 	EnvFixtures = "OPENWOP_FIXTURES"
+	// EnvTemporalGzip turns on gzip for the gRPC requests to Temporal
+	// (default off: most requests are a few hundred bytes, where gzip
+	// costs more CPU than the bytes it saves).
+	EnvTemporalGzip = "OPENWOP_TEMPORAL_GZIP"
 	// EnvToolsFile names a JSON file of declared tools
 	// (catalog.LoadDeclarations) that cmd/server serves besides the
 	// published ones (default none).
@@ -156,6 +160,8 @@ type Config struct {
 	Worker bool
 	// Fixtures adds the conformance fixture tools.
 	Fixtures bool
+	// TemporalGzip gzips the gRPC requests to Temporal (EnvTemporalGzip).
+	TemporalGzip bool
 	// LogFormat is LogJSON or LogConsole.
 	LogFormat string
 	// LogLevel is the minimum level of the process logs.
@@ -233,10 +239,14 @@ func (c Config) HostPort() string {
 // Dial connects to Temporal with Client (the namespace defaulted, the SDK
 // logging through logger, tracing and metrics as tel says: nil for none,
 // workers heartbeating every catalog.WorkerHeartbeatInterval unless
-// Client says otherwise), waiting at most DialTimeout.
+// Client says otherwise, gRPC requests not compressed unless
+// TemporalGzip), waiting at most DialTimeout.
 func (c Config) Dial(ctx context.Context, logger *zap.Logger, tel *export.Telemetry) (client.Client, error) {
 	opts := c.Client
 	opts.Namespace = c.Namespace()
+	if !c.TemporalGzip {
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
 	if opts.WorkerHeartbeatInterval == 0 {
 		opts.WorkerHeartbeatInterval = catalog.WorkerHeartbeatInterval
 	}
@@ -307,6 +317,11 @@ func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 	if v := get(EnvFixtures); v != "" {
 		if cfg.Fixtures, err = parseSwitch(v); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", EnvFixtures, err)
+		}
+	}
+	if v := get(EnvTemporalGzip); v != "" {
+		if cfg.TemporalGzip, err = parseSwitch(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", EnvTemporalGzip, err)
 		}
 	}
 	cfg.LogFormat = LogConsole

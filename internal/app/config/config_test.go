@@ -77,18 +77,19 @@ func TestConfigLoad(t *testing.T) {
 				"OPENWOP_HTTP_ADDR": "0.0.0.0:9000", "OPENWOP_TASK_QUEUE": "q", "OPENWOP_DATA_DIR": "/var/lib/openwop",
 				"OPENWOP_TEMPORAL_PORT": "0", "OPENWOP_UI_PORT": "off", "OPENWOP_LOG_FORMAT": "JSON",
 				"OPENWOP_LOG_LEVEL": "debug", "OPENWOP_TEMPORAL_LOG_LEVEL": "error", "TEMPORAL_NAMESPACE": "dev",
-				"OPENWOP_FIXTURES": "on",
+				"OPENWOP_FIXTURES": "on", "OPENWOP_TEMPORAL_GZIP": "on",
 			},
 			check: func(t *testing.T, c Config) {
 				if c.Remote || c.HTTPAddr != "0.0.0.0:9000" || c.TaskQueue != "q" || c.DBFile() != "/var/lib/openwop/temporal.db" ||
 					c.TemporalPort != 0 || c.UIPort != 0 || c.LogFormat != LogJSON || c.LogLevel != zapcore.DebugLevel ||
-					c.TemporalLogLevel != zapcore.ErrorLevel || c.Namespace() != "dev" || !c.Fixtures {
+					c.TemporalLogLevel != zapcore.ErrorLevel || c.Namespace() != "dev" || !c.Fixtures || !c.TemporalGzip {
 					t.Errorf("config = %+v", c)
 				}
 			},
 		},
 		{name: "bad worker switch", env: mapEnv{"OPENWOP_WORKER": "maybe"}, wantErr: "OPENWOP_WORKER"},
 		{name: "bad fixtures switch", env: mapEnv{"OPENWOP_FIXTURES": "2"}, wantErr: "OPENWOP_FIXTURES"},
+		{name: "bad gzip switch", env: mapEnv{"OPENWOP_TEMPORAL_GZIP": "gz"}, wantErr: "OPENWOP_TEMPORAL_GZIP"},
 		{name: "bad HTTP address", env: mapEnv{"OPENWOP_HTTP_ADDR": "8080"}, wantErr: "OPENWOP_HTTP_ADDR"},
 		{name: "bad port", env: mapEnv{"OPENWOP_TEMPORAL_PORT": "70000"}, wantErr: "OPENWOP_TEMPORAL_PORT"},
 		{name: "bad UI port", env: mapEnv{"OPENWOP_UI_PORT": "ui"}, wantErr: "OPENWOP_UI_PORT"},

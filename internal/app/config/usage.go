@@ -34,6 +34,7 @@ func WorkerEnv() []EnvVar {
 		{EnvTemporalAddress, "localhost:" + strconv.Itoa(DefaultTemporalPort), "Temporal frontend (cmd/server: set it to embed no Temporal)"},
 		{EnvTemporalNamespace, runs.DefaultNamespace, "Temporal namespace"},
 		{EnvTemporalTLS, "unset (on with an API key)", "on or off: force TLS to Temporal"},
+		{EnvTemporalGzip, "off", "on: gzip the gRPC requests to Temporal (the SDK's default; off saves CPU on small requests)"},
 		{"TEMPORAL_API_KEY, TEMPORAL_TLS_*", "unset", "credentials (see the Temporal SDK's envconfig)"},
 		{EnvTemporalProfile + ", " + EnvTemporalConfigFile, "unset (a file in the default place is not read)", "a TOML profile of the Temporal CLI (file default ~/.config/temporalio/temporal.toml)"},
 	}
