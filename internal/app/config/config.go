@@ -309,19 +309,14 @@ func LoadConfig(env envconfig.EnvLookup) (Config, error) {
 	if v := get(EnvTaskQueue); v != "" {
 		cfg.TaskQueue = v
 	}
-	if v := get(EnvWorker); v != "" {
-		if cfg.Worker, err = parseSwitch(v); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", EnvWorker, err)
-		}
-	}
-	if v := get(EnvFixtures); v != "" {
-		if cfg.Fixtures, err = parseSwitch(v); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", EnvFixtures, err)
-		}
-	}
-	if v := get(EnvTemporalGzip); v != "" {
-		if cfg.TemporalGzip, err = parseSwitch(v); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", EnvTemporalGzip, err)
+	for _, sw := range []struct {
+		name string
+		dst  *bool
+	}{{EnvWorker, &cfg.Worker}, {EnvFixtures, &cfg.Fixtures}, {EnvTemporalGzip, &cfg.TemporalGzip}} {
+		if v := get(sw.name); v != "" {
+			if *sw.dst, err = parseSwitch(v); err != nil {
+				return Config{}, fmt.Errorf("%s: %w", sw.name, err)
+			}
 		}
 	}
 	cfg.LogFormat = LogConsole
