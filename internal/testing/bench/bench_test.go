@@ -584,6 +584,7 @@ func rowLifecycleCalls(ctx context.Context, s *stack, t *table, _ int) error {
 func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Duration) error {
 	var done [2]int
 	var took [2]time.Duration
+	rawFailed := 0 // blocks in which a raw lifecycle failed
 	var mu sync.Mutex
 	ids := [2][]string{}
 	rec, rawRec := &recorder{}, &recorder{}
@@ -606,6 +607,13 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 			return err
 		}
 		k, elapsed, err := lifecycles(ctx, c, d, life)
+		if err != nil && side == 0 && c > maxTargetRate {
+			// Past the levels with a target, the raw side's own calls
+			// may time out (nothing bounds what it asks of Temporal): its
+			// failed lifecycles are counted, not fatal.
+			rawFailed++
+			err = nil
+		}
 		if err != nil {
 			return err
 		}
@@ -624,6 +632,9 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 	target, pass := fmt.Sprintf("≥ %.2f×", targetRate), verdict(r >= targetRate)
 	if c > maxTargetRate {
 		target, pass = "(no target)", ""
+	}
+	if rawFailed > 0 {
+		target = fmt.Sprintf("(no target; raw lifecycles failed in %d of 4 blocks)", rawFailed)
 	}
 	gets, queries := rec.samples(), rawRec.samples()
 	t.add(fmt.Sprintf("throughput, C=%d (lifecycles/s)", c), "raw lifecycles/s",
