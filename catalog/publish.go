@@ -106,6 +106,22 @@ func Published(ctx context.Context, c client.Client, pub signals.Publication) (b
 	return true, nil
 }
 
+// running reports whether the publication pub is still running, as
+// Temporal's workflow state says: the listing of publications comes from
+// visibility, which is updated asynchronously (on SQL visibility a
+// publication withdrawn a moment ago may still be listed open).
+func running(ctx context.Context, c client.Client, pub signals.Publication) (bool, error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, signals.PublicationID(pub.TaskQueue, pub.Identity), "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("describe tool publication: %w", err)
+	}
+	return desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+}
+
 // Withdraw removes the publication of the worker identity on taskQueue,
 // so its tools leave the catalog at once. A missing publication is no
 // error.
@@ -155,6 +171,11 @@ func checkConflicts(ctx context.Context, c client.Client, pub signals.Publicatio
 	for _, o := range rivals {
 		if !polls[o.pub.TaskQueue].live(o.pub.Identity, now, DefaultLiveWindow) {
 			continue // its worker is gone
+		}
+		if open, err := running(ctx, c, o.pub); err != nil {
+			return fmt.Errorf("publish tools: %w", err)
+		} else if !open {
+			continue // withdrawn; the listing (visibility) lags behind
 		}
 		for _, t := range o.pub.Tools {
 			m, ok := mine[t.Name]
