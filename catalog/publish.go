@@ -13,6 +13,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -80,17 +81,9 @@ func Publish(ctx context.Context, c client.Client, pub signals.Publication) erro
 // taskQueue is running with exactly the tools of pub (a worker checks it
 // periodically and publishes again when it is not).
 func Published(ctx context.Context, c client.Client, pub signals.Publication) (bool, error) {
-	desc, err := c.DescribeWorkflowExecution(ctx, signals.PublicationID(pub.TaskQueue, pub.Identity), "")
-	var nf *serviceerror.NotFound
-	switch {
-	case errors.As(err, &nf):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("describe tool publication: %w", err)
-	}
-	info := desc.GetWorkflowExecutionInfo()
-	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return false, nil
+	info, err := describeRunning(ctx, c, pub)
+	if info == nil || err != nil {
+		return false, err
 	}
 	got, ok := decodePublication(converter.GetDefaultDataConverter(), info)
 	if !ok || len(got.pub.Tools) != len(pub.Tools) {
@@ -111,15 +104,27 @@ func Published(ctx context.Context, c client.Client, pub signals.Publication) (b
 // visibility, which is updated asynchronously (on SQL visibility a
 // publication withdrawn a moment ago may still be listed open).
 func running(ctx context.Context, c client.Client, pub signals.Publication) (bool, error) {
+	info, err := describeRunning(ctx, c, pub)
+	return info != nil, err
+}
+
+// describeRunning describes the workflow of the publication pub and
+// returns its execution info while it runs (nil when it is missing or
+// closed).
+func describeRunning(ctx context.Context, c client.Client, pub signals.Publication) (*workflowpb.WorkflowExecutionInfo, error) {
 	desc, err := c.DescribeWorkflowExecution(ctx, signals.PublicationID(pub.TaskQueue, pub.Identity), "")
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
-		return false, nil
+		return nil, nil
 	case err != nil:
-		return false, fmt.Errorf("describe tool publication: %w", err)
+		return nil, fmt.Errorf("describe tool publication: %w", err)
 	}
-	return desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+	info := desc.GetWorkflowExecutionInfo()
+	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil, nil
+	}
+	return info, nil
 }
 
 // Withdraw removes the publication of the worker identity on taskQueue,

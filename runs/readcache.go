@@ -95,7 +95,16 @@ func newReadCache(window time.Duration) *readCache {
 }
 
 // get returns the reading of id held and still fresh.
-func (c *readCache) get(id string) (reading, bool) {
+func (c *readCache) get(id string) (reading, bool) { return c.lookup(id, true) }
+
+// recent returns the reading of id held, fresh or not, while a poll may
+// still be answered with it.
+func (c *readCache) recent(id string) (reading, bool) { return c.lookup(id, false) }
+
+// lookup returns the reading of id held while it is usable, and only
+// while it is fresh when fresh is set (a fresh hit counts as a use for the
+// eviction order). A reading no longer usable is forgotten.
+func (c *readCache) lookup(id string, fresh bool) (reading, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[id]
@@ -104,30 +113,16 @@ func (c *readCache) get(id string) (reading, bool) {
 	}
 	e := el.Value.(*cached)
 	now := c.now()
-	if !now.Before(e.expires) {
-		if !now.Before(e.usable) {
-			c.removeLocked(el)
-		}
+	switch {
+	case !now.Before(e.usable):
+		c.removeLocked(el)
+		return reading{}, false
+	case !fresh:
+		return e.r, true
+	case !now.Before(e.expires):
 		return reading{}, false
 	}
 	c.order.MoveToFront(el)
-	return e.r, true
-}
-
-// recent returns the reading of id held, fresh or not, while a poll may
-// still be answered with it.
-func (c *readCache) recent(id string) (reading, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.entries[id]
-	if !ok {
-		return reading{}, false
-	}
-	e := el.Value.(*cached)
-	if !c.now().Before(e.usable) {
-		c.removeLocked(el)
-		return reading{}, false
-	}
 	return e.r, true
 }
 

@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -57,16 +56,7 @@ func TestStartStaticSummary(t *testing.T) {
 // describe as before.
 func TestReadWithoutWorker(t *testing.T) {
 	env := testenv.Temporal(t)
-	tq := testenv.UniqueTaskQueue(t)
-	reg, err := tools.DefaultRegistry(tools.NewActivities(env.Logger, tools.ActivityOptions{}), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := worker.New(env.Client, tq, worker.Options{})
-	reg.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
+	tq, stopWorker := toolWorker(t, env)
 	s := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
 	ctx := ctxT(t)
 	snap := start(t, s, "conformance-approval-approvers", `{}`, alice)
@@ -77,7 +67,7 @@ func TestReadWithoutWorker(t *testing.T) {
 	if q, err := s.UnservedQueues(ctx, tq); err != nil || len(q) != 0 {
 		t.Fatalf("UnservedQueues with a worker = %v, %v", q, err)
 	}
-	w.Stop()
+	stopWorker()
 
 	for i := range 2 {
 		got, err := s.Get(ctx, alice, snap.RunID)
