@@ -97,6 +97,9 @@ func newTestServer(t *testing.T, mutate func(*Options)) *testServer {
 type rpc struct {
 	Status int
 	Header http.Header
+	// Length is the response's Content-Length (-1: none, as a chunked
+	// response has).
+	Length int64
 	ID     json.RawMessage `json:"id"`
 	Result map[string]any  `json:"result"`
 	Error  *struct {
@@ -190,7 +193,7 @@ func post(t *testing.T, url string, hdr map[string]string, body []byte) rpc {
 			t.Fatalf("decode response %q: %v", raw, err)
 		}
 	}
-	out.Status, out.Header, out.Raw = resp.StatusCode, resp.Header, raw
+	out.Status, out.Header, out.Raw, out.Length = resp.StatusCode, resp.Header, raw, resp.ContentLength
 	return out
 }
 

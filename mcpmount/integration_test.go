@@ -228,16 +228,26 @@ func TestIntegrationApproverEligibility(t *testing.T) {
 func TestIntegrationBlocking(t *testing.T) {
 	s := newStack(t, nil, "")
 	c := s.client(t, "", map[string]any{})
-	res := callTool(t, c, "greet", map[string]any{"name": "World"})
+	r := c.call("tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "World"}}, nil)
+	res := wantResult(t, r)
 	if res["resultType"] != "complete" || text(t, res) != "Hello, World!" || res["isError"] != false {
 		t.Fatalf("greet = %v", res)
+	}
+	// The answer is flushed before the handler returns (request
+	// ownership): its length goes ahead, so it is one write, not a
+	// chunked body ended by another.
+	if r.Length != int64(len(r.Raw)) {
+		t.Fatalf("greet answered with Content-Length %d for a body of %d bytes", r.Length, len(r.Raw))
 	}
 	res = callTool(t, c, "slow_compute", map[string]any{"seconds": 1, "label": "sync"})
 	if res["resultType"] != "complete" || res["taskId"] != nil || !strings.Contains(text(t, res), `"sync"`) {
 		t.Fatalf("slow_compute without the extension = %v", res)
 	}
-	r := c.call("tools/call", map[string]any{"name": "failing_job", "arguments": map[string]any{}}, nil)
+	r = c.call("tools/call", map[string]any{"name": "failing_job", "arguments": map[string]any{}}, nil)
 	wantError(t, r, 400, -32021)
+	if r.Length != int64(len(r.Raw)) {
+		t.Fatalf("refusal answered with Content-Length %d for a body of %d bytes", r.Length, len(r.Raw))
+	}
 	if res := callTool(t, c, "slow_compute", map[string]any{"seconds": "x"}); res["isError"] != true || !strings.Contains(text(t, res), "seconds") {
 		t.Fatalf("slow_compute with seconds \"x\" = %v, want a tool-input error naming seconds", res)
 	}

@@ -62,9 +62,7 @@ func writeRPCError(w http.ResponseWriter, e rpcError) {
 		id = json.RawMessage("null")
 	}
 	b, _ := json.Marshal(refusal{Error: refusalError{Code: e.code, Data: e.data, Message: e.message}, ID: id, JSONRPC: "2.0"})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.status)
-	_, _ = w.Write(b)
+	writeBody(w, b, e.status)
 }
 
 // response is a JSON-RPC response as the mount encodes it: members in the
@@ -116,12 +114,21 @@ func errorStatus(code int64) int {
 // writeJSON writes an encoded message as an application/json response
 // with status (0: 200).
 func writeJSON(w http.ResponseWriter, body []byte, status int) {
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	if status == 0 {
 		status = http.StatusOK
 	}
+	writeBody(w, body, status)
+}
+
+// writeBody writes a whole application/json body with status. Its length
+// is sent ahead (Content-Length): the ownership tracker flushes the
+// response before the handler returns, which would otherwise make it a
+// chunked one, ended by a write of its own.
+func writeBody(w http.ResponseWriter, body []byte, status int) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -131,9 +138,7 @@ func writeJSON(w http.ResponseWriter, body []byte, status int) {
 func writeHeaderMismatch(w http.ResponseWriter, id json.RawMessage, message string) {
 	body, _ := marshalUnescaped(response{JSONRPC: "2.0", ID: canonicalID(id),
 		Error: &jsonrpc.Error{Code: codeHeaderMismatch, Message: message}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(body)
+	writeBody(w, body, http.StatusBadRequest)
 }
 
 // encodeNotification encodes a JSON-RPC notification.
