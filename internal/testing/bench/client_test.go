@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -74,9 +75,15 @@ func runClient(s *stack, control string) ([][]string, error) {
 
 // runChild runs the test binary again, only the test named test, with
 // env added to this process's environment, and decodes into out the JSON
-// of the line it printed with jsonLine(prefix, …).
+// of the line it printed with jsonLine(prefix, …). The child has this
+// process's -test.timeout (the 100,000-open-task level of the external
+// mode runs for most of an hour).
 func runChild(test string, env []string, prefix string, out any) error {
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.timeout=50m")
+	timeout := "50m"
+	if f := flag.Lookup("test.timeout"); f != nil && f.Value.String() != "0s" {
+		timeout = f.Value.String()
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.timeout="+timeout)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
