@@ -99,15 +99,6 @@ func Published(ctx context.Context, c client.Client, pub signals.Publication) (b
 	return true, nil
 }
 
-// running reports whether the publication pub is still running, as
-// Temporal's workflow state says: the listing of publications comes from
-// visibility, which is updated asynchronously (on SQL visibility a
-// publication withdrawn a moment ago may still be listed open).
-func running(ctx context.Context, c client.Client, pub signals.Publication) (bool, error) {
-	info, err := describeRunning(ctx, c, pub)
-	return info != nil, err
-}
-
 // describeRunning describes the workflow of the publication pub and
 // returns its execution info while it runs (nil when it is missing or
 // closed).
@@ -177,11 +168,7 @@ func checkConflicts(ctx context.Context, c client.Client, pub signals.Publicatio
 		if !polls[o.pub.TaskQueue].live(o.pub.Identity, now, DefaultLiveWindow) {
 			continue // its worker is gone
 		}
-		if open, err := running(ctx, c, o.pub); err != nil {
-			return fmt.Errorf("publish tools: %w", err)
-		} else if !open {
-			continue // withdrawn; the listing (visibility) lags behind
-		}
+		var differ []string
 		for _, t := range o.pub.Tools {
 			m, ok := mine[t.Name]
 			if !ok {
@@ -189,9 +176,20 @@ func checkConflicts(ctx context.Context, c client.Client, pub signals.Publicatio
 			}
 			t.TaskQueue = o.pub.TaskQueue
 			if canonical(m) != canonical(t) {
-				lines = append(lines, fmt.Sprintf("tool %q is already published by worker %q on task queue %q with a different %s",
+				differ = append(differ, fmt.Sprintf("tool %q is already published by worker %q on task queue %q with a different %s",
 					t.Name, o.pub.Identity, o.pub.TaskQueue, strings.Join(differences(t, m), ", ")))
 			}
+		}
+		if len(differ) == 0 {
+			continue
+		}
+		// The listing comes from visibility, which lags behind (on SQL
+		// visibility a publication withdrawn a moment ago may still be
+		// listed open): a rival that differs is confirmed running first.
+		if info, err := describeRunning(ctx, c, o.pub); err != nil {
+			return fmt.Errorf("publish tools: %w", err)
+		} else if info != nil {
+			lines = append(lines, differ...)
 		}
 	}
 	if len(lines) == 0 {
