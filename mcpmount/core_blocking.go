@@ -90,15 +90,7 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 	defer cancel()
 	// A session-era request's handler context is not tied to its connection, so
 	// also stop waiting when the transport says the request is gone.
-	if gone := c.claim.Gone(); gone != nil {
-		go func() {
-			select {
-			case <-gone:
-				cancel()
-			case <-wctx.Done():
-			}
-		}()
-	}
+	defer c.claim.AfterGone(cancel)()
 	prog := m.startProgress(wctx, c)
 	defer prog.stop()
 	var follower *questionFollower

@@ -286,15 +286,7 @@ func (m *Mount) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller s
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if gone := claim.Gone(); gone != nil {
-		go func() {
-			select {
-			case <-gone:
-				cancel()
-			case <-wctx.Done():
-			}
-		}()
-	}
+	defer claim.AfterGone(cancel)()
 	elicit := canElicit(ss)
 	asked := map[string]bool{}
 	for !snap.Status.Terminal() {

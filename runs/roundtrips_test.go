@@ -468,3 +468,114 @@ func TestAwaitShared(t *testing.T) {
 		t.Errorf("%d callers of AwaitPublished made the Temporal calls %v, want one follower's", callers, calls)
 	}
 }
+
+// TestAwaitSharedHandOff: the first caller of AwaitPublished follows the
+// run itself; when it stops waiting while others still wait (its request
+// cancelled, or its deadline passed), a follower takes over for them, and
+// each sees the run's end.
+func TestAwaitSharedHandOff(t *testing.T) {
+	cases := []struct {
+		name    string
+		timeout time.Duration // the first caller's deadline (0: none)
+		cancel  bool          // cancel the first caller once the others joined
+		want    error         // what the first caller's AwaitPublished returns
+	}{
+		{name: "cancelled", cancel: true, want: context.Canceled},
+		{name: "deadline", timeout: 2 * time.Second, want: context.DeadlineExceeded},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, log, _, _ := countedSetup(t)
+			ctx := ctxT(t)
+			run, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := run.RunID
+			if _, err := s.AwaitPublished(ctx, alice, id, waitingApproval); err != nil {
+				t.Fatal(err)
+			}
+			firstCtx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			if tc.timeout > 0 {
+				firstCtx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			var ended []signals.Status
+			calls := log.during(id, func() {
+				ended = handOff(t, ctx, firstCtx, s, id, func() {
+					if tc.cancel {
+						cancel()
+					}
+				}, tc.want)
+			})
+			for _, st := range ended {
+				if st != signals.StatusCancelled {
+					t.Errorf("a caller saw the run end %s, want cancelled", st)
+				}
+			}
+			count := map[string]int{}
+			for _, c := range calls {
+				count[c]++
+			}
+			// The first caller's describe, the follower's that took over and
+			// the one at the close; a query at most per published change.
+			if count[callDescribe] > 3 || count[callQuery] > 3 {
+				t.Errorf("a hand-off among 4 callers made the Temporal calls %v, want two followers' at most", calls)
+			}
+		})
+	}
+}
+
+// handOff runs TestAwaitSharedHandOff's callers: the first (on firstCtx),
+// then three that join it. Once they joined, leave runs; when the first
+// caller returned (with want), the run is cancelled. It returns how the
+// three saw the run end.
+func handOff(t *testing.T, ctx, firstCtx context.Context, s *runs.Service, id string, leave func(), want error) []signals.Status {
+	t.Helper()
+	led := make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		var once sync.Once
+		_, err := s.AwaitPublished(firstCtx, alice, id, func(signals.Snapshot) bool {
+			once.Do(func() { close(led) })
+			return false
+		})
+		first <- err
+	}()
+	<-led
+	const others = 3
+	var joined, ended sync.WaitGroup
+	results := make(chan signals.Status, others)
+	for range others {
+		joined.Add(1)
+		ended.Add(1)
+		go func() {
+			defer ended.Done()
+			var once sync.Once
+			snap, err := s.AwaitPublished(ctx, bob, id, func(signals.Snapshot) bool {
+				once.Do(joined.Done)
+				return false
+			})
+			if err != nil {
+				t.Errorf("AwaitPublished: %v", err)
+			}
+			results <- snap.Status
+		}()
+	}
+	joined.Wait()
+	leave()
+	if err := <-first; !errors.Is(err, want) {
+		t.Fatalf("the first caller's AwaitPublished = %v, want %v", err, want)
+	}
+	if _, err := s.Cancel(ctx, alice, id, ""); err != nil {
+		t.Fatal(err)
+	}
+	ended.Wait()
+	close(results)
+	var out []signals.Status
+	for st := range results {
+		out = append(out, st)
+	}
+	return out
+}

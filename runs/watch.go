@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -14,8 +15,11 @@ import (
 const watchBacklog = 16
 
 // watches shares one follower of a run (one history long poll) among the
-// AwaitPublished callers of that run in this process. A follower exists
-// while a caller waits on it.
+// AwaitPublished callers of that run in this process. The first caller
+// follows the run in its own goroutine (a blocking call, the usual case,
+// waits alone and costs no goroutine switch) and shares what it reads; if
+// it stops while others still wait, a follower goroutine takes over for
+// them. A watch exists while a caller waits on it.
 type watches struct {
 	mu sync.Mutex
 	m  map[string]*watch
@@ -24,7 +28,7 @@ type watches struct {
 // watch is one shared follower: the snapshots it read so far (the latest
 // watchBacklog of them), and how it ended.
 type watch struct {
-	cancel context.CancelFunc
+	cancel context.CancelFunc // the follower goroutine's, once one took over
 
 	mu      sync.Mutex
 	callers int
@@ -36,9 +40,13 @@ type watch struct {
 }
 
 // awaitShared is AwaitPublished for a run id of tenant already authorized:
-// it waits on the run's shared follower, starting one if none runs.
+// it follows the run itself when no one else does, and otherwise waits on
+// the run's shared follower.
 func (s *Service) awaitShared(ctx context.Context, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	w, cursor := s.watches.join(ctx, s, id, tenant)
+	w, cursor, lead := s.watches.join(id)
+	if lead {
+		return s.lead(ctx, w, id, tenant, done)
+	}
 	defer s.watches.leave(id, w)
 	var last signals.Snapshot
 	for {
@@ -65,27 +73,64 @@ func (s *Service) awaitShared(ctx context.Context, id, tenant string, done func(
 	}
 }
 
-// join returns the run's follower, started on a context detached from
-// ctx's cancellation when none runs, and the number of the first snapshot
-// the caller sees: the latest one the follower read (a caller that joins
-// late sees the run's state now, not its past).
-func (ws *watches) join(ctx context.Context, s *Service, id, tenant string) (*watch, int) {
+// lead follows the run in the caller's goroutine for w, sharing every
+// snapshot it reads, until done holds for the caller, the run ends or ctx
+// ends; then hands w on (handOff).
+func (s *Service) lead(ctx context.Context, w *watch, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	snap, err := s.await(ctx, id, tenant, followPublished, func(snap signals.Snapshot) bool {
+		w.read(snap)
+		return done(snap)
+	})
+	// The caller's own end (its context, its deadline) is not the run's:
+	// the callers still waiting follow on.
+	own := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
+	s.watches.handOff(ctx, s, id, tenant, w, err == nil && snap.Status.Terminal() || err != nil && !own, err)
+	return snap, err
+}
+
+// join counts the caller in on the run's watch and returns it, with the
+// number of the first snapshot the caller sees (the latest one read: a
+// caller that joins late sees the run's state now, not its past), or
+// makes a new watch the caller leads (lead is true).
+func (ws *watches) join(id string) (w *watch, cursor int, lead bool) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if w, ok := ws.m[id]; ok {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.callers++
-		return w, max(w.next-1, 0)
+		return w, max(w.next-1, 0), false
 	}
 	if ws.m == nil {
 		ws.m = map[string]*watch{}
 	}
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	w := &watch{cancel: cancel, callers: 1, changed: make(chan struct{})}
+	w = &watch{callers: 1, changed: make(chan struct{})}
 	ws.m[id] = w
+	return w, 0, true
+}
+
+// handOff is the end of the leader's wait on w. When the run's following
+// ended (final) or no one else waits, w ends with err; otherwise a
+// follower goroutine, on a context detached from ctx's cancellation,
+// follows the run on for the callers still waiting.
+func (ws *watches) handOff(ctx context.Context, s *Service, id, tenant string, w *watch, final bool, err error) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w.mu.Lock()
+	w.callers--
+	others := w.callers > 0
+	w.mu.Unlock()
+	if final || !others {
+		if ws.m[id] == w {
+			delete(ws.m, id)
+		}
+		w.end(err)
+		return
+	}
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w.cancel = cancel
 	go func() {
-		_, err := s.await(wctx, id, tenant, followPublished, func(snap signals.Snapshot) bool {
+		_, err := s.await(fctx, id, tenant, followPublished, func(snap signals.Snapshot) bool {
 			w.read(snap)
 			return false
 		})
@@ -97,10 +142,10 @@ func (ws *watches) join(ctx context.Context, s *Service, id, tenant string) (*wa
 		ws.mu.Unlock()
 		w.end(err)
 	}()
-	return w, 0
 }
 
-// leave is the end of a caller's wait; the last caller stops the follower.
+// leave is the end of a waiting caller's wait; the last one stops the
+// follower goroutine.
 func (ws *watches) leave(id string, w *watch) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -114,7 +159,9 @@ func (ws *watches) leave(id string, w *watch) {
 	if ws.m[id] == w {
 		delete(ws.m, id)
 	}
-	w.cancel()
+	if w.cancel != nil {
+		w.cancel()
+	}
 }
 
 // read records a snapshot the follower read and wakes the callers.

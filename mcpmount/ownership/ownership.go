@@ -120,6 +120,17 @@ func (c *Claim) Gone() <-chan struct{} {
 	return c.ctx.Done()
 }
 
+// AfterGone arranges for f to run, in a goroutine of its own, once the
+// request is gone (see Gone), and returns a function that stops that, as
+// context.AfterFunc does: no goroutine waits meanwhile. A nil claim never
+// calls f.
+func (c *Claim) AfterGone(f func()) (stop func() bool) {
+	if c == nil {
+		return func() bool { return false }
+	}
+	return context.AfterFunc(c.ctx, f)
+}
+
 // Lookup returns the claim whose key the request headers carry, or nil (for
 // a request that came in through no adapter, which then owns nothing).
 func (t *Tracker) Lookup(h http.Header) *Claim {

@@ -138,6 +138,47 @@ func TestOwnAfterSettleCancels(t *testing.T) {
 	}
 }
 
+// TestAfterGone: AfterGone calls its function once the request is gone,
+// not when stopped first, and never for a nil claim.
+func TestAfterGone(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		nilClaim bool
+		stop     bool // stop before the claim settles
+		want     bool // the function is called
+	}{
+		{name: "settled", want: true},
+		{name: "stopped first", stop: true},
+		{name: "nil claim", nilClaim: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(newRecorder().cancel, nil)
+			c := tr.Open(context.Background())
+			if tc.nilClaim {
+				c = nil
+			}
+			called := make(chan struct{})
+			stop := c.AfterGone(func() { close(called) })
+			if tc.stop && !stop() {
+				t.Fatal("stop = false before the claim settled")
+			}
+			if c != nil {
+				c.Settle(false)
+			}
+			select {
+			case <-called:
+				if !tc.want {
+					t.Fatal("the function ran")
+				}
+			case <-time.After(200 * time.Millisecond):
+				if tc.want {
+					t.Fatal("the function did not run once the claim settled")
+				}
+			}
+		})
+	}
+}
+
 func TestNilClaimOwnsNothing(t *testing.T) {
 	tr := NewTracker(newRecorder().cancel, nil)
 	var c *Claim = tr.Lookup(http.Header{})

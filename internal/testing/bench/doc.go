@@ -53,9 +53,9 @@
 // OPENWOP_WORKER=off) as processes of their own, from a child process that
 // runs the raw SDK side: a blocking tools/call of a plain workflow against
 // ExecuteWorkflow + Get (latency, and the server process's CPU time per
-// call from /proc against the raw program's from getrusage), the CPU time
-// per lifecycle, the mount-only RSS idle (beside the stock build's), at
-// many open tasks and after the load.
+// call against the raw program's, both read from the kernel's process CPU
+// clocks), the CPU time per lifecycle, the mount-only RSS idle (beside the
+// stock build's), at many open tasks and after the load.
 //
 // The memory row runs in a child process (the test binary again), so that
 // its RSS is that of a fresh embedded-default process: file-backed SQLite,

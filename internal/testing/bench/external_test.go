@@ -54,7 +54,6 @@ const (
 	externalChildEnv  = "OPENWOP_BENCH_EXTERNAL_CHILD"
 	workerEnv         = "OPENWOP_BENCH_WORKER"
 	externalPrefix    = "BENCH-EXTERNAL"
-	clockTicks        = 100 // USER_HZ of /proc/<pid>/stat on Linux
 )
 
 // BenchmarkExternal measures the external mode alone (BenchmarkIssue11
