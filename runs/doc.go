@@ -11,7 +11,8 @@
 // Each operation is in a file of its own: start.go (Start; settle.go for a
 // start whose outcome is unknown, journal.go for Release and Recover),
 // read.go (Get and every read of a run the other operations share),
-// events.go, resolve.go, cancel.go, await.go, list.go and trace.go. What
+// events.go, resolve.go, cancel.go, await.go (watch.go for the follower
+// that the callers waiting on one run share), list.go and trace.go. What
 // they share is in service.go (the Service, its Options and New), memo.go
 // (what the service remembers of runs) and workers.go (whether workers
 // serve a task queue).

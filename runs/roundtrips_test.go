@@ -481,7 +481,7 @@ func TestAwaitSharedHandOff(t *testing.T) {
 		want    error         // what the first caller's AwaitPublished returns
 	}{
 		{name: "cancelled", cancel: true, want: context.Canceled},
-		{name: "deadline", timeout: 2 * time.Second, want: context.DeadlineExceeded},
+		{name: "deadline", timeout: 3 * time.Second, want: context.DeadlineExceeded},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -543,7 +543,11 @@ func handOff(t *testing.T, ctx, firstCtx context.Context, s *runs.Service, id st
 		})
 		first <- err
 	}()
-	<-led
+	select {
+	case <-led:
+	case err := <-first:
+		t.Fatalf("the first caller's AwaitPublished = %v before it read the run", err)
+	}
 	const others = 3
 	var joined, ended sync.WaitGroup
 	results := make(chan signals.Status, others)
