@@ -37,7 +37,7 @@ const (
 	defaultN        = 100
 	defaultSeconds  = 3
 	defaultOpenRuns = 10000
-	defaultPaced    = 10                   // seconds per level of the paced rows
+	defaultPaced    = 20                   // seconds per level of the paced rows
 	onlyEnv         = "OPENWOP_BENCH_ONLY" // "paced": only the paced rows (for profiling them)
 	maxTargetRate   = 32                   // the throughput target applies up to this many clients
 )
@@ -606,7 +606,7 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 			mu.Unlock()
 			return err
 		}
-		k, elapsed, err := lifecycles(ctx, c, d, life)
+		k, elapsed, err := lifecycles(ctx, c, d, 0, life)
 		if err != nil && side == 0 && c > maxTargetRate {
 			// Past the levels with a target, the raw side's own calls
 			// may time out (nothing bounds what it asks of Temporal): its
@@ -648,8 +648,10 @@ func rowThroughput(ctx context.Context, s *stack, t *table, c int, d time.Durati
 // lifecycles starts lifecycles from c goroutines until d passed, lets the
 // ones in flight finish, and returns how many ran and how long it took:
 // counting the tail avoids rounding a rate down to whole lifecycles per
-// goroutine when a lifecycle takes a good part of d.
-func lifecycles(ctx context.Context, c int, d time.Duration, life func(context.Context) error) (int, time.Duration, error) {
+// goroutine when a lifecycle takes a good part of d. Goroutine g starts
+// its first lifecycle g/c of stagger after the others' start (0: all at
+// once).
+func lifecycles(ctx context.Context, c int, d, stagger time.Duration, life func(context.Context) error) (int, time.Duration, error) {
 	start := time.Now()
 	deadline := start.Add(d)
 	var done atomic.Int64
@@ -660,6 +662,7 @@ func lifecycles(ctx context.Context, c int, d time.Duration, life func(context.C
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			time.Sleep(stagger * time.Duration(g) / time.Duration(c))
 			for time.Now().Before(deadline) {
 				if err := life(ctx); err != nil {
 					mu.Lock()

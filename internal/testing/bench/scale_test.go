@@ -98,9 +98,11 @@ func rowsPaced(ctx context.Context, s *stack, t *table, d time.Duration) error {
 // paced runs paced lifecycles from c clients for a warm-up plus d and
 // measures the steady state: the lifecycles that complete within d after
 // the warm-up, and the latencies of the requests sent then. The clients
-// start together, so past saturation the first lifecycles take long and
-// finish together: counting them would measure the ramp, not the rate.
-// The reads per tasks/get count every lifecycle and every tasks/get.
+// start one after another over the first half of the warm-up, as clients
+// do: started together, past saturation they would go on finishing their
+// lifecycles in waves (one every lifecycle, seconds apart at 200 clients),
+// and a window of d would count one wave or two. The reads per tasks/get
+// count every lifecycle and every tasks/get.
 func (s *stack) paced(ctx context.Context, c int, d time.Duration) (pacedLevel, error) {
 	start := time.Now()
 	from := start.Add(pacedWarmup(c))
@@ -109,7 +111,7 @@ func (s *stack) paced(ctx context.Context, c int, d time.Duration) (pacedLevel, 
 	var mu sync.Mutex
 	var ids []string
 	var counted atomic.Int64
-	_, _, err := lifecycles(ctx, c, to.Sub(start), func(ctx context.Context) error {
+	_, _, err := lifecycles(ctx, c, to.Sub(start), pacedWarmup(c)/2, func(ctx context.Context) error {
 		id, err := s.pacedLifecycle(ctx, s.mcp(), w)
 		if err == nil && w.in(time.Now()) {
 			counted.Add(1)
@@ -142,8 +144,8 @@ func (s *stack) paced(ctx context.Context, c int, d time.Duration) (pacedLevel, 
 }
 
 // pacedWarmup is how long c paced clients run before the steady state is
-// measured: long enough for the first lifecycles, which all start at
-// once, to have finished at the slowest rate the rows accept.
+// measured: long enough for the clients, which start over its first half,
+// to be past their first lifecycles at the slowest rate the rows accept.
 func pacedWarmup(c int) time.Duration {
 	return max(5*time.Second, time.Duration(c)*50*time.Millisecond)
 }
