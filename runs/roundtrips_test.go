@@ -418,50 +418,18 @@ func TestAwaitCalls(t *testing.T) {
 func TestAwaitShared(t *testing.T) {
 	s, log, _, _ := countedSetup(t)
 	ctx := ctxT(t)
-	run, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := run.RunID
-	if _, err := s.AwaitPublished(ctx, alice, id, waitingApproval); err != nil {
-		t.Fatal(err)
-	}
+	id := approvalAsked(t, s)
 	const callers = 8
-	var joined, ended sync.WaitGroup
-	results := make(chan signals.Status, callers)
+	var ended []signals.Status
 	calls := log.during(id, func() {
-		for range callers {
-			joined.Add(1)
-			ended.Add(1)
-			go func() {
-				defer ended.Done()
-				var once sync.Once
-				snap, err := s.AwaitPublished(ctx, bob, id, func(signals.Snapshot) bool {
-					once.Do(joined.Done)
-					return false
-				})
-				if err != nil {
-					t.Errorf("AwaitPublished: %v", err)
-				}
-				results <- snap.Status
-			}()
-		}
-		joined.Wait()
+		ends := joinWaiters(t, ctx, s, id, callers)
 		if _, err := s.Cancel(ctx, alice, id, ""); err != nil {
 			t.Error(err)
 		}
-		ended.Wait()
+		ended = ends()
 	})
-	close(results)
-	for st := range results {
-		if st != signals.StatusCancelled {
-			t.Errorf("a caller saw the run end %s, want cancelled", st)
-		}
-	}
-	count := map[string]int{}
-	for _, c := range calls {
-		count[c]++
-	}
+	wantCancelled(t, ended)
+	count := countCalls(calls)
 	// One describe to start following and one at the close, a query at
 	// most per published change (one each would make eight of either).
 	if count[callDescribe] > 2 || count[callQuery] > 3 {
@@ -487,14 +455,7 @@ func TestAwaitSharedHandOff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, log, _, _ := countedSetup(t)
 			ctx := ctxT(t)
-			run, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := run.RunID
-			if _, err := s.AwaitPublished(ctx, alice, id, waitingApproval); err != nil {
-				t.Fatal(err)
-			}
+			id := approvalAsked(t, s)
 			firstCtx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			if tc.timeout > 0 {
@@ -509,15 +470,8 @@ func TestAwaitSharedHandOff(t *testing.T) {
 					}
 				}, tc.want)
 			})
-			for _, st := range ended {
-				if st != signals.StatusCancelled {
-					t.Errorf("a caller saw the run end %s, want cancelled", st)
-				}
-			}
-			count := map[string]int{}
-			for _, c := range calls {
-				count[c]++
-			}
+			wantCancelled(t, ended)
+			count := countCalls(calls)
 			// The first caller's describe, the follower's that took over and
 			// the one at the close; a query at most per published change.
 			if count[callDescribe] > 3 || count[callQuery] > 3 {
@@ -548,10 +502,36 @@ func handOff(t *testing.T, ctx, firstCtx context.Context, s *runs.Service, id st
 	case err := <-first:
 		t.Fatalf("the first caller's AwaitPublished = %v before it read the run", err)
 	}
-	const others = 3
+	ends := joinWaiters(t, ctx, s, id, 3)
+	leave()
+	if err := <-first; !errors.Is(err, want) {
+		t.Fatalf("the first caller's AwaitPublished = %v, want %v", err, want)
+	}
+	if _, err := s.Cancel(ctx, alice, id, ""); err != nil {
+		t.Fatal(err)
+	}
+	return ends()
+}
+
+// approvalAsked starts a conformance-approval run for alice and returns
+// its id once it asks for the approval.
+func approvalAsked(t *testing.T, s *runs.Service) string {
+	t.Helper()
+	id := start(t, s, "conformance-approval", `{}`, alice).RunID
+	if _, err := s.AwaitPublished(ctxT(t), alice, id, waitingApproval); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// joinWaiters starts n callers of AwaitPublished of run id, as bob, that
+// wait until the run ends, and returns once each saw a snapshot of it.
+// ends waits for them and returns the status each saw the run end with.
+func joinWaiters(t *testing.T, ctx context.Context, s *runs.Service, id string, n int) (ends func() []signals.Status) {
+	t.Helper()
 	var joined, ended sync.WaitGroup
-	results := make(chan signals.Status, others)
-	for range others {
+	results := make(chan signals.Status, n)
+	for range n {
 		joined.Add(1)
 		ended.Add(1)
 		go func() {
@@ -568,18 +548,32 @@ func handOff(t *testing.T, ctx, firstCtx context.Context, s *runs.Service, id st
 		}()
 	}
 	joined.Wait()
-	leave()
-	if err := <-first; !errors.Is(err, want) {
-		t.Fatalf("the first caller's AwaitPublished = %v, want %v", err, want)
+	return func() []signals.Status {
+		ended.Wait()
+		close(results)
+		var out []signals.Status
+		for st := range results {
+			out = append(out, st)
+		}
+		return out
 	}
-	if _, err := s.Cancel(ctx, alice, id, ""); err != nil {
-		t.Fatal(err)
+}
+
+// wantCancelled fails unless every caller saw the run end cancelled.
+func wantCancelled(t *testing.T, ended []signals.Status) {
+	t.Helper()
+	for _, st := range ended {
+		if st != signals.StatusCancelled {
+			t.Errorf("a caller saw the run end %s, want cancelled", st)
+		}
 	}
-	ended.Wait()
-	close(results)
-	var out []signals.Status
-	for st := range results {
-		out = append(out, st)
+}
+
+// countCalls counts Temporal calls by method.
+func countCalls(calls []string) map[string]int {
+	count := map[string]int{}
+	for _, c := range calls {
+		count[c]++
 	}
-	return out
+	return count
 }

@@ -82,9 +82,11 @@ func (s *Service) lead(ctx context.Context, w *watch, id, tenant string, done fu
 		return done(snap)
 	})
 	// The caller's own end (its context, its deadline) is not the run's:
-	// the callers still waiting follow on.
+	// the callers still waiting follow on. The run's end, or a failure to
+	// follow it, ends everyone's wait.
 	own := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
-	s.watches.handOff(ctx, s, id, tenant, w, err == nil && snap.Status.Terminal() || err != nil && !own, err)
+	final := err == nil && snap.Status.Terminal() || err != nil && !own
+	s.watches.handOff(ctx, s, id, tenant, w, final, err)
 	return snap, err
 }
 
@@ -116,14 +118,8 @@ func (ws *watches) join(id string) (w *watch, cursor int, lead bool) {
 func (ws *watches) handOff(ctx context.Context, s *Service, id, tenant string, w *watch, final bool, err error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	w.mu.Lock()
-	w.callers--
-	others := w.callers > 0
-	w.mu.Unlock()
-	if final || !others {
-		if ws.m[id] == w {
-			delete(ws.m, id)
-		}
+	if others := ws.depart(id, w); final || !others {
+		ws.forget(id, w)
 		w.end(err)
 		return
 	}
@@ -136,9 +132,7 @@ func (ws *watches) handOff(ctx context.Context, s *Service, id, tenant string, w
 		})
 		// A follower that ended is not joined again.
 		ws.mu.Lock()
-		if ws.m[id] == w {
-			delete(ws.m, id)
-		}
+		ws.forget(id, w)
 		ws.mu.Unlock()
 		w.end(err)
 	}()
@@ -149,18 +143,32 @@ func (ws *watches) handOff(ctx context.Context, s *Service, id, tenant string, w
 func (ws *watches) leave(id string, w *watch) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	w.mu.Lock()
-	w.callers--
-	last := w.callers == 0
-	w.mu.Unlock()
-	if !last {
+	if ws.depart(id, w) {
 		return
-	}
-	if ws.m[id] == w {
-		delete(ws.m, id)
 	}
 	if w.cancel != nil {
 		w.cancel()
+	}
+}
+
+// depart counts a caller out of w and reports whether others still wait
+// on it; the last one's departure forgets w. ws.mu is held.
+func (ws *watches) depart(id string, w *watch) (others bool) {
+	w.mu.Lock()
+	w.callers--
+	others = w.callers > 0
+	w.mu.Unlock()
+	if !others {
+		ws.forget(id, w)
+	}
+	return others
+}
+
+// forget removes w from the run's watches, unless another watch took its
+// place (a follower that ended is not joined again). ws.mu is held.
+func (ws *watches) forget(id string, w *watch) {
+	if ws.m[id] == w {
+		delete(ws.m, id)
 	}
 }
 
