@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -58,7 +59,10 @@ const clusterName = "active"
 type Options struct {
 	// DBFile is the SQLite database file. It is created (with its schema) if
 	// it does not exist; its directory must exist. Empty means an in-memory
-	// database that disappears with the process.
+	// database that disappears with the process. A new database keeps its
+	// visibility store (the records that list workflows) in a second file
+	// beside it, VisibilityFile(DBFile); one created before that layout
+	// keeps it inside DBFile.
 	DBFile string
 	// IP is the address every service binds to. Default 127.0.0.1.
 	IP string
@@ -143,7 +147,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	cfg := serverConfig(persistence, opts.IP, ports)
 	address := net.JoinHostPort(opts.IP, strconv.Itoa(ports.grpc[primitives.FrontendService]))
 
-	dc := dynamicConfig()
+	dc := dynamicConfig(opts.ClusterNode)
 	serverOpts := []temporal.ServerOption{
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
@@ -257,19 +261,89 @@ func preparePersistence(opts Options) (config.Persistence, error) {
 		}
 		return opts.Postgres.persistence(shards), nil
 	}
+	visFile, err := visibilityLayout(opts.DBFile)
+	if err != nil {
+		return config.Persistence{}, err
+	}
 	sqlCfg, err := sqlConfig(opts.DBFile)
 	if err != nil {
 		return config.Persistence{}, err
 	}
-	if err := prepareDatabase(sqlCfg, opts); err != nil {
-		return config.Persistence{}, err
-	}
-	return config.Persistence{
+	p := config.Persistence{
 		DefaultStore:     sqliteplugin.PluginName,
 		VisibilityStore:  sqliteplugin.PluginName,
 		NumHistoryShards: shards,
 		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-	}, nil
+	}
+	if visFile != "" {
+		// Before the database: a database without its visibility file
+		// would keep visibility inside from then on.
+		visCfg, err := sqlConfig(visFile)
+		if err != nil {
+			return config.Persistence{}, err
+		}
+		if err := prepareSchema(visCfg); err != nil {
+			return config.Persistence{}, err
+		}
+		p.VisibilityStore = visibilityStore
+		p.DataStores[visibilityStore] = config.DataStore{SQL: visCfg}
+	}
+	if err := prepareDatabase(sqlCfg, opts); err != nil {
+		return config.Persistence{}, err
+	}
+	return p, nil
+}
+
+// visibilityStore names the data store of a visibility file.
+const visibilityStore = "sqlite-visibility"
+
+// VisibilityFile is the file that keeps the visibility store of the SQLite
+// database dbFile: beside it, with "-visibility" before its extension
+// (data/temporal.db: data/temporal-visibility.db).
+//
+// Visibility gets a file, and so a connection, of its own because the
+// SQLite plugin gives each file one connection for the whole process:
+// in one file, every visibility write (a run's start, each upsert of its
+// status or published state, its close) waits for the history's writes
+// and delays them in turn.
+func VisibilityFile(dbFile string) string {
+	ext := filepath.Ext(dbFile)
+	return strings.TrimSuffix(dbFile, ext) + "-visibility" + ext
+}
+
+// visibilityLayout is the file of dbFile's visibility store: VisibilityFile
+// for a new database or one created with it, "" for an in-memory database
+// or a database file created before visibility had a file of its own,
+// which keeps it.
+func visibilityLayout(dbFile string) (string, error) {
+	if dbFile == "" {
+		return "", nil
+	}
+	vis := VisibilityFile(dbFile)
+	dbExists, err := exists(dbFile)
+	if err != nil {
+		return "", fmt.Errorf("devtemporal: database file: %w", err)
+	}
+	visExists, err := exists(vis)
+	if err != nil {
+		return "", fmt.Errorf("devtemporal: visibility file: %w", err)
+	}
+	switch {
+	case visExists && !dbExists:
+		return "", fmt.Errorf("devtemporal: visibility file %s exists without its database %s: remove it too to start afresh", vis, dbFile)
+	case dbExists && !visExists:
+		return "", nil
+	}
+	return vis, nil
+}
+
+// exists reports whether the file exists.
+func exists(file string) (bool, error) {
+	_, err := os.Stat(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // sqlConfig is the SQLite persistence config for a file, or for a fresh
@@ -292,9 +366,14 @@ func sqlConfig(file string) (*config.SQL, error) {
 	return &config.SQL{
 		PluginName:   sqliteplugin.PluginName,
 		DatabaseName: file,
-		// Keys that are not DSN parameters become pragmas: this is
-		// PRAGMA journal_mode=wal (writers do not block readers).
-		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal"},
+		// Keys that are not DSN parameters become pragmas:
+		// journal_mode=wal (writers do not block readers) and, in WAL
+		// mode, synchronous=normal: a commit is written to the WAL but
+		// synced only at checkpoints, so it survives the process being
+		// killed and may be lost only with the machine (power loss, OS
+		// crash). Syncing every commit (full) made the one connection
+		// wait on the disk for each of the history's writes.
+		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "normal"},
 	}, nil
 }
 
@@ -302,17 +381,8 @@ func sqlConfig(file string) (*config.SQL, error) {
 // the namespace with its search attributes, unless it exists already.
 func prepareDatabase(sqlCfg *config.SQL, opts Options) error {
 	if opts.DBFile != "" {
-		_, err := os.Stat(opts.DBFile)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			if _, err := os.Stat(filepath.Dir(opts.DBFile)); err != nil {
-				return fmt.Errorf("devtemporal: database directory: %w", err)
-			}
-			if err := sqlite.SetupSchema(sqlCfg); err != nil {
-				return fmt.Errorf("devtemporal: create schema in %s: %w", opts.DBFile, err)
-			}
-		case err != nil:
-			return fmt.Errorf("devtemporal: database file: %w", err)
+		if err := prepareSchema(sqlCfg); err != nil {
+			return err
 		}
 	}
 	ns, err := namespaceConfig(opts)
@@ -321,6 +391,26 @@ func prepareDatabase(sqlCfg *config.SQL, opts Options) error {
 	}
 	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
 		return fmt.Errorf("devtemporal: register namespace %q: %w", opts.Namespace, err)
+	}
+	return nil
+}
+
+// prepareSchema creates the schema of a new database file. The schema
+// package creates both Temporal schemas, execution and visibility, in one
+// file: a visibility file holds the execution tables too, left empty.
+func prepareSchema(sqlCfg *config.SQL) error {
+	file := sqlCfg.DatabaseName
+	switch ok, err := exists(file); {
+	case err != nil:
+		return fmt.Errorf("devtemporal: database file: %w", err)
+	case ok:
+		return nil
+	}
+	if _, err := os.Stat(filepath.Dir(file)); err != nil {
+		return fmt.Errorf("devtemporal: database directory: %w", err)
+	}
+	if err := sqlite.SetupSchema(sqlCfg); err != nil {
+		return fmt.Errorf("devtemporal: create schema in %s: %w", file, err)
 	}
 	return nil
 }

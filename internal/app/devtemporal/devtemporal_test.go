@@ -305,6 +305,13 @@ func assertListByTenant(ctx context.Context, t *testing.T, c client.Client, ns s
 			t.Fatalf("start %s: %v", id, err)
 		}
 	}
+	assertListed(ctx, t, c, ns, "x/run-1")
+}
+
+// assertListed lists by OpenWOPTenant = 'x' until the list is not empty
+// (10 s at most) and wants it to be the one run want.
+func assertListed(ctx context.Context, t *testing.T, c client.Client, ns, want string) {
+	t.Helper()
 	query := signals.SearchAttrTenant + " = 'x'"
 	var ids []string
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -321,8 +328,8 @@ func assertListByTenant(ctx context.Context, t *testing.T, c client.Client, ns s
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if len(ids) != 1 || ids[0] != "x/run-1" {
-		t.Fatalf("ListWorkflow(%s) = %v, want [x/run-1]", query, ids)
+	if len(ids) != 1 || ids[0] != want {
+		t.Fatalf("ListWorkflow(%s) = %v, want [%s]", query, ids, want)
 	}
 }
 

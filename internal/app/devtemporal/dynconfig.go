@@ -29,10 +29,11 @@ const HistoryCacheSize = 2000
 // attributes that start-up added, before the forced refresh is turned off.
 const settleTimeout = 10 * time.Second
 
-// dynamicConfig is the embedded server's dynamic configuration. It is
-// mutable: Start turns ForceSearchAttributesCacheRefreshOnRead off once the
-// run search attributes are registered and visible.
-func dynamicConfig() *dynamicconfig.MemoryClient {
+// dynamicConfig is the embedded server's dynamic configuration, for one
+// node of a cluster or a server alone. It is mutable: Start turns
+// ForceSearchAttributesCacheRefreshOnRead off once the run search
+// attributes are registered and visible.
+func dynamicConfig(clusterNode bool) *dynamicconfig.MemoryClient {
 	dc := dynamicconfig.NewMemoryClient()
 	// One process, one shard: bound the history service's cache of open
 	// executions (read once at start).
@@ -49,6 +50,15 @@ func dynamicConfig() *dynamicconfig.MemoryClient {
 	// frontend's persistence rate limit (ResourceExhausted) on a local
 	// server.
 	dc.OverrideSetting(dynamicconfig.FrontendPersistenceMaxQPS, 20000)
+	if !clusterNode {
+		// A server alone has one matching service and a worker or a few
+		// per task queue: Temporal's four partitions per queue would
+		// spread their tasks and pollers over four queues, forwarding
+		// between them. A cluster node keeps the default, as production
+		// clusters do.
+		dc.OverrideSetting(dynamicconfig.MatchingNumTaskqueueReadPartitions, 1)
+		dc.OverrideSetting(dynamicconfig.MatchingNumTaskqueueWritePartitions, 1)
+	}
 	return dc
 }
 

@@ -2,6 +2,7 @@ package devtemporal
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,6 +45,35 @@ func TestForcedRefreshOffAfterStart(t *testing.T) {
 			defer func() { _ = s.Stop() }()
 			if got := forcedRefresh(t, s); got != tt.want {
 				t.Fatalf("forced search attribute refresh = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTaskQueuePartitions: a server alone gives each task queue one
+// partition; a cluster node keeps Temporal's default (no override).
+func TestTaskQueuePartitions(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		clusterNode bool
+		want        []any
+	}{
+		{"alone", false, []any{1}},
+		{"cluster node", true, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dc := dynamicConfig(tt.clusterNode)
+			for _, key := range []dynamicconfig.Key{
+				dynamicconfig.MatchingNumTaskqueueReadPartitions.Key(),
+				dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(),
+			} {
+				var got []any
+				for _, v := range dc.GetValue(key) {
+					got = append(got, v.Value)
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("%s = %v, want %v", key, got, tt.want)
+				}
 			}
 		})
 	}

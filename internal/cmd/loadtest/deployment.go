@@ -48,7 +48,8 @@ func prepare(dir string) error {
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	data, _ := filepath.Glob(filepath.Join(dir, "data-*"))
-	for _, f := range append(append(old, data...), "temporal.db", "temporal.db-wal", "temporal.db-shm") {
+	dbs, _ := filepath.Glob(filepath.Join(dir, "temporal*.db*")) // the database, its visibility file, their WALs
+	for _, f := range append(append(old, data...), dbs...) {
 		if err := os.RemoveAll(filepath.Join(dir, filepath.Base(f))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -113,6 +113,8 @@ func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClient
 		s.calls = &callLog{byID: map[string][]string{}}
 	}
 	opts := client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: devtemporal.SDKLogger(nop)}
+	// As config.Dial dials for cmd/server: requests not compressed.
+	opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	var icpts []grpc.UnaryClientInterceptor
 	if s.calls != nil {
 		icpts = append(icpts, s.calls.intercept)
