@@ -5,7 +5,9 @@
 // The server has one history shard and the four Temporal services
 // (frontend, history, matching, worker) on local ports. With a database file
 // its state (namespaces, workflow histories, visibility) survives a restart of
-// the process; with no file it lives in memory until the process exits.
+// the process; a new database keeps its visibility in a second file beside
+// it (VisibilityFile), written on a connection of its own. With no file it
+// lives in memory until the process exits.
 //
 // Options.Postgres persists it in PostgreSQL with SQL visibility instead
 // (the databases and their schemas are created when missing), and
