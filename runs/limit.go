@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"fmt"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -17,17 +16,17 @@ const DefaultMaxTemporalCalls = 16
 // limitedClient is the Temporal client of a Service whose short calls
 // (starts, signals, queries, describes, cancels and history reads that do
 // not long-poll) take one of a bounded number of slots, waiting for one
-// in the order they come when all are taken. A loaded Temporal then gets
-// the calls at the concurrency it serves best, and what waits beyond that
-// waits in this process, where it costs nothing: past saturation, more
-// concurrent calls make every call slower and Temporal's throughput fall
-// (contention in its persistence and task queues), and the reads that
-// then go late add to the load. Long polls (a blocking call following its
-// run to the end, listeners) hold no slot: they wait on Temporal, not on
-// its work.
+// when all are taken: the calls on runs that exist first, then the starts
+// of new runs (slots). A loaded Temporal then gets the calls at the
+// concurrency it serves best, and what waits beyond that waits in this
+// process, where it costs nothing: past saturation, more concurrent calls
+// make every call slower and Temporal's throughput fall (contention in its
+// persistence and task queues), and the reads that then go late add to
+// the load. Long polls (a blocking call following its run to the end,
+// listeners) hold no slot: they wait on Temporal, not on its work.
 type limitedClient struct {
 	client.Client
-	slots chan struct{}
+	slots *slots
 }
 
 // limitCalls returns c with its short calls bounded to n at once (n <= 0:
@@ -36,7 +35,7 @@ func limitCalls(c client.Client, n int) *limitedClient {
 	if n <= 0 {
 		return nil
 	}
-	return &limitedClient{Client: c, slots: make(chan struct{}, n)}
+	return &limitedClient{Client: c, slots: newSlots(n)}
 }
 
 // heldSlot marks the context of an operation that holds a slot for all
@@ -59,22 +58,24 @@ func (c *limitedClient) hold(ctx context.Context) (context.Context, func(), erro
 	return context.WithValue(ctx, heldSlot{}, true), release, nil
 }
 
-// acquire takes a slot, waiting while all are taken, and returns the func
-// that gives it back. A call made within hold takes none.
+// acquire takes a slot for a call on a run that exists, waiting while
+// all are taken, and returns the func that gives it back. A call made
+// within hold takes none.
 func (c *limitedClient) acquire(ctx context.Context) (func(), error) {
 	if ctx.Value(heldSlot{}) != nil {
 		return func() {}, nil
 	}
-	select {
-	case c.slots <- struct{}{}:
-		return func() { <-c.slots }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for a Temporal call slot: %w", ctx.Err())
-	}
+	return c.slots.take(ctx, rankRun)
 }
 
+// ExecuteWorkflow starts a run once a slot is free and no call on a run
+// that exists waits for it (see slots).
 func (c *limitedClient) ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error) {
-	release, err := c.acquire(ctx)
+	release := func() {}
+	var err error
+	if ctx.Value(heldSlot{}) == nil {
+		release, err = c.slots.take(ctx, rankStart)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -105,7 +105,9 @@ type Options struct {
 	ReadWindow time.Duration
 	// MaxTemporalCalls bounds the Temporal calls the service makes at once
 	// (starts, signals, queries, describes, cancels, history reads that do
-	// not long-poll); more wait for a slot in this process. Past
+	// not long-poll); more wait for a slot in this process, the calls on
+	// runs that exist before the starts of new runs (a start at least
+	// every fourth slot while both wait). Past
 	// saturation, more concurrent calls make Temporal slower at each and
 	// lower its throughput; the bound keeps it at the rate it serves best.
 	// Long polls (blocking calls following their runs, listeners) hold no
