@@ -51,31 +51,27 @@ func (c *limitedClient) hold(ctx context.Context) (context.Context, func(), erro
 	if c == nil || ctx.Value(heldSlot{}) != nil {
 		return ctx, func() {}, nil
 	}
-	release, err := c.acquire(ctx)
+	release, err := c.acquire(ctx, rankRun)
 	if err != nil {
 		return ctx, nil, err
 	}
 	return context.WithValue(ctx, heldSlot{}, true), release, nil
 }
 
-// acquire takes a slot for a call on a run that exists, waiting while
-// all are taken, and returns the func that gives it back. A call made
+// acquire takes a slot for a call of rank r, waiting while all are taken
+// (see slots), and returns the func that gives it back. A call made
 // within hold takes none.
-func (c *limitedClient) acquire(ctx context.Context) (func(), error) {
+func (c *limitedClient) acquire(ctx context.Context, r callRank) (func(), error) {
 	if ctx.Value(heldSlot{}) != nil {
 		return func() {}, nil
 	}
-	return c.slots.take(ctx, rankRun)
+	return c.slots.take(ctx, r)
 }
 
-// ExecuteWorkflow starts a run once a slot is free and no call on a run
-// that exists waits for it (see slots).
+// ExecuteWorkflow starts a run with a slot of a start, which the calls on
+// runs that exist go before (see slots).
 func (c *limitedClient) ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error) {
-	release := func() {}
-	var err error
-	if ctx.Value(heldSlot{}) == nil {
-		release, err = c.slots.take(ctx, rankStart)
-	}
+	release, err := c.acquire(ctx, rankStart)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +80,7 @@ func (c *limitedClient) ExecuteWorkflow(ctx context.Context, options client.Star
 }
 
 func (c *limitedClient) SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error {
-	release, err := c.acquire(ctx)
+	release, err := c.acquire(ctx, rankRun)
 	if err != nil {
 		return err
 	}
@@ -93,7 +89,7 @@ func (c *limitedClient) SignalWorkflow(ctx context.Context, workflowID, runID, s
 }
 
 func (c *limitedClient) CancelWorkflowWithOptions(ctx context.Context, options client.CancelWorkflowOptions) error {
-	release, err := c.acquire(ctx)
+	release, err := c.acquire(ctx, rankRun)
 	if err != nil {
 		return err
 	}
@@ -102,7 +98,7 @@ func (c *limitedClient) CancelWorkflowWithOptions(ctx context.Context, options c
 }
 
 func (c *limitedClient) QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error) {
-	release, err := c.acquire(ctx)
+	release, err := c.acquire(ctx, rankRun)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +107,7 @@ func (c *limitedClient) QueryWorkflow(ctx context.Context, workflowID, runID, qu
 }
 
 func (c *limitedClient) QueryWorkflowWithOptions(ctx context.Context, request *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {
-	release, err := c.acquire(ctx)
+	release, err := c.acquire(ctx, rankRun)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +116,7 @@ func (c *limitedClient) QueryWorkflowWithOptions(ctx context.Context, request *c
 }
 
 func (c *limitedClient) DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
-	release, err := c.acquire(ctx)
+	release, err := c.acquire(ctx, rankRun)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +143,7 @@ type limitedHistory struct {
 }
 
 func (h *limitedHistory) HasNext() bool {
-	release, err := h.c.acquire(h.ctx)
+	release, err := h.c.acquire(h.ctx, rankRun)
 	if err != nil {
 		// The read's context ended: the iterator reports it from Next.
 		return h.HistoryEventIterator.HasNext()
