@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/openwop/temporal-mcp/internal/runsignal"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -45,7 +46,11 @@ func RecordProgress(ctx context.Context, p Progress) {
 func ReportProgress(ctx context.Context, p Progress) error {
 	RecordProgress(ctx, p)
 	info := activity.GetInfo(ctx)
-	err := activity.GetClient(ctx).SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
+	signal := runsignal.From(ctx) // set by workflowstest
+	if signal == nil {
+		signal = activity.GetClient(ctx).SignalWorkflow
+	}
+	err := signal(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
 		signals.SignalProgress, signals.Progress{Step: p.Step, Done: p.Done, Total: p.Total})
 	if err != nil {
 		return fmt.Errorf("report progress to run %s: %w", info.WorkflowExecution.ID, err)

@@ -100,6 +100,9 @@ type view struct {
 	tools []*Tool                      // available, sorted by name
 	byKey map[string]*Tool             // available, by name
 	unav  map[string]*UnavailableError // known but unavailable, by name
+	// served lists, by tool name, the live publications an available
+	// tool was found in; nil for a tool a live declaration serves.
+	served map[string][]listed
 }
 
 // NewLive returns a Live source reading the catalog through c.
@@ -316,8 +319,9 @@ func (l *Live) readLocked(ctx context.Context) (*view, error) {
 // candidate is one source of a tool's spec.
 type candidate struct {
 	spec signals.ToolSpec
-	from string // who published it, for messages
-	live bool   // its worker is live (a declaration: a worker of its queue)
+	from string  // who published it, for messages
+	live bool    // its worker is live (a declaration: a worker of its queue)
+	pub  *listed // the publication; nil for a declaration
 }
 
 // build turns publications and the workers' liveness into a view. A tool
@@ -338,7 +342,7 @@ func (l *Live) build(now time.Time, pubs []listed, alive liveness) *view {
 		for _, spec := range p.pub.Tools {
 			spec.TaskQueue = p.pub.TaskQueue
 			byName[spec.Name] = append(byName[spec.Name], candidate{
-				spec: spec, from: fmt.Sprintf("worker %q on task queue %q", p.pub.Identity, p.pub.TaskQueue), live: live,
+				spec: spec, from: fmt.Sprintf("worker %q on task queue %q", p.pub.Identity, p.pub.TaskQueue), live: live, pub: &p,
 			})
 		}
 	}
@@ -348,7 +352,7 @@ func (l *Live) build(now time.Time, pubs []listed, alive liveness) *view {
 			live: alive.anyLive(t.spec.TaskQueue, now, l.opts.LiveWindow),
 		})
 	}
-	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}}
+	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}, served: map[string][]listed{}}
 	for name, cands := range byName {
 		t, unav := l.decide(name, cands)
 		if unav != nil {
@@ -357,6 +361,7 @@ func (l *Live) build(now time.Time, pubs []listed, alive liveness) *view {
 		}
 		v.byKey[name] = t
 		v.tools = append(v.tools, t)
+		v.served[name] = servedBy(cands)
 	}
 	for name, p := range gone {
 		if _, ok := byName[name]; !ok {

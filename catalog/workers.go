@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/openwop/temporal-mcp/signals"
 )
 
 // WorkerHeartbeatInterval is the worker heartbeat interval
@@ -33,6 +35,9 @@ type beat struct {
 	at       time.Time
 	interval time.Duration // 0: not known yet (a first heartbeat)
 	running  bool
+	// publication is set for a Heartbeat of the worker's publication,
+	// which outranks the SDK's own heartbeats of the worker.
+	publication bool
 }
 
 // liveness is what Temporal knows of the workers of some task queues:
@@ -91,8 +96,10 @@ func livenessOf(ctx context.Context, c client.Client, namespace string, queues m
 
 // heartbeatsOf lists the last heartbeat of each worker of queues (Temporal
 // worker heartbeats; none when the server does not keep them). Of several
-// heartbeats of one identity on one queue (a restarted process), the
-// newest counts.
+// heartbeats of one identity on one queue, a Heartbeat of its publication
+// (sent every WorkerHeartbeatInterval whatever the client's interval)
+// counts before the SDK's own, and of the same kind the newest (a
+// restarted process) counts.
 func heartbeatsOf(ctx context.Context, c client.Client, namespace string, queues map[string]bool) (map[workerKey]beat, error) {
 	out := map[workerKey]beat{}
 	var terms []string
@@ -120,8 +127,9 @@ func heartbeatsOf(ctx context.Context, c client.Client, namespace string, queues
 			hb := info.GetWorkerHeartbeat()
 			k := workerKey{hb.GetTaskQueue(), hb.GetWorkerIdentity()}
 			b := beat{at: hb.GetHeartbeatTime().AsTime(), interval: hb.GetElapsedSinceLastHeartbeat().AsDuration(),
-				running: hb.GetStatus() == enumspb.WORKER_STATUS_RUNNING}
-			if old, ok := out[k]; !ok || b.at.After(old.at) {
+				running:     hb.GetStatus() == enumspb.WORKER_STATUS_RUNNING,
+				publication: hb.GetWorkerInstanceKey() == signals.PublicationID(k.taskQueue, k.identity)}
+			if old, ok := out[k]; !ok || b.publication && !old.publication || b.publication == old.publication && b.at.After(old.at) {
 				out[k] = b
 			}
 		}

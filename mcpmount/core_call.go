@@ -167,7 +167,7 @@ func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, err
 // catalog: a tool it may not see is unknown, and one whose scopes the
 // caller's token lacks is refused (scopeRefusal).
 func (m *Mount) lookupTool(ctx context.Context, caller signals.Subject, name string) (*catalog.Tool, error) {
-	t, err := m.catalog.Lookup(ctx, name)
+	t, err := catalog.LookupForCall(ctx, m.catalog, name)
 	var unav *catalog.UnavailableError
 	switch {
 	case errors.As(err, &unav):

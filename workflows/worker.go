@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"time"
@@ -36,9 +37,9 @@ const DefaultWorkflowCacheSize = 1000
 type WorkerOptions struct {
 	// Worker are the options of the Temporal worker. Worker.Identity, when
 	// empty, is "<pid>@<host>@<task queue>": the identity the catalog
-	// judges the worker live by, from its heartbeats (give the client
-	// client.Options.WorkerHeartbeatInterval = catalog.WorkerHeartbeatInterval
-	// for a crash to be seen within seconds) or its pollers. DefaultHeartbeatThrottleInterval, when
+	// judges the worker live by, from the heartbeats Run sends every
+	// catalog.WorkerHeartbeatInterval (a killed worker's tools leave the
+	// catalog within 15 s; no client option is needed). DefaultHeartbeatThrottleInterval, when
 	// zero, is one second, so that a cancellation reaches a heartbeating
 	// activity without a heartbeat timeout within about a second. When
 	// neither MaxConcurrentWorkflowTaskPollers nor
@@ -50,8 +51,13 @@ type WorkerOptions struct {
 	// (throughput at 200 polling clients fell to 0.75 of that at 50; it
 	// held at 1.06 with autoscaling).
 	Worker worker.Options
-	// Logger receives the worker's lifecycle messages (nil: none).
+	// Logger receives the worker's lifecycle messages: the tools it
+	// published and withdrew, and failures to keep its publication (nil:
+	// the log/slog default logger, on standard error).
 	Logger log.Logger
+	// Namespace is the namespace of the client, where the worker's catalog
+	// heartbeats go; empty asks the client (catalog.ClientNamespace).
+	Namespace string
 	// CheckInterval is how often the worker checks that its publication is
 	// still in the catalog, publishing it again when it is not (default
 	// one minute).
@@ -82,7 +88,17 @@ func (r *Registry) Publication(taskQueue, identity string) signals.Publication {
 // or the worker fails. It registers the tools and activities, starts the
 // worker, publishes the tools to the catalog (catalog.Publish, which fails
 // when a live worker publishes a different spec under one of the names),
-// keeps the publication while it runs, and withdraws it when it stops.
+// keeps the publication while it runs, and tells the catalog it is alive
+// every catalog.WorkerHeartbeatInterval (catalog.Heartbeat, whatever the
+// client's own worker heartbeat interval), so that a worker killed without
+// warning has its tools leave the catalog within seconds.
+//
+// When ctx ends it stops in this order: it withdraws the publication and
+// tells the catalog it is stopping, so that from then on the server starts
+// no new run for it, and only then stops the Temporal worker, which lets
+// the tasks in flight finish (worker.Options.WorkerStopTimeout); runs it
+// leaves unfinished are continued by another worker of the task queue,
+// as Temporal does.
 //
 // It returns nil when ctx ends, and the error otherwise: a worker that
 // cannot start, a conflicting publication, or a fatal worker error.
@@ -90,22 +106,7 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 	if taskQueue == "" {
 		return errors.New("run worker: a task queue is required")
 	}
-	if opts.Worker.Identity == "" {
-		host, _ := os.Hostname()
-		opts.Worker.Identity = fmt.Sprintf("%d@%s@%s", os.Getpid(), host, taskQueue)
-	}
-	if opts.CheckInterval <= 0 {
-		opts.CheckInterval = time.Minute
-	}
-	if opts.Worker.MaxConcurrentWorkflowTaskPollers == 0 && opts.Worker.WorkflowTaskPollerBehavior == nil {
-		opts.Worker.WorkflowTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
-	}
-	if opts.Worker.DefaultHeartbeatThrottleInterval == 0 {
-		// Cancellation reaches an activity only with a heartbeat response:
-		// without a heartbeat timeout the SDK would send heartbeats only
-		// every 30 s, so a cancelled run would wait that long.
-		opts.Worker.DefaultHeartbeatThrottleInterval = time.Second
-	}
+	opts = opts.withDefaults(taskQueue)
 	fatal := make(chan error, 1)
 	onFatal := opts.Worker.OnFatalError
 	opts.Worker.OnFatalError = func(err error) {
@@ -124,47 +125,129 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 		}
 		opts.Worker.Interceptors = append(slices.Clip(opts.Worker.Interceptors), i)
 	}
+	if opts.Namespace == "" {
+		ns, err := catalog.ClientNamespace(ctx, c)
+		if err != nil {
+			return fmt.Errorf("run worker on task queue %q: %w", taskQueue, err)
+		}
+		opts.Namespace = ns
+	}
 	w := worker.New(c, taskQueue, opts.Worker)
 	r.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %q: %w", taskQueue, err)
 	}
-	defer w.Stop()
-
-	pub := r.Publication(taskQueue, opts.Worker.Identity)
-	if err := catalog.Publish(ctx, c, pub); err != nil {
+	s := &serving{c: c, w: w, log: opts.Logger, pub: r.Publication(taskQueue, opts.Worker.Identity)}
+	s.beat = catalog.Heartbeat{Namespace: opts.Namespace, Publication: s.pub, Started: time.Now()}
+	s.sendBeat(ctx, false)
+	if err := catalog.Publish(ctx, c, s.pub); err != nil {
+		w.Stop()
 		return err
 	}
-	defer func() {
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := catalog.Withdraw(wctx, c, taskQueue, pub.Identity); err != nil && opts.Logger != nil {
-			opts.Logger.Warn("Could not withdraw the tool publication", "error", err)
-		}
-	}()
-	if opts.Logger != nil {
-		opts.Logger.Info("Worker ready; tools published", "taskQueue", taskQueue, "identity", pub.Identity, "tools", len(pub.Tools))
-	}
+	s.log.Info("Worker ready; tools published", "taskQueue", taskQueue, "identity", s.pub.Identity, "tools", toolNames(s.pub))
+	defer s.stop(ctx)
+	return s.serve(ctx, opts.CheckInterval, fatal)
+}
 
-	tick := time.NewTicker(opts.CheckInterval)
-	defer tick.Stop()
+// withDefaults fills in the defaults of opts for a worker of taskQueue.
+func (opts WorkerOptions) withDefaults(taskQueue string) WorkerOptions {
+	if opts.Worker.Identity == "" {
+		host, _ := os.Hostname()
+		opts.Worker.Identity = fmt.Sprintf("%d@%s@%s", os.Getpid(), host, taskQueue)
+	}
+	if opts.CheckInterval <= 0 {
+		opts.CheckInterval = time.Minute
+	}
+	if opts.Worker.MaxConcurrentWorkflowTaskPollers == 0 && opts.Worker.WorkflowTaskPollerBehavior == nil {
+		opts.Worker.WorkflowTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
+	}
+	if opts.Worker.DefaultHeartbeatThrottleInterval == 0 {
+		// Cancellation reaches an activity only with a heartbeat response:
+		// without a heartbeat timeout the SDK would send heartbeats only
+		// every 30 s, so a cancelled run would wait that long.
+		opts.Worker.DefaultHeartbeatThrottleInterval = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = log.NewStructuredLogger(slog.Default())
+	}
+	return opts
+}
+
+// serving is a started worker and its publication.
+type serving struct {
+	c    client.Client
+	w    worker.Worker
+	log  log.Logger
+	pub  signals.Publication
+	beat catalog.Heartbeat
+	// beatFailed is set while heartbeats fail, so that a failure is
+	// logged once.
+	beatFailed bool
+}
+
+// serve keeps the publication and its heartbeats until ctx ends or the
+// worker fails.
+func (s *serving) serve(ctx context.Context, checkEvery time.Duration, fatal <-chan error) error {
+	check := time.NewTicker(checkEvery)
+	defer check.Stop()
+	beat := time.NewTicker(catalog.WorkerHeartbeatInterval)
+	defer beat.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case err := <-fatal:
-			return fmt.Errorf("worker on task queue %q: %w", taskQueue, err)
-		case <-tick.C:
-			ok, err := catalog.Published(ctx, c, pub)
+			return fmt.Errorf("worker on task queue %q: %w", s.pub.TaskQueue, err)
+		case <-beat.C:
+			s.sendBeat(ctx, false)
+		case <-check.C:
+			ok, err := catalog.Published(ctx, s.c, s.pub)
 			if err == nil && !ok {
-				err = catalog.Publish(ctx, c, pub)
-				if err == nil && opts.Logger != nil {
-					opts.Logger.Info("Tool publication was gone; published again", "taskQueue", taskQueue)
+				err = catalog.Publish(ctx, s.c, s.pub)
+				if err == nil {
+					s.log.Info("Tool publication was gone; published again", "taskQueue", s.pub.TaskQueue, "tools", toolNames(s.pub))
 				}
 			}
-			if err != nil && ctx.Err() == nil && opts.Logger != nil {
-				opts.Logger.Warn("Could not check the tool publication", "error", err)
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("Could not check the tool publication", "error", err)
 			}
 		}
 	}
+}
+
+// sendBeat sends one heartbeat of the publication, logging the first
+// failure of a series (a server without worker heartbeats judges the
+// worker by its pollers instead).
+func (s *serving) sendBeat(ctx context.Context, stopping bool) {
+	err := s.beat.Send(ctx, s.c, stopping)
+	switch {
+	case err != nil && !s.beatFailed && ctx.Err() == nil:
+		s.log.Warn("Could not send the worker's catalog heartbeat; the catalog judges it by its pollers", "error", err)
+		s.beatFailed = true
+	case err == nil:
+		s.beatFailed = false
+	}
+}
+
+// stop withdraws the publication and tells the catalog the worker is
+// stopping, then stops the Temporal worker (which drains its tasks).
+func (s *serving) stop(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := catalog.Withdraw(wctx, s.c, s.pub.TaskQueue, s.pub.Identity); err != nil {
+		s.log.Warn("Could not withdraw the tool publication", "taskQueue", s.pub.TaskQueue, "error", err)
+	} else {
+		s.log.Info("Worker stopping; tools withdrawn", "taskQueue", s.pub.TaskQueue, "identity", s.pub.Identity, "tools", toolNames(s.pub))
+	}
+	s.sendBeat(wctx, true)
+	s.w.Stop()
+}
+
+// toolNames lists the names of the tools of pub.
+func toolNames(pub signals.Publication) []string {
+	names := make([]string, len(pub.Tools))
+	for i, t := range pub.Tools {
+		names[i] = t.Name
+	}
+	return names
 }

@@ -1,16 +1,22 @@
 package workflowstest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/catalog"
@@ -49,9 +55,10 @@ type Env struct {
 	// comes). New sets DefaultAnswerTimeout; a tool's own timers that
 	// fire sooner still run first.
 	AnswerTimeout time.Duration
-	// Logger receives the SDK's and the tool's log; nil discards it. It is
-	// read when the environment is made (the first call of Temporal or
-	// Call).
+	// Logger receives the SDK's and the tool's log; nil writes only its
+	// errors, to standard error (a failure inside the SDK's environment,
+	// which may end the test binary, says why). It is read when the
+	// environment is made (the first call of Temporal or Call).
 	Logger log.Logger
 
 	reg      *workflows.Registry
@@ -62,7 +69,11 @@ type Env struct {
 	seen     []signals.Status
 	progress []signals.Progress
 	started  bool
-	problem  error // why Call fails after the run (an answer the Env could not give)
+	runID    string // the run's id, once started
+	problem  error
+
+	mu         sync.Mutex                    // guards activities
+	activities map[string]context.CancelFunc // of the running activities, by activity ID  // why Call fails after the run (an answer the Env could not give)
 }
 
 // errOneCall is the error of a second call on one Env.
@@ -84,14 +95,17 @@ func New(reg *workflows.Registry) *Env {
 		reg:           reg,
 		answers:       map[string]answerer{},
 		byID:          map[string]*Question{},
+		activities:    map[string]context.CancelFunc{},
 	}
 }
 
 // Temporal returns the SDK's test environment the call runs in: mock an
 // activity with OnActivity, set the start time, add delayed callbacks.
-// Do not execute a workflow on it (Call does), and do not mock
-// UpsertMemo or UpsertTypedSearchAttributes: the Env follows the run
-// through them.
+// Do not execute a workflow on it (Call does), do not mock
+// UpsertMemo or UpsertTypedSearchAttributes (the Env follows the run
+// through them), and do not replace its worker options (SetWorkerOptions)
+// or its activity-cancelled listener: they let activities report progress
+// to the run and see their cancellation.
 func (e *Env) Temporal() *testsuite.TestWorkflowEnvironment {
 	if e.env != nil {
 		return e.env
@@ -99,11 +113,14 @@ func (e *Env) Temporal() *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	logger := e.Logger
 	if logger == nil {
-		logger = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
+		logger = log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	}
 	s.SetLogger(logger)
 	e.env = s.NewTestWorkflowEnvironment()
 	e.env.SetTestTimeout(DefaultTestTimeout)
+	// Activities signal the run through the Env (ReportProgress).
+	e.env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&activitySignals{e: e}}})
+	e.env.SetOnActivityCanceledListener(func(info *activity.Info) { e.activityCancelled(*info) })
 	e.reg.Register(e.env)
 	// Every change of the run's status or open questions is published
 	// with one of these upserts: look at the run once the workflow task
@@ -179,6 +196,7 @@ func (e *Env) Start(tool string, req signals.StartRequest) (*Result, error) {
 	// workflow's coroutine, where its deadlock detector allows 1 s: on a
 	// loaded machine that fails the run. Compute it here first.
 	_ = (&workflow.Info{}).GetBinaryChecksum()
+	e.runID = runID
 	env := e.Temporal()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: runID})
 	env.ExecuteWorkflow(tool, req)

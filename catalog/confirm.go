@@ -1,0 +1,86 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Confirmer is a Source that confirms, when a run is about to start, that
+// a tool it found is still served: a reading of the catalog may be a few
+// seconds old, and a worker that stops withdraws its publication first,
+// so that from that moment no new run is started for it.
+type Confirmer interface {
+	// Confirm returns nil when t may be called now, and otherwise an
+	// *UnavailableError saying why.
+	Confirm(ctx context.Context, t *Tool) error
+}
+
+// LookupForCall is src.Lookup for a call about to start a run: when src
+// is a Confirmer, a tool it finds is confirmed still served.
+func LookupForCall(ctx context.Context, src Source, name string) (*Tool, error) {
+	t, err := src.Lookup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := src.(Confirmer); ok {
+		if err := c.Confirm(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Confirm implements Confirmer: a tool that only publications serve is
+// confirmed by describing them (one call while the first still runs),
+// not by visibility, which may list a publication closed a moment ago as
+// running. A tool whose publications all closed since the reading (their
+// workers began to stop) is unavailable, and the next lookup reads the
+// catalog again.
+func (l *Live) Confirm(ctx context.Context, t *Tool) error {
+	name := t.Spec().Name
+	l.mu.Lock()
+	v := l.view
+	l.mu.Unlock()
+	if v == nil || len(v.served[name]) == 0 {
+		return nil // a declared tool, or one the reading no longer lists
+	}
+	pubs := v.served[name]
+	var last listed
+	for _, p := range pubs {
+		info, err := describeRunning(ctx, l.c, p.pub)
+		if err != nil {
+			return fmt.Errorf("confirm tool %q: %w", name, err)
+		}
+		if info != nil {
+			return nil
+		}
+		last = p
+	}
+	l.mu.Lock()
+	if l.view == v {
+		l.view = &view{at: time.Time{}, tools: v.tools, byKey: v.byKey, unav: v.unav, served: v.served}
+	}
+	l.mu.Unlock()
+	last.closed = l.opts.Now()
+	u := withdrawn(name, last)
+	u.Reason = fmt.Sprintf("no worker serves task queue %q any more (worker %q, the last that published the tool, is stopping and withdrew it); start a worker that serves it",
+		last.pub.TaskQueue, last.pub.Identity)
+	return u
+}
+
+// servedBy lists the publications of the live candidates of a tool, or
+// nil when a live declaration serves it (it has no publication to check).
+func servedBy(cands []candidate) []listed {
+	var out []listed
+	for _, c := range cands {
+		if !c.live {
+			continue
+		}
+		if c.pub == nil {
+			return nil
+		}
+		out = append(out, *c.pub)
+	}
+	return out
+}
