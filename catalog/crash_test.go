@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
@@ -43,7 +45,37 @@ const (
 	envNamespace = "OPENWOP_CATALOG_TEST_NAMESPACE"
 	envQueue     = "OPENWOP_CATALOG_TEST_QUEUE"
 	envIdentity  = "OPENWOP_CATALOG_TEST_IDENTITY"
+	// envDefaults set: the worker is the README's, with no option (no
+	// client heartbeat interval, WorkerOptions{}, its default identity).
+	envDefaults = "OPENWOP_CATALOG_TEST_DEFAULTS"
+	// envSlow set: the tool's run does slowWork in an activity.
+	envSlow = "OPENWOP_CATALOG_TEST_SLOW"
 )
+
+// slowWork is how long the activity of a slow tool works.
+const slowWork = 4 * time.Second
+
+// slowTool is a tool whose run works slowWork in its activity (slowDays),
+// then answers as echoTool does.
+func slowTool(name string) workflows.Tool {
+	return workflows.NewTool(name, "Work a while, then echo the text.", func(ctx workflow.Context, in echoIn) (map[string]any, error) {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		if err := workflow.ExecuteActivity(ctx, slowDays).Get(ctx, nil); err != nil {
+			return nil, err
+		}
+		return map[string]any{"echo": in.Text}, nil
+	})
+}
+
+// slowDays works for slowWork, or until ctx ends.
+func slowDays(ctx context.Context) error {
+	select {
+	case <-time.After(slowWork):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // TestWorkerProcess is not a test: started by startWorkerProcess, it is a
 // worker serving one echo tool until SIGTERM (a clean stop) or SIGKILL.
@@ -54,19 +86,26 @@ func TestWorkerProcess(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort: os.Getenv(envAddress), Namespace: os.Getenv(envNamespace),
-		WorkerHeartbeatInterval: catalog.WorkerHeartbeatInterval,
-	})
+	copts := client.Options{HostPort: os.Getenv(envAddress), Namespace: os.Getenv(envNamespace)}
+	wopts := workflows.WorkerOptions{}
+	if os.Getenv(envDefaults) == "" {
+		copts.WorkerHeartbeatInterval = catalog.WorkerHeartbeatInterval
+		wopts.Worker = worker.Options{Identity: os.Getenv(envIdentity)}
+	}
+	c, err := client.DialContext(ctx, copts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	reg, err := workflows.NewRegistry([]workflows.Tool{echoTool(name, "Echo the text.", "process")})
+	tool, acts := echoTool(name, "Echo the text.", "process"), []any(nil)
+	if os.Getenv(envSlow) != "" {
+		tool, acts = slowTool(name), []any{slowDays}
+	}
+	reg, err := workflows.NewRegistry([]workflows.Tool{tool}, acts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Run(ctx, c, os.Getenv(envQueue), workflows.WorkerOptions{Worker: worker.Options{Identity: os.Getenv(envIdentity)}}); err != nil {
+	if err := reg.Run(ctx, c, os.Getenv(envQueue), wopts); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -79,16 +118,23 @@ type workerProcess struct {
 }
 
 // startWorkerProcess starts this test binary as a worker of tool on
-// taskQueue, killed at the end of the test if still running.
-func startWorkerProcess(t *testing.T, env *testenv.Env, tool, taskQueue string) *workerProcess {
+// taskQueue, killed at the end of the test if still running; extra are
+// more variables of its environment (envDefaults, envSlow).
+func startWorkerProcess(t *testing.T, env *testenv.Env, tool, taskQueue string, extra ...string) *workerProcess {
 	t.Helper()
 	p := &workerProcess{identity: unique("process"), done: make(chan error, 1)}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
 	p.cmd.Env = append(os.Environ(), envWorker+"="+tool, envAddress+"="+env.Address, envNamespace+"="+env.Namespace,
 		envQueue+"="+taskQueue, envIdentity+"="+p.identity)
+	p.cmd.Env = append(p.cmd.Env, extra...)
 	p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if slices.Contains(extra, envDefaults+"=1") {
+		// The default identity of workflows.Registry.Run.
+		host, _ := os.Hostname()
+		p.identity = fmt.Sprintf("%d@%s@%s", p.cmd.Process.Pid, host, taskQueue)
 	}
 	go func() { p.done <- p.cmd.Wait() }()
 	t.Cleanup(func() {
@@ -160,7 +206,11 @@ type restAnswer struct {
 // start a run of tool.
 func restCreateRun(t *testing.T, env *testenv.Env, svc runs.Backend, live catalog.Source, tool string) restAnswer {
 	t.Helper()
-	srv := httptest.NewServer(restapi.New(restapi.Options{Runs: svc, Catalog: live, Authenticate: auth.AnonymousAuthenticator, Logger: env.Logger}))
+	api, err := restapi.New(restapi.Options{Runs: svc, Catalog: live, Authenticate: auth.AnonymousAuthenticator, Logger: env.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
 	defer srv.Close()
 	resp, err := httpClient.Post(srv.URL+"/runs", "application/json", strings.NewReader(`{"workflowId":"`+tool+`","inputs":{"text":"hi"}}`))
 	if err != nil {
@@ -183,10 +233,14 @@ func TestE2EWorkersGone(t *testing.T) {
 		// stops, in order, the workers to stop: SIGKILL or SIGTERM. The
 		// window is measured from the last one.
 		stops []os.Signal
+		// readme: the workers are the README's, with no option set.
+		readme bool
 	}{
-		{"kill -9 of the only worker", []os.Signal{syscall.SIGKILL}},
-		{"clean stop of the only worker", []os.Signal{syscall.SIGTERM}},
-		{"kill -9 of one worker, then a clean stop of the other", []os.Signal{syscall.SIGKILL, syscall.SIGTERM}},
+		{"kill -9 of the only worker", []os.Signal{syscall.SIGKILL}, false},
+		{"clean stop of the only worker", []os.Signal{syscall.SIGTERM}, false},
+		{"kill -9 of one worker, then a clean stop of the other", []os.Signal{syscall.SIGKILL, syscall.SIGTERM}, false},
+		{"kill -9 of the only worker, a README worker with no option", []os.Signal{syscall.SIGKILL}, true},
+		{"clean stop of the only worker, a README worker with no option", []os.Signal{syscall.SIGTERM}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tq := testenv.UniqueTaskQueue(t)
@@ -198,8 +252,12 @@ func TestE2EWorkersGone(t *testing.T) {
 			url, svc := serveMount(t, env, live)
 			c := &mcpClient{t: t, url: url, caps: taskCaps}
 			var procs []*workerProcess
+			var extra []string
+			if tc.readme {
+				extra = append(extra, envDefaults+"=1")
+			}
 			for range tc.stops {
-				procs = append(procs, startWorkerProcess(t, env, tool, tq))
+				procs = append(procs, startWorkerProcess(t, env, tool, tq, extra...))
 			}
 			eventually(t, 2*waitBound, "the tool listed", func() (bool, string) {
 				return c.toolNames()[tool] != nil, ""

@@ -56,6 +56,18 @@
 // until its context ends. A hand-built worker uses Registry.Register and
 // catalog.Publish instead.
 //
+// Registry.Run is safe with its zero WorkerOptions and any client: it tells
+// the catalog every catalog.WorkerHeartbeatInterval (3 s) that the worker
+// is alive (catalog.Heartbeat), so a worker killed without warning (kill
+// -9, a lost machine) has its tools leave tools/list, and calls of them
+// refused as unavailable, within 15 s (docs/catalog.md#liveness). A clean
+// stop (its context ends: Ctrl-C, SIGTERM) first withdraws the
+// publication, so that from then on every call of its tools is refused
+// (unless another worker serves them), then lets the activities in flight
+// finish (DefaultWorkerStopTimeout) before the worker stops. It logs the
+// tools it published and withdrew (WorkerOptions.Logger; the log/slog
+// default when nil).
+//
 // For example (the README's refund tool; examples/refund is a whole module):
 //
 //	type In struct {

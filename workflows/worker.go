@@ -33,6 +33,11 @@ import (
 //	worker.SetStickyWorkflowCacheSize(workflows.DefaultWorkflowCacheSize)
 const DefaultWorkflowCacheSize = 1000
 
+// DefaultWorkerStopTimeout is how long Registry.Run, once stopped, lets the
+// activities in flight finish before the SDK cancels them, when
+// worker.Options.WorkerStopTimeout is zero (the SDK's zero waits for none).
+const DefaultWorkerStopTimeout = 20 * time.Second
+
 // WorkerOptions configure Registry.Run.
 type WorkerOptions struct {
 	// Worker are the options of the Temporal worker. Worker.Identity, when
@@ -96,7 +101,8 @@ func (r *Registry) Publication(taskQueue, identity string) signals.Publication {
 // When ctx ends it stops in this order: it withdraws the publication and
 // tells the catalog it is stopping, so that from then on the server starts
 // no new run for it, and only then stops the Temporal worker, which lets
-// the tasks in flight finish (worker.Options.WorkerStopTimeout); runs it
+// the tasks in flight finish (worker.Options.WorkerStopTimeout,
+// DefaultWorkerStopTimeout when zero); runs it
 // leaves unfinished are continued by another worker of the task queue,
 // as Temporal does.
 //
@@ -141,6 +147,7 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 	s.beat = catalog.Heartbeat{Namespace: opts.Namespace, Publication: s.pub, Started: time.Now()}
 	s.sendBeat(ctx, false)
 	if err := catalog.Publish(ctx, c, s.pub); err != nil {
+		s.sendBeat(context.WithoutCancel(ctx), true)
 		w.Stop()
 		return err
 	}
@@ -166,6 +173,9 @@ func (opts WorkerOptions) withDefaults(taskQueue string) WorkerOptions {
 		// without a heartbeat timeout the SDK would send heartbeats only
 		// every 30 s, so a cancelled run would wait that long.
 		opts.Worker.DefaultHeartbeatThrottleInterval = time.Second
+	}
+	if opts.Worker.WorkerStopTimeout == 0 {
+		opts.Worker.WorkerStopTimeout = DefaultWorkerStopTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = log.NewStructuredLogger(slog.Default())
