@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -36,14 +34,8 @@ func (a *backend) Start(ctx context.Context, req runs.StartRequest) (signals.Sna
 
 func (a *backend) Release(runID string) { a.next.Release(runID) }
 
-func (a *backend) Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
-	snap, err := a.next.Get(ctx, caller, runID)
-	a.refusedRead(caller, runID, err)
-	return snap, err
-}
-
-func (a *backend) Poll(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
-	snap, err := a.next.Poll(ctx, caller, runID)
+func (a *backend) Get(ctx context.Context, caller signals.Subject, runID string, opts ...runs.ReadOption) (signals.Snapshot, error) {
+	snap, err := a.next.Get(ctx, caller, runID, opts...)
 	a.refusedRead(caller, runID, err)
 	return snap, err
 }
@@ -54,21 +46,11 @@ func (a *backend) Events(ctx context.Context, caller signals.Subject, runID stri
 	return page, snap, err
 }
 
-// StartTrace is not audited: the edges read the trace of a run only to
-// link their spans to it, before the operation that is.
-func (a *backend) StartTrace(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error) {
-	return a.next.StartTrace(ctx, caller, runID)
-}
-
-func (a *backend) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error) {
-	snap, err := a.next.Resolve(ctx, caller, runID, r)
-	a.answered(caller, runID, r, snap, err)
-	return snap, err
-}
-
-func (a *backend) ResolveHeld(ctx context.Context, caller signals.Subject, runID string, held signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
-	snap, err := a.next.ResolveHeld(ctx, caller, runID, held, r)
-	if snap.Tool == "" && held.RunID == runID {
+// Resolve writes the record of the answer. Its tool is the one of the
+// snapshot the caller held (runs.Held) when the answer names none.
+func (a *backend) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution, opts ...runs.ResolveOption) (signals.Snapshot, error) {
+	snap, err := a.next.Resolve(ctx, caller, runID, r, opts...)
+	if held, ok := runs.HeldSnapshot(opts...); ok && snap.Tool == "" && held.RunID == runID {
 		snap.Tool = held.Tool
 	}
 	a.answered(caller, runID, r, snap, err)
@@ -84,14 +66,8 @@ func (a *backend) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	return snap, err
 }
 
-func (a *backend) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	snap, err := a.next.Await(ctx, caller, runID, done)
-	a.refusedRead(caller, runID, err)
-	return snap, err
-}
-
-func (a *backend) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	snap, err := a.next.AwaitPublished(ctx, caller, runID, done)
+func (a *backend) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool, opts ...runs.AwaitOption) (signals.Snapshot, error) {
+	snap, err := a.next.Await(ctx, caller, runID, done, opts...)
 	a.refusedRead(caller, runID, err)
 	return snap, err
 }

@@ -100,18 +100,18 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 	}
 	// Progress reports every change of the run's event log; without it
 	// the call needs only what the run publishes.
-	await := m.runs.AwaitPublished
+	opts := []runs.AwaitOption{runs.PublishedOnly()}
 	if prog != nil {
-		await = m.runs.Await
+		opts = nil
 	}
 	for {
-		snap, err := await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
+		snap, err := m.runs.Await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
 			prog.observe(s)
 			if follower != nil {
 				return follower.outdated(s)
 			}
 			return suspendsForInput(s)
-		})
+		}, opts...)
 		switch {
 		case err == nil:
 		case isGone(c.claim):

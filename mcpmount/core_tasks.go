@@ -60,7 +60,7 @@ func (m *Mount) getTaskOf(ctx context.Context, declared bool, rawID json.RawMess
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
-	snap, err := m.runs.Poll(ctx, caller, id)
+	snap, err := m.runs.Get(ctx, caller, id, runs.AllowStale())
 	if err != nil {
 		return signals.Snapshot{}, m.lookupErr(ctx, "get run", id, err)
 	}
@@ -123,7 +123,7 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 		return err
 	}
 	for _, r := range res {
-		if _, err := m.runs.ResolveHeld(ctx, caller, runID, snap, r); err != nil {
+		if _, err := m.runs.Resolve(ctx, caller, runID, r, runs.Held(snap)); err != nil {
 			switch {
 			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
 				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):

@@ -169,7 +169,7 @@ func (m *Mount) dialect(ctx context.Context, method string, req mcp.Request) (mc
 	}
 	switch method {
 	case "tasks/get":
-		snap, err := m.runs.Poll(ctx, caller, id)
+		snap, err := m.runs.Get(ctx, caller, id, runs.AllowStale())
 		if err != nil {
 			return nil, m.lookupErr(ctx, "get run", id, err)
 		}
@@ -297,9 +297,9 @@ func (m *Mount) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller s
 				}
 			}
 		}
-		snap, err = m.runs.AwaitPublished(wctx, caller, id, func(s signals.Snapshot) bool {
+		snap, err = m.runs.Await(wctx, caller, id, func(s signals.Snapshot) bool {
 			return s.Status.Terminal() || elicit && len(unasked(s, asked)) > 0
-		})
+		}, runs.PublishedOnly())
 		switch {
 		case err == nil:
 		case ctx.Err() != nil || isGone(claim):

@@ -176,7 +176,7 @@ func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals
 		}
 		return s.Status.Terminal()
 	}
-	snap, err := m.runs.AwaitPublished(ctx, caller, runID, observe)
+	snap, err := m.runs.Await(ctx, caller, runID, observe, runs.PublishedOnly())
 	switch {
 	case err == nil:
 		observe(snap) // the state read once the history ended

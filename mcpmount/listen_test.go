@@ -21,23 +21,17 @@ import (
 )
 
 // awaitCounter counts the Await calls in flight (each a Temporal history
-// long poll of the real run service), so a test can see them end.
+// long poll of the real run service), so a test can see them end; those
+// with runs.PublishedOnly, which a listen follows a task with, too.
 type awaitCounter struct {
 	runs.Backend
 	active atomic.Int64
 }
 
-func (a *awaitCounter) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+func (a *awaitCounter) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool, opts ...runs.AwaitOption) (signals.Snapshot, error) {
 	a.active.Add(1)
 	defer a.active.Add(-1)
-	return a.Backend.Await(ctx, caller, runID, done)
-}
-
-// AwaitPublished, which a listen follows a task with, is counted too.
-func (a *awaitCounter) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	a.active.Add(1)
-	defer a.active.Add(-1)
-	return a.Backend.AwaitPublished(ctx, caller, runID, done)
+	return a.Backend.Await(ctx, caller, runID, done, opts...)
 }
 
 // listenStream is the client end of a subscriptions/listen SSE response.

@@ -118,6 +118,12 @@ type Options struct {
 	// has the tracing interceptor (telemetry.TemporalInterceptor). Nil:
 	// nothing is traced, at no cost.
 	TracerProvider trace.TracerProvider
+	// RunTrace returns the span context of the request that started a run
+	// (runs.Service.StartTrace; invalid when it was not traced). With a
+	// TracerProvider, the span of a request about a run links to it, and
+	// the cancellation of a run whose request went away is traced in it.
+	// Nil: neither.
+	RunTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 	// Metrics records the mount's metrics (telemetry/export.Metrics). Nil: none.
 	Metrics Recorder
 
@@ -176,6 +182,9 @@ type Mount struct {
 	keepAlive time.Duration
 	tracer    trace.Tracer // nil: no tracing
 	metrics   Recorder     // nil: no metrics
+	// runTrace reads the trace a run was started in (Options.RunTrace;
+	// nil, or no tracer: none).
+	runTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 	// listening ends when Shutdown is called: every subscriptions/listen
 	// stream then ends.
 	listening    context.Context
@@ -213,6 +222,7 @@ func New(opts Options) (*Mount, error) {
 	}
 	if opts.TracerProvider != nil {
 		m.tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
+		m.runTrace = opts.RunTrace
 	}
 	key := opts.MRTRKey
 	if key == nil {

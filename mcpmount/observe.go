@@ -199,8 +199,11 @@ func (m *Mount) linkRun(ctx context.Context, caller signals.Subject, runID strin
 		return
 	}
 	m.annotate(ctx, runID, "")
+	if m.runTrace == nil {
+		return
+	}
 	span := trace.SpanFromContext(ctx)
-	sc, err := m.runs.StartTrace(ctx, caller, runID)
+	sc, err := m.runTrace(ctx, caller, runID)
 	if err != nil {
 		m.log.Debug("read the run's trace context", append(telemetry.RunFields(ctx, runID, ""), zap.Error(err))...)
 		return
@@ -212,10 +215,10 @@ func (m *Mount) linkRun(ctx context.Context, caller signals.Subject, runID strin
 // work on the run that no request asked for (the cancellation of a run
 // whose owning request went away).
 func (m *Mount) runTraceContext(ctx context.Context, caller signals.Subject, runID string) context.Context {
-	if m.tracer == nil {
+	if m.runTrace == nil {
 		return ctx
 	}
-	sc, err := m.runs.StartTrace(ctx, caller, runID)
+	sc, err := m.runTrace(ctx, caller, runID)
 	if err != nil || !sc.IsValid() {
 		return ctx
 	}

@@ -92,8 +92,9 @@ func (p *probe) afterStart(runID string) {
 }
 
 // Await optionally holds the call until its request context ends, then
-// awaits the run as the real service does.
-func (p *probe) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+// awaits the run as the real service does (with runs.PublishedOnly or
+// not: the probe holds either alike).
+func (p *probe) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool, opts ...runs.AwaitOption) (signals.Snapshot, error) {
 	p.mu.Lock()
 	hold := p.holdAwaits > 0
 	if hold {
@@ -104,12 +105,7 @@ func (p *probe) Await(ctx context.Context, caller signals.Subject, runID string,
 		p.held <- runID
 		waitDone(ctx)
 	}
-	return p.Backend.Await(ctx, caller, runID, done)
-}
-
-// AwaitPublished is Await: the probe holds either alike.
-func (p *probe) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	return p.Await(ctx, caller, runID, done)
+	return p.Backend.Await(ctx, caller, runID, done, opts...)
 }
 
 // waitDone waits until ctx ends, at most 30 s (a test that relies on it

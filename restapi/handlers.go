@@ -158,7 +158,7 @@ func validatePreRun(t *catalog.Tool, answers map[string]json.RawMessage) (map[st
 
 // getRun serves GET /runs/{runId}.
 func (h *handler) getRun(w http.ResponseWriter, r *http.Request, caller signals.Subject, id string) {
-	snap, err := h.runs.Poll(r.Context(), caller, id)
+	snap, err := h.runs.Get(r.Context(), caller, id, runs.AllowStale())
 	if err != nil {
 		h.writeRunsError(w, r, "get", err)
 		return

@@ -1,6 +1,7 @@
 package restapi
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -84,6 +85,11 @@ type Options struct {
 	// is a server span, the child of the request's traceparent header.
 	// Nil: nothing is traced.
 	TracerProvider trace.TracerProvider
+	// RunTrace returns the span context of the request that started a run
+	// (runs.Service.StartTrace; invalid when it was not traced). With a
+	// TracerProvider, the span of a request about a run links to it. Nil:
+	// not linked.
+	RunTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 }
 
 // handler serves the REST API.
@@ -101,6 +107,9 @@ type handler struct {
 	catalog     catalog.Source
 	traced      bool // requests are traced: link them to their run's trace
 	admission   *admission.Controller
+	// runTrace reads the trace a run was started in (Options.RunTrace;
+	// nil: none).
+	runTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 }
 
 // New returns the handler serving the discovery document and the REST runs
@@ -187,6 +196,7 @@ func New(opts Options) http.Handler {
 	})
 	if opts.TracerProvider != nil {
 		h.traced = true
+		h.runTrace = opts.RunTrace
 		serve = traced(opts.TracerProvider.Tracer(telemetry.ScopeName+"/restapi"), serve)
 	}
 	return serve
@@ -269,7 +279,7 @@ func (h *handler) authedRun(next runHandler) http.HandlerFunc {
 }
 
 // linkRun links the span of a request about a run to the trace the run
-// was started in (runs.Backend.StartTrace).
+// was started in (Options.RunTrace).
 func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
 	raw := r.PathValue("runId")
 	if raw == "" {
@@ -281,7 +291,10 @@ func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
 	}
 	span := trace.SpanFromContext(r.Context())
 	span.SetAttributes(telemetry.RunIDKey.String(id))
-	sc, err := h.runs.StartTrace(r.Context(), caller, id)
+	if h.runTrace == nil {
+		return
+	}
+	sc, err := h.runTrace(r.Context(), caller, id)
 	if err != nil {
 		return
 	}

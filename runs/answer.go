@@ -36,7 +36,7 @@ func (e *AnswerError) Unwrap() error { return e.Err }
 // CheckAnswer checks a resolution against the interrupt it answers, as the
 // run published it, and returns an *AnswerError when it does not fit. It
 // is the check every answer passes before it is signalled (Resolve,
-// ResolveHeld, and a Backend of tests); an edge that resolves several
+// with Held or not, and a Backend of tests); an edge that resolves several
 // answers in one request calls it for each first, so that a refused one
 // resolves none.
 //

@@ -21,27 +21,17 @@ import (
 // asks getRun again only when a workflow task completed, so a waiting call
 // costs no polling; a plain run, which cannot answer getRun, is followed by
 // a long poll of its close event alone. It returns ctx's error when ctx
-// ends first.
-func (s *Service) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+// ends first. With PublishedOnly, getRun is asked only after a workflow
+// task that changed what the run publishes, and the callers waiting so on
+// one run share one follower (watch.go).
+func (s *Service) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool, opts ...AwaitOption) (signals.Snapshot, error) {
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
+	}
+	if publishedOnly(opts) {
+		return s.awaitShared(ctx, runID, caller.Tenant, done)
 	}
 	return s.await(ctx, runID, caller.Tenant, followEveryTask, done)
-}
-
-// AwaitPublished is Await for a caller that needs only what a run
-// publishes: its status, open interrupts and cancel reason. done sees the
-// snapshots at which those changed, and getRun is asked only then: after a
-// workflow task that upserted the run's status search attribute or its
-// published state (signals.MemoState), not after every workflow task. The
-// callers that wait on one run at the same time share one follower (one
-// history long poll, one query per change); a caller that joins a follower
-// already running sees the latest snapshot it read first.
-func (s *Service) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	if err := authorize(caller, runID); err != nil {
-		return signals.Snapshot{}, err
-	}
-	return s.awaitShared(ctx, runID, caller.Tenant, done)
 }
 
 // followMode says when following a run asks getRun.

@@ -12,7 +12,10 @@
 // start whose outcome is unknown, journal.go for Release and Recover),
 // read.go (Get and every read of a run the other operations share),
 // events.go, resolve.go, cancel.go, await.go (watch.go for the follower
-// that the callers waiting on one run share), list.go and trace.go. What
+// that the callers waiting on one run share), list.go and trace.go
+// (StartTrace, which is not part of Backend: the edges take it as a
+// function). The options that make an operation faster where the caller
+// allows it (AllowStale, Held, PublishedOnly) are in options.go. What
 // they share is in service.go (the Service, its Options and New), memo.go
 // (what the service remembers of runs) and workers.go (whether workers
 // serve a task queue).

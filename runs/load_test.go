@@ -64,7 +64,7 @@ func TestPollAnswersHeldReading(t *testing.T) {
 	time.Sleep(time.Second) // past every window: nothing held is fresh
 
 	began := time.Now()
-	polled, err := s.Poll(ctx, alice, waiting.RunID)
+	polled, err := s.Get(ctx, alice, waiting.RunID, runs.AllowStale())
 	took := time.Since(began)
 	if err != nil || polled.Status != held.Status || len(polled.Interrupts) != 1 || polled.Interrupts[0].ID != held.Interrupts[0].ID {
 		t.Fatalf("Poll while the read is slow = %+v, %v, want the reading held %+v", polled, err, held)
@@ -82,7 +82,7 @@ func TestPollAnswersHeldReading(t *testing.T) {
 
 	fresh := start(t, s, "conformance-approval", `{}`, alice)
 	began = time.Now()
-	first, err := s.Poll(ctx, alice, fresh.RunID)
+	first, err := s.Get(ctx, alice, fresh.RunID, runs.AllowStale())
 	if err != nil || first.RunID != fresh.RunID || first.Status != fresh.Status || !first.CreatedAt.Equal(fresh.CreatedAt) {
 		t.Fatalf("first Poll of a new run = %+v, %v, want what Start answered %+v", first, err, fresh)
 	}
@@ -190,7 +190,7 @@ func lifecycle(ctx context.Context, s *runs.Service) error {
 // it completed.
 func answer(ctx context.Context, s *runs.Service, id string) error {
 	for {
-		snap, err := s.Poll(ctx, alice, id)
+		snap, err := s.Get(ctx, alice, id, runs.AllowStale())
 		if err != nil {
 			return err
 		}

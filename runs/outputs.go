@@ -68,13 +68,8 @@ func (c *checked) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	return c.check(ctx, snap), err
 }
 
-func (c *checked) Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
-	snap, err := c.Backend.Get(ctx, caller, runID)
-	return c.check(ctx, snap), err
-}
-
-func (c *checked) Poll(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
-	snap, err := c.Backend.Poll(ctx, caller, runID)
+func (c *checked) Get(ctx context.Context, caller signals.Subject, runID string, opts ...ReadOption) (signals.Snapshot, error) {
+	snap, err := c.Backend.Get(ctx, caller, runID, opts...)
 	return c.check(ctx, snap), err
 }
 
@@ -83,13 +78,8 @@ func (c *checked) Events(ctx context.Context, caller signals.Subject, runID stri
 	return page, c.check(ctx, snap), err
 }
 
-func (c *checked) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error) {
-	snap, err := c.Backend.Resolve(ctx, caller, runID, r)
-	return c.check(ctx, snap), err
-}
-
-func (c *checked) ResolveHeld(ctx context.Context, caller signals.Subject, runID string, held signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
-	snap, err := c.Backend.ResolveHeld(ctx, caller, runID, held, r)
+func (c *checked) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution, opts ...ResolveOption) (signals.Snapshot, error) {
+	snap, err := c.Backend.Resolve(ctx, caller, runID, r, opts...)
 	return c.check(ctx, snap), err
 }
 
@@ -98,12 +88,7 @@ func (c *checked) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	return c.check(ctx, snap), err
 }
 
-func (c *checked) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	snap, err := c.Backend.Await(ctx, caller, runID, func(s signals.Snapshot) bool { return done(c.check(ctx, s)) })
-	return c.check(ctx, snap), err
-}
-
-func (c *checked) AwaitPublished(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	snap, err := c.Backend.AwaitPublished(ctx, caller, runID, func(s signals.Snapshot) bool { return done(c.check(ctx, s)) })
+func (c *checked) Await(ctx context.Context, caller signals.Subject, runID string, done func(signals.Snapshot) bool, opts ...AwaitOption) (signals.Snapshot, error) {
+	snap, err := c.Backend.Await(ctx, caller, runID, func(s signals.Snapshot) bool { return done(c.check(ctx, s)) }, opts...)
 	return c.check(ctx, snap), err
 }

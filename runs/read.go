@@ -22,27 +22,13 @@ import (
 
 // Get answers getRun: the run's current snapshot. A running run answers
 // the getRun query; a closed run is read from its close event without a
-// worker replaying the history (see read).
-func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
+// worker replaying the history (see read). With AllowStale, a poll whose
+// read is slow may be answered with a recent reading.
+func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string, opts ...ReadOption) (signals.Snapshot, error) {
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	r, err := s.readShared(ctx, runID, caller.Tenant, false)
-	return r.snap, err
-}
-
-// Poll answers getRun for a caller that polls the run (tasks/get, GET
-// /runs/{id}): as Get, but when the run's read has not answered within a
-// fifth of the read window (Options.ReadWindow; Temporal is loaded) and the service
-// holds a reading of the run at most 30 s old, that reading answers at
-// once, and the read goes on to refresh it for the next poll. It is never
-// a reading that a change this process made to the run (an answer, a
-// cancel) left stale, nor one older than a fresh reading already answered.
-func (s *Service) Poll(ctx context.Context, caller signals.Subject, runID string) (signals.Snapshot, error) {
-	if err := authorize(caller, runID); err != nil {
-		return signals.Snapshot{}, err
-	}
-	r, err := s.readShared(ctx, runID, caller.Tenant, true)
+	r, err := s.readShared(ctx, runID, caller.Tenant, staleAllowed(opts))
 	return r.snap, err
 }
 

@@ -27,7 +27,7 @@ const (
 	// a fresh read before it is answered with the last reading held.
 	pollPatienceDiv = 5
 	// staleLimit is how old a reading may be for a poll to be answered
-	// with it while a fresh read is slow (Service.Poll).
+	// with it while a fresh read is slow (Get with AllowStale).
 	staleLimit = 30 * time.Second
 	// terminalKeep is how long a terminal run's read is kept: it never
 	// changes.
@@ -80,7 +80,7 @@ type dropMark struct {
 
 // cached is one reading in the cache: fresh until expires, and until
 // usable a poll may be answered with it while a fresh read is slow
-// (Service.Poll).
+// (Get with AllowStale).
 type cached struct {
 	id      string
 	r       reading
@@ -238,7 +238,7 @@ func (c *readCache) currentEpoch() uint64 {
 // every concurrent caller shares. A caller whose ctx ends stops waiting; the
 // shared read goes on for the others (at most sharedReadTimeout).
 //
-// For a poll (Service.Poll), a read that has not answered within a fifth
+// For a poll (Get with AllowStale), a read that has not answered within a fifth
 // of the read window is not waited for when the cache holds a reading of the run that
 // is usable (at most staleLimit old, and not dropped since: nothing this
 // process changed): that reading answers, and the read goes on to refresh

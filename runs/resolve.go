@@ -17,34 +17,20 @@ import (
 // ResolvedBy set to the caller) and returns the snapshot after the run
 // applied it. Of two concurrent resolutions one returns nil and the other
 // ErrAlreadyResolved. It reads the run once before the signal and once
-// after; ResolveHeld saves the first read when the caller holds a snapshot.
-func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution) (signals.Snapshot, error) {
+// after; Held saves the first read when the caller holds a snapshot of the
+// run (one of another run or tenant is ignored).
+func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID string, r signals.Resolution, opts ...ResolveOption) (signals.Snapshot, error) {
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
+	}
+	if held, ok := HeldSnapshot(opts...); ok && held.RunID == runID && held.Owner.Tenant == caller.Tenant {
+		return s.resolve(ctx, caller, runID, held, r)
 	}
 	cur, err := s.readShared(ctx, runID, caller.Tenant, false)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
 	return s.resolve(ctx, caller, runID, cur.snap, r)
-}
-
-// ResolveHeld is Resolve for a caller that read the run (Get) in the same
-// request: the interrupt's openness and the caller's eligibility are
-// checked against held instead of a new read, so the resolution costs the
-// signal and the query that confirms it. The run applies a resolution only
-// when it is still the first eligible one of an open interrupt, so a held
-// snapshot that went stale in between yields ErrAlreadyResolved or
-// ErrTerminal, as with Resolve. A held snapshot of another run or tenant
-// is ignored (the run is read again).
-func (s *Service) ResolveHeld(ctx context.Context, caller signals.Subject, runID string, held signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
-	if err := authorize(caller, runID); err != nil {
-		return signals.Snapshot{}, err
-	}
-	if held.RunID != runID || held.Owner.Tenant != caller.Tenant {
-		return s.Resolve(ctx, caller, runID, r)
-	}
-	return s.resolve(ctx, caller, runID, held, r)
 }
 
 // resolve checks r against snap (the interrupt open, the caller eligible,

@@ -156,7 +156,7 @@ func TestRoundTrips(t *testing.T) {
 	// and the close event read instead).
 	var after signals.Snapshot
 	calls = log.during(id, func() {
-		after, err = s.ResolveHeld(ctx, bob, id, held, accept(held.Interrupts[0].ID))
+		after, err = s.Resolve(ctx, bob, id, accept(held.Interrupts[0].ID), runs.Held(held))
 	})
 	if len(calls) == 3 {
 		wantCalls(t, "ResolveHeld", calls, callSignal, callQuery, callHistory)
@@ -171,7 +171,7 @@ func TestRoundTrips(t *testing.T) {
 	}
 	// The held snapshot is stale now: the run ignores a second resolution
 	// and the confirming query tells.
-	if _, err := s.ResolveHeld(ctx, alice, id, held, accept(held.Interrupts[0].ID)); !errors.Is(err, runs.ErrAlreadyResolved) {
+	if _, err := s.Resolve(ctx, alice, id, accept(held.Interrupts[0].ID), runs.Held(held)); !errors.Is(err, runs.ErrAlreadyResolved) {
 		t.Fatalf("ResolveHeld from a stale snapshot: %v, want ErrAlreadyResolved", err)
 	}
 
@@ -243,15 +243,15 @@ func TestResolveHeldChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := signals.Resolution{InterruptID: snap.Interrupts[0].ID, Action: signals.ActionAccept, Content: json.RawMessage(`{"action":"accept"}`)}
-	if _, err := s.ResolveHeld(ctx, alice, snap.RunID, snap, res); !errors.Is(err, runs.ErrNotEligible) {
+	if _, err := s.Resolve(ctx, alice, snap.RunID, res, runs.Held(snap)); !errors.Is(err, runs.ErrNotEligible) {
 		t.Fatalf("ineligible resolver: %v, want ErrNotEligible", err)
 	}
-	if _, err := s.ResolveHeld(ctx, mallory, snap.RunID, snap, res); !errors.Is(err, runs.ErrTenantMismatch) {
+	if _, err := s.Resolve(ctx, mallory, snap.RunID, res, runs.Held(snap)); !errors.Is(err, runs.ErrTenantMismatch) {
 		t.Fatalf("another tenant: %v, want ErrTenantMismatch", err)
 	}
 	// A held snapshot of another run (here: one with no interrupt) is
 	// ignored: the run is read again and the listed approver resolves it.
-	if _, err := s.ResolveHeld(ctx, listed, snap.RunID, signals.Snapshot{RunID: "acme/other", Owner: snap.Owner}, res); err != nil {
+	if _, err := s.Resolve(ctx, listed, snap.RunID, res, runs.Held(signals.Snapshot{RunID: "acme/other", Owner: snap.Owner})); err != nil {
 		t.Fatalf("listed approver with a foreign held snapshot: %v", err)
 	}
 }
@@ -351,7 +351,7 @@ func TestAwaitCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := run.RunID
-	if _, err := s.AwaitPublished(ctx, alice, id, waitingApproval); err != nil {
+	if _, err := s.Await(ctx, alice, id, waitingApproval, runs.PublishedOnly()); err != nil {
 		t.Fatal(err)
 	}
 	queries := func() int {
@@ -379,7 +379,7 @@ func TestAwaitCalls(t *testing.T) {
 	}
 	followed := make(chan result, 1)
 	go func() {
-		snap, err := s.AwaitPublished(ctx, alice, id, terminal)
+		snap, err := s.Await(ctx, alice, id, terminal, runs.PublishedOnly())
 		followed <- result{snap, err}
 	}()
 	for histories() == polls {
@@ -491,10 +491,10 @@ func handOff(t *testing.T, ctx, firstCtx context.Context, s *runs.Service, id st
 	first := make(chan error, 1)
 	go func() {
 		var once sync.Once
-		_, err := s.AwaitPublished(firstCtx, alice, id, func(signals.Snapshot) bool {
+		_, err := s.Await(firstCtx, alice, id, func(signals.Snapshot) bool {
 			once.Do(func() { close(led) })
 			return false
-		})
+		}, runs.PublishedOnly())
 		first <- err
 	}()
 	select {
@@ -518,7 +518,7 @@ func handOff(t *testing.T, ctx, firstCtx context.Context, s *runs.Service, id st
 func approvalAsked(t *testing.T, s *runs.Service) string {
 	t.Helper()
 	id := start(t, s, "conformance-approval", `{}`, alice).RunID
-	if _, err := s.AwaitPublished(ctxT(t), alice, id, waitingApproval); err != nil {
+	if _, err := s.Await(ctxT(t), alice, id, waitingApproval, runs.PublishedOnly()); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -537,10 +537,10 @@ func joinWaiters(t *testing.T, ctx context.Context, s *runs.Service, id string, 
 		go func() {
 			defer ended.Done()
 			var once sync.Once
-			snap, err := s.AwaitPublished(ctx, bob, id, func(signals.Snapshot) bool {
+			snap, err := s.Await(ctx, bob, id, func(signals.Snapshot) bool {
 				once.Do(joined.Done)
 				return false
-			})
+			}, runs.PublishedOnly())
 			if err != nil {
 				t.Errorf("AwaitPublished: %v", err)
 			}

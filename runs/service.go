@@ -33,7 +33,7 @@ type Service struct {
 	workers *workers
 	// reads shares and reuses the reads of Get (Options.ReadWindow).
 	reads *readCache
-	// watches shares the followers of AwaitPublished.
+	// watches shares the followers of Await with PublishedOnly.
 	watches watches
 }
 
@@ -98,7 +98,7 @@ type Options struct {
 	// run's (which never changes) until the bounded cache evicts it. This
 	// process's own Resolve and Cancel of a run drop what is held, so its
 	// own changes are seen at once; a change made through another process
-	// shows within the window. A Poll whose read has not answered within a
+	// shows within the window. A poll (Get with AllowStale) whose read has not answered within a
 	// fifth of the window is answered with the last reading held (at most
 	// 30 s old) while the read goes on. Concurrent Gets share one read
 	// whatever the window. 0 means DefaultReadWindow; negative, no reuse.

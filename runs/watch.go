@@ -15,7 +15,7 @@ import (
 const watchBacklog = 16
 
 // watches shares one follower of a run (one history long poll) among the
-// AwaitPublished callers of that run in this process. The first caller
+// callers of Await with PublishedOnly on that run in this process. The first caller
 // follows the run in its own goroutine (a blocking call, the usual case,
 // waits alone and costs no goroutine switch) and shares what it reads; if
 // it stops while others still wait, a follower goroutine takes over for
@@ -39,7 +39,7 @@ type watch struct {
 	err     error
 }
 
-// awaitShared is AwaitPublished for a run id of tenant already authorized:
+// awaitShared is Await with PublishedOnly for a run id of tenant already authorized:
 // it follows the run itself when no one else does, and otherwise waits on
 // the run's shared follower.
 func (s *Service) awaitShared(ctx context.Context, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {

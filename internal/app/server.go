@@ -236,6 +236,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		PublicURL:    s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),
+		RunTrace:       svc.StartTrace,
 		Admission:      s.admission,
 	}
 	if m := d.Telemetry.Metrics(); m != nil {
@@ -256,6 +257,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		BaseURL:      s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),
+		RunTrace:       svc.StartTrace,
 		Admission:      s.admission,
 	})
 	s.live, s.mount, s.runs = live, mount, svc

@@ -236,7 +236,8 @@ func (s *stack) startTracedMount(ctx context.Context) (m *mcpClient, stop func()
 	}
 	o := startVariants[0].opts
 	o.TaskQueue, o.Namespace = tracedTaskQueue, s.srv.Namespace()
-	mnt, err := mcpmount.New(mcpmount.Options{Runs: runs.New(c, nop, o), Catalog: cat, Logger: nop, TracerProvider: tel.TracerProvider()})
+	svc := runs.New(c, nop, o)
+	mnt, err := mcpmount.New(mcpmount.Options{Runs: svc, Catalog: cat, Logger: nop, TracerProvider: tel.TracerProvider(), RunTrace: svc.StartTrace})
 	if err != nil {
 		stop()
 		return nil, nil, err

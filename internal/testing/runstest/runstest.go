@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -273,13 +271,9 @@ func (f *Fake) Start(_ context.Context, req runs.StartRequest) (signals.Snapshot
 	return cloneSnapshot(s), nil
 }
 
-// Poll is Get: the fake is never slow.
-func (f *Fake) Poll(ctx context.Context, caller signals.Subject, id string) (signals.Snapshot, error) {
-	return f.Get(ctx, caller, id)
-}
-
-// Get answers the run's snapshot.
-func (f *Fake) Get(_ context.Context, caller signals.Subject, id string) (signals.Snapshot, error) {
+// Get answers the run's snapshot. The Fake is never slow: it ignores
+// runs.AllowStale.
+func (f *Fake) Get(_ context.Context, caller signals.Subject, id string, _ ...runs.ReadOption) (signals.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, err := f.lookup(caller, id)
@@ -316,8 +310,9 @@ func (f *Fake) Events(_ context.Context, caller signals.Subject, id string, afte
 // Resolve applies a resolution of an open interrupt as the run would: the
 // interrupt closes, the resolution is recorded with ResolvedBy set to the
 // caller, an interrupt.resolved event is logged, and a run left with no
-// open interrupt is running again. Then the OnResolve hook runs.
-func (f *Fake) Resolve(_ context.Context, caller signals.Subject, id string, res signals.Resolution) (signals.Snapshot, error) {
+// open interrupt is running again. Then the OnResolve hook runs. The Fake
+// reads its run anyway, so a held snapshot (runs.Held) is not needed.
+func (f *Fake) Resolve(_ context.Context, caller signals.Subject, id string, res signals.Resolution, _ ...runs.ResolveOption) (signals.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resolveCalls = append(f.resolveCalls, res)
@@ -379,12 +374,6 @@ func (f *Fake) Resolve(_ context.Context, caller signals.Subject, id string, res
 	return cloneSnapshot(*s), nil
 }
 
-// ResolveHeld is Resolve: the Fake reads its run anyway, so held is not
-// needed.
-func (f *Fake) ResolveHeld(ctx context.Context, caller signals.Subject, id string, _ signals.Snapshot, res signals.Resolution) (signals.Snapshot, error) {
-	return f.Resolve(ctx, caller, id, res)
-}
-
 // Cancel requests cancellation of the run with reason (""
 // means caller-requested): the run reads cancelling with that reason, and
 // the OnCancel hook may end it. A terminal run is left alone and answered
@@ -428,8 +417,9 @@ func (f *Fake) List(_ context.Context, _ signals.Subject, req runs.ListRequest) 
 }
 
 // Await reads the run until done holds for its snapshot or it is
-// terminal, or ctx ends.
-func (f *Fake) Await(ctx context.Context, caller signals.Subject, id string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+// terminal, or ctx ends. The Fake reads every snapshot alike: it ignores
+// runs.PublishedOnly.
+func (f *Fake) Await(ctx context.Context, caller signals.Subject, id string, done func(signals.Snapshot) bool, _ ...runs.AwaitOption) (signals.Snapshot, error) {
 	for {
 		s, err := f.Get(ctx, caller, id)
 		if err != nil {
@@ -446,19 +436,8 @@ func (f *Fake) Await(ctx context.Context, caller signals.Subject, id string, don
 	}
 }
 
-// AwaitPublished is Await: the Fake reads every snapshot alike.
-func (f *Fake) AwaitPublished(ctx context.Context, caller signals.Subject, id string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	return f.Await(ctx, caller, id, done)
-}
-
 // Release does nothing: the Fake journals no runs.
 func (f *Fake) Release(string) {}
-
-// StartTrace answers an invalid span context: the Fake's runs were not
-// started in a trace.
-func (f *Fake) StartTrace(context.Context, signals.Subject, string) (trace.SpanContext, error) {
-	return trace.SpanContext{}, nil
-}
 
 // Fake is a Backend.
 var _ runs.Backend = (*Fake)(nil)

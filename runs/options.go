@@ -1,0 +1,80 @@
+package runs
+
+import "github.com/openwop/temporal-mcp/signals"
+
+// A ReadOption changes how Backend.Get reads a run.
+type ReadOption struct {
+	stale bool
+}
+
+// AllowStale is the ReadOption of a caller that polls the run and will
+// ask again soon (tasks/get, GET /runs/{id}). When the run's read has not
+// answered within a fifth of the read window (Options.ReadWindow: Temporal
+// is loaded) and the service holds a reading of the run at most 30 s old,
+// that reading answers at once, and the read goes on to refresh it for
+// the next poll. It is never a reading that a change this process made to
+// the run (an answer, a cancel) left stale, nor one older than a fresh
+// reading already answered.
+func AllowStale() ReadOption { return ReadOption{stale: true} }
+
+// staleAllowed reports whether opts hold AllowStale.
+func staleAllowed(opts []ReadOption) bool {
+	for _, o := range opts {
+		if o.stale {
+			return true
+		}
+	}
+	return false
+}
+
+// A ResolveOption changes how Backend.Resolve checks a resolution.
+type ResolveOption struct {
+	held *signals.Snapshot
+}
+
+// Held is the ResolveOption of a caller that read the run (Get) in the
+// same request: the interrupt's openness and the caller's eligibility are
+// checked against snap instead of a new read, so the resolution costs the
+// signal and the query that confirms it. The run applies a resolution only
+// when it is still the first eligible one of an open interrupt, so a held
+// snapshot that went stale in between yields ErrAlreadyResolved or
+// ErrTerminal, as without it. A held snapshot of another run or tenant is
+// ignored (the run is read again).
+func Held(snap signals.Snapshot) ResolveOption { return ResolveOption{held: &snap} }
+
+// HeldSnapshot returns the snapshot of the last Held option in opts, and
+// whether there is one (a decorator of Backend may need what the caller
+// read).
+func HeldSnapshot(opts ...ResolveOption) (signals.Snapshot, bool) {
+	for i := len(opts) - 1; i >= 0; i-- {
+		if h := opts[i].held; h != nil {
+			return *h, true
+		}
+	}
+	return signals.Snapshot{}, false
+}
+
+// An AwaitOption changes what Backend.Await shows its done function.
+type AwaitOption struct {
+	published bool
+}
+
+// PublishedOnly is the AwaitOption of a caller that needs only what a run
+// publishes: its status, open interrupts and cancel reason. done sees the
+// snapshots at which those changed, and getRun is asked only then: after a
+// workflow task that upserted the run's status search attribute or its
+// published state (signals.MemoState), not after every workflow task. The
+// callers that wait so on one run at the same time share one follower
+// (one history long poll, one query per change); a caller that joins a
+// follower already running sees the latest snapshot it read first.
+func PublishedOnly() AwaitOption { return AwaitOption{published: true} }
+
+// publishedOnly reports whether opts hold PublishedOnly.
+func publishedOnly(opts []AwaitOption) bool {
+	for _, o := range opts {
+		if o.published {
+			return true
+		}
+	}
+	return false
+}
