@@ -8,7 +8,6 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/openwop/temporal-mcp/internal/runsignal"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -46,7 +45,7 @@ func RecordProgress(ctx context.Context, p Progress) {
 func ReportProgress(ctx context.Context, p Progress) error {
 	RecordProgress(ctx, p)
 	info := activity.GetInfo(ctx)
-	signal := runsignal.From(ctx) // set by workflowstest
+	signal := signalOf(ctx) // set by WithSignal (workflowstest)
 	if signal == nil {
 		signal = activity.GetClient(ctx).SignalWorkflow
 	}

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 
-	"github.com/openwop/temporal-mcp/internal/runsignal"
+	"github.com/openwop/temporal-mcp/activities"
 )
 
 // activitySignals is the worker interceptor of an Env's environment: every
@@ -34,7 +34,7 @@ type activityInbound struct {
 // when the run cancels it, as a heartbeat would tell it on a server (the
 // SDK's test environment never does).
 func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	ctx, cancel := context.WithCancel(runsignal.With(ctx, a.e.signalRun))
+	ctx, cancel := context.WithCancel(activities.WithSignal(ctx, a.e.signalRun))
 	id := activity.GetInfo(ctx).ActivityID
 	a.e.mu.Lock()
 	a.e.activities[id] = cancel
