@@ -15,6 +15,17 @@
 // question it asked. Env.Temporal is the SDK's environment, for mocking
 // activities (OnActivity) or anything else the SDK offers.
 //
+// The tool's own activities run as they would on a worker, package
+// activities included: activities.ReportProgress reaches the run (the Env
+// gives every activity activities.WithSignal) and shows in
+// Result.Progress, heartbeats (activities.Run, activities.RecordProgress)
+// are recorded, a retried attempt reads the last one with
+// activities.LastProgress, and a cancelled activity's context is
+// cancelled (the SDK's environment alone never does). A failure inside
+// the SDK's environment (a call of a Temporal service it does not
+// offer, which ends the test binary) is logged with its cause on
+// standard error when the Env has no Logger.
+//
 // Replay and ReplayAll replay recorded workflow histories (the JSON of
 // `temporal workflow show --output json`) with the current code: a change
 // that would fail the runs in flight after a release fails the replay of the
