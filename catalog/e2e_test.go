@@ -33,6 +33,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -218,14 +219,7 @@ func toolText(t *testing.T, result any) string {
 }
 
 // runOf is the run id (the workflow ID) of an MCP task id.
-func runOf(t *testing.T, taskID string) string {
-	t.Helper()
-	id, err := runid.Parse(taskID)
-	if err != nil {
-		t.Fatalf("task id %q: %v", taskID, err)
-	}
-	return id
-}
+var runOf = testsupport.RunOf
 
 // countRuns counts the workflows visibility finds for query.
 // Visibility is written asynchronously, even on the embedded server, so a

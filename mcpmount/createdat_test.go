@@ -15,6 +15,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/restapi"
 	"github.com/openwop/temporal-mcp/runs"
@@ -59,7 +60,7 @@ func newTimesStack(t *testing.T) *timesStack {
 		acts := tools.NewActivities(testenv.Logger(), tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
 		timed := workflows.NewTool("pause_hour", "Waits an hour, bounded by a 2 s run timeout.", pauseHour, workflows.WithRunTimeout(2*time.Second))
 		var err error
-		if reg, err = workflows.NewRegistry(append(append(tools.ExampleTools(), tools.FixtureTools()...), timed), acts); err != nil {
+		if reg, err = workflows.NewRegistry(append(append(tools.ExampleTools(), conformancetools.Tools()...), timed), acts); err != nil {
 			t.Fatal(err)
 		}
 		cat = append(reg.Specs(), signals.ToolSpec{Name: "plain_pause", Description: "A plain workflow that waits a second.",

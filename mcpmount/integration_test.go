@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
@@ -53,14 +54,8 @@ func callTool(t *testing.T, c *client, name string, args map[string]any) map[str
 	return wantResult(t, c.call("tools/call", map[string]any{"name": name, "arguments": args}, nil))
 }
 
-func runOf(t *testing.T, taskID string) string {
-	t.Helper()
-	id, err := runid.Parse(taskID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
+// runOf is the run id (the workflow ID) of an MCP task id.
+var runOf = testsupport.RunOf
 
 func TestIntegrationTaskLifecycle(t *testing.T) {
 	s := newStack(t, nil, "")

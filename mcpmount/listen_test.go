@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -153,7 +153,7 @@ func TestListen(t *testing.T) {
 			if !started {
 				// Now let the run move.
 				started = true
-				reg, err := tools.DefaultRegistry(s.acts, true)
+				reg, err := conformancetools.Registry(s.acts)
 				if err != nil {
 					t.Fatal(err)
 				}

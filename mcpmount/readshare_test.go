@@ -21,6 +21,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -71,7 +72,7 @@ func (l *wireCalls) during(id string, f func()) []string {
 // before the gets; the window is long so that nothing depends on timing.
 func TestTasksGetReadShared(t *testing.T) {
 	env := testenv.Temporal(t)
-	reg, err := tools.DefaultRegistry(tools.NewActivities(env.Logger, tools.ActivityOptions{}), true)
+	reg, err := conformancetools.Registry(tools.NewActivities(env.Logger, tools.ActivityOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 )
@@ -48,7 +49,7 @@ func newStackFaulty(t testing.TB, keys *auth.Keys, addr string, faults *testenv.
 	t.Helper()
 	env := testenv.Temporal(t)
 	acts := tools.NewActivities(testenv.Logger(), tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := tools.DefaultRegistry(acts, true)
+	reg, err := conformancetools.Registry(acts)
 	if err != nil {
 		t.Fatal(err)
 	}

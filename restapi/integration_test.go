@@ -18,6 +18,7 @@ import (
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -71,7 +72,7 @@ func newIntegrationWith(t *testing.T, o itestOptions) *itest {
 	tq := testenv.UniqueTaskQueue(t)
 	logger := zaptest.NewLogger(t)
 	acts := tools.NewActivities(logger, tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := tools.DefaultRegistry(acts, true)
+	reg, err := conformancetools.Registry(acts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func newIntegrationWith(t *testing.T, o itestOptions) *itest {
 	keys, err := auth.New([]auth.Key{
 		{Key: keyA, Tenant: it.tenantA, Subject: "urn:test:alice"},
 		{Key: keyB, Tenant: it.tenantB, Subject: "urn:test:bob"},
-		{Key: keyApprover, Tenant: it.tenantA, Subject: tools.ListedApprover},
+		{Key: keyApprover, Tenant: it.tenantA, Subject: conformancetools.ListedApprover},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +382,7 @@ func TestIntegrationApprovers(t *testing.T) {
 	}
 	events := it.waitTerminal(keyA, id, 10*time.Second)
 	checkLog(t, id, events)
-	if res := payloadOf(t, events, signals.EventInterruptResolved); res["resolvedBy"].(map[string]any)["subjectId"] != tools.ListedApprover {
+	if res := payloadOf(t, events, signals.EventInterruptResolved); res["resolvedBy"].(map[string]any)["subjectId"] != conformancetools.ListedApprover {
 		t.Fatalf("interrupt.resolved %v", res)
 	}
 	if st := it.get(keyA, id).body["status"]; st != "completed" {

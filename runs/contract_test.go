@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -26,7 +26,7 @@ func TestStartOnToolTaskQueue(t *testing.T) {
 	toolQueue := testenv.UniqueTaskQueue(t)
 	var delay signals.ToolSpec
 	env.NewWorker(t, toolQueue, func(r worker.Registry) {
-		for _, tl := range tools.FixtureTools() {
+		for _, tl := range conformancetools.Tools() {
 			if tl.Spec().Name == "conformance-delay" {
 				delay = tl.Spec()
 				r.RegisterWorkflowWithOptions(tl.Workflow(), workflow.RegisterOptions{Name: "custom-delay-type"})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -26,7 +27,7 @@ import (
 func toolWorker(t *testing.T, env *testenv.Env) (tq string, stop func()) {
 	t.Helper()
 	tq = testenv.UniqueTaskQueue(t)
-	reg, err := tools.DefaultRegistry(tools.NewActivities(env.Logger, tools.ActivityOptions{}), true)
+	reg, err := conformancetools.Registry(tools.NewActivities(env.Logger, tools.ActivityOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -85,7 +86,7 @@ func countedSetup(t *testing.T) (*runs.Service, *callLog, string, client.Client)
 	}
 	t.Cleanup(c.Close)
 	tq := testenv.UniqueTaskQueue(t)
-	reg, err := tools.DefaultRegistry(tools.NewActivities(env.Logger, tools.ActivityOptions{}), true)
+	reg, err := conformancetools.Registry(tools.NewActivities(env.Logger, tools.ActivityOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -21,7 +22,7 @@ var (
 	alice   = signals.Subject{Issuer: "test", SubjectID: "urn:test:alice", Tenant: "acme"}
 	bob     = signals.Subject{Issuer: "test", SubjectID: "urn:test:bob", Tenant: "acme"}
 	mallory = signals.Subject{Issuer: "test", SubjectID: "urn:test:mallory", Tenant: "evil"}
-	listed  = signals.Subject{Issuer: "test", SubjectID: tools.ListedApprover, Tenant: "acme"}
+	listed  = signals.Subject{Issuer: "test", SubjectID: conformancetools.ListedApprover, Tenant: "acme"}
 )
 
 // setup starts a worker with every tool on a fresh task queue and returns a
@@ -48,7 +49,7 @@ func setupWith(t testing.TB, adjust func(*runs.Options)) (*runs.Service, client.
 func exampleWorker(t testing.TB, env *testenv.Env) string {
 	t.Helper()
 	tq := testenv.UniqueTaskQueue(t)
-	reg, err := tools.DefaultRegistry(tools.NewActivities(env.Logger, tools.ActivityOptions{}), true)
+	reg, err := conformancetools.Registry(tools.NewActivities(env.Logger, tools.ActivityOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

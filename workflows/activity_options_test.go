@@ -93,7 +93,7 @@ func TestIntegrationPlainActivityRunsOnce(t *testing.T) {
 func TestIntegrationHeartbeatingActivityCancelledWithinSeconds(t *testing.T) {
 	// Activities heartbeating every 500 ms, as the stock worker's do.
 	acts := tools.NewActivities(zaptest.NewLogger(t), tools.ActivityOptions{HeartbeatInterval: 500 * time.Millisecond})
-	reg, err := tools.DefaultRegistry(acts, false)
+	reg, err := tools.DefaultRegistry(acts)
 	if err != nil {
 		t.Fatal(err)
 	}

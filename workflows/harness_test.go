@@ -1,8 +1,9 @@
 package workflows_test
 
-// The harness tests run tools in the SDK's test environment: the conformance
-// fixtures of package tools in examples/tools (written with this package exactly as a
-// user writes a tool) and small tools defined here.
+// The harness tests run tools in the SDK's test environment: the example
+// tools (examples/tools), the conformance fixtures
+// (internal/testing/conformancetools), both written with this package exactly
+// as a user writes a tool, and small tools defined here.
 
 import (
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 	"github.com/openwop/temporal-mcp/workflows/workflowstest"
@@ -29,7 +31,7 @@ const testRunID = "acme/AbCdEfGhIjKlMnOpQrStUvWx"
 func newHarness(t *testing.T, extra ...workflows.Tool) *workflowstest.Env {
 	t.Helper()
 	acts := tools.NewActivities(nil, tools.ActivityOptions{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
-	tools := append(append(tools.ExampleTools(), tools.FixtureTools()...), extra...)
+	tools := append(append(tools.ExampleTools(), conformancetools.Tools()...), extra...)
 	reg, err := workflows.NewRegistry(tools, acts)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +181,7 @@ func TestApprovalResolutions(t *testing.T) {
 			tool: "conformance-approval-approvers",
 			res: []signals.Resolution{
 				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: alice, RequestID: "alice"},
-				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: signals.Subject{SubjectID: tools.ListedApprover, Tenant: "acme"}, RequestID: "listed"},
+				{InterruptID: iid, Action: signals.ActionAccept, ResolvedBy: signals.Subject{SubjectID: conformancetools.ListedApprover, Tenant: "acme"}, RequestID: "listed"},
 			},
 			outputs:  `{"approved":true,"decision":"accept"}`,
 			resolved: []string{"listed"},

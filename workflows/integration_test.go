@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -31,7 +32,7 @@ import (
 // the way runs.Service starts them, and read them the way it reads them.
 
 // listed is the only eligible approver of conformance-approval-approvers.
-var listed = signals.Subject{Issuer: "test", SubjectID: tools.ListedApprover, Tenant: tenant}
+var listed = signals.Subject{Issuer: "test", SubjectID: conformancetools.ListedApprover, Tenant: tenant}
 
 type server struct {
 	t    *testing.T
@@ -49,7 +50,7 @@ func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.Temporal(t)
 	acts := tools.NewActivities(zaptest.NewLogger(t), tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := tools.DefaultRegistry(acts, true)
+	reg, err := conformancetools.Registry(acts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +507,7 @@ func TestIntegrationPublishReport(t *testing.T) {
 func TestIntegrationRunSurvivesServerRestart(t *testing.T) {
 	srv := testenv.StartServer(t, filepath.Join(t.TempDir(), "temporal.db"))
 	acts := tools.NewActivities(zaptest.NewLogger(t), tools.ActivityOptions{})
-	reg, err := tools.DefaultRegistry(acts, true)
+	reg, err := conformancetools.Registry(acts)
 	if err != nil {
 		t.Fatal(err)
 	}

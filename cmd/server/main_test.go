@@ -94,7 +94,7 @@ func TestSearchAttributesMissingServer(t *testing.T) {
 			ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(deny)}}},
 	}
 	logger := testenv.Logger()
-	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}), false)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestShutdownEndsSessions(t *testing.T) {
 		Client: client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()},
 	}
 	logger := testenv.Logger()
-	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}), false)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app"
 	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/oidctest"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 )
@@ -54,7 +55,7 @@ func startOAuthServer(t *testing.T, addr string, opts auth.OAuthOptions, keys *a
 	}
 	t.Cleanup(o.Close)
 	logger := testenv.Logger()
-	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}), true)
+	reg, err := conformancetools.Registry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}

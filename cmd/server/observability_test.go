@@ -61,7 +61,7 @@ func startObserved(t *testing.T) *observed {
 	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
 		OutputDir: t.TempDir(), SectionDelay: time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
 	})
-	reg, err := tools.DefaultRegistry(acts, false)
+	reg, err := tools.DefaultRegistry(acts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func TestWorkerOutage(t *testing.T) {
 	core, logs := observer.New(zap.InfoLevel)
 	logger := zap.New(zapcore.NewTee(core, testenv.Logger().Core()))
 
-	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}), false)
+	reg, err := tools.DefaultRegistry(tools.NewActivities(logger, tools.ActivityOptions{OutputDir: t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
-// Package tools holds the tools the stock commands serve, with their
-// activities: the examples publish_report and delay, and the conformance
-// fixtures (served only with OPENWOP_FIXTURES=on). They are written with the
+// Package tools holds the example tools the stock commands serve, with
+// their activities: publish_report and delay. They are written with the
 // author library, package workflows, and the activity-side library, package
-// activities, exactly as a user writes tools in their own module.
+// activities, exactly as a user writes tools in their own module. (The
+// conformance fixtures the stock commands add with OPENWOP_FIXTURES=on are
+// test tools of their own, in internal/testing/conformancetools.)
 //
 // Every activity that can take long heartbeats, so that a run cancellation
 // (which reaches an activity only through its heartbeats) stops it promptly,
@@ -14,6 +15,7 @@
 // Sleep resumes from its last heartbeat.
 //
 // The workflow type of each tool is its name and the activity names are the
-// method names of Activities; recorded histories (testdata/histories, see
-// docs/upgrades.md) replay against both, so neither may change.
+// method names of Activities; recorded histories (in
+// internal/testing/conformancetools, see docs/upgrades.md) replay against
+// both, so neither may change.
 package tools

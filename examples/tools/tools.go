@@ -9,19 +9,14 @@ import (
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
-// DefaultRegistry returns the registry of the example tools and, when
-// fixtures is set, the conformance fixtures, with acts as their
-// The server and the worker build the same registry with it.
-func DefaultRegistry(acts *Activities, fixtures bool) (*workflows.Registry, error) {
-	tools := ExampleTools()
-	if fixtures {
-		tools = append(tools, FixtureTools()...)
-	}
+// DefaultRegistry returns the registry of the example tools with acts as
+// their activities. The server and the worker build the same registry with
+// it; acts may be nil for a registry used only for its specs (tools/list).
+func DefaultRegistry(acts *Activities) (*workflows.Registry, error) {
 	if acts == nil {
-		// A registry used only for its specs (tools/list) needs no
-		return workflows.NewRegistry(tools)
+		return workflows.NewRegistry(ExampleTools())
 	}
-	return workflows.NewRegistry(tools, acts)
+	return workflows.NewRegistry(ExampleTools(), acts)
 }
 
 // ExampleTools returns the tools a user sees: publish_report and delay.
@@ -132,12 +127,15 @@ type DelayOutput struct {
 
 // Delay sleeps in a heartbeating activity, so that a cancellation stops it.
 func Delay(ctx workflow.Context, in DelayInput) (DelayOutput, error) {
-	slept, err := sleep(ctx, "delay", in.DelayMs)
+	slept, err := SleepStep(ctx, "delay", in.DelayMs)
 	return DelayOutput{SleptMs: slept}, err
 }
 
-// sleep runs the Sleep activity as node nodeID.
-func sleep(ctx workflow.Context, nodeID string, ms int64) (int64, error) {
+// SleepStep runs the Sleep activity for ms milliseconds as the step nodeID
+// and returns how long it slept. A tool that waits in an activity it can
+// cancel (delay, and the conformance fixtures of
+// internal/testing/conformancetools) runs it.
+func SleepStep(ctx workflow.Context, nodeID string, ms int64) (int64, error) {
 	var acts *Activities // names the activity; the receiver is never used
 	return workflows.Step(ctx, nodeID, func(ctx workflow.Context) (int64, error) {
 		var res SleepResult

@@ -330,8 +330,8 @@ func TestWhileWaiting(t *testing.T) {
 	}
 }
 
-// histories are the recorded histories of the example tools.
-var histories = filepath.Join("..", "..", "examples", "tools", "testdata", "histories")
+// histories are the recorded histories of the tools the stock commands serve.
+var histories = filepath.Join("..", "..", "internal", "testing", "conformancetools", "testdata", "histories")
 
 func TestReplay(t *testing.T) {
 	greet := func(ctx workflow.Context, in struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 	"github.com/openwop/temporal-mcp/workflows"
@@ -27,14 +28,18 @@ const ServiceName = "openwop-worker"
 // telemetryShutdown bounds the flush of the worker's telemetry on exit.
 const telemetryShutdown = 5 * time.Second
 
-// Registry returns the registry of the example tools, with the conformance
-// fixtures when cfg.Fixtures is set, and their activities logging to logger
-// and publishing reports in cfg.ReportsDir().
+// Registry returns the registry of the example tools (examples/tools), with
+// the conformance fixtures (internal/testing/conformancetools) when
+// cfg.Fixtures is set, and their activities logging to logger and
+// publishing reports in cfg.ReportsDir().
 func Registry(cfg config.Config, logger *zap.Logger) (*workflows.Registry, error) {
 	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
 		OutputDir: cfg.ReportsDir(),
 	})
-	return tools.DefaultRegistry(acts, cfg.Fixtures)
+	if cfg.Fixtures {
+		return conformancetools.Registry(acts)
+	}
+	return tools.DefaultRegistry(acts)
 }
 
 // Serve runs a worker of reg's tools on taskQueue, through c, until ctx is

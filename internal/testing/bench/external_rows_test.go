@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -232,16 +231,6 @@ func envInts(name string, def []int) []int {
 func newMCPClient(url string) *mcpClient {
 	transport := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
 	return &mcpClient{url: url, http: &http.Client{Transport: transport, Timeout: time.Minute}}
-}
-
-// freePort is a free TCP port on loopback.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // selfCPU is this process's CPU time, all its threads, in nanoseconds

@@ -26,6 +26,8 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -167,7 +169,7 @@ func (d *deployment) stop() {
 // measures every row of the external mode.
 func (d *deployment) measure(tb *table, bin string) error {
 	n := envInt("OPENWOP_BENCH_N", defaultN)
-	port, err := freePort()
+	port, err := testsupport.FreePort()
 	if err != nil {
 		return err
 	}
@@ -275,7 +277,7 @@ func writeToolsFile(dir string) (string, error) {
 // startMount starts a mount-only server and waits until it lists both
 // tools; it returns the process and the MCP endpoint's URL.
 func (d *deployment) startMount(ctx context.Context, name, bin, addr, toolsFile string) (*exec.Cmd, string, error) {
-	port, err := freePort()
+	port, err := testsupport.FreePort()
 	if err != nil {
 		return nil, "", err
 	}
@@ -340,7 +342,7 @@ func TestBenchWorkerChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	reg, err := tools.DefaultRegistry(tools.NewActivities(nop, tools.ActivityOptions{OutputDir: t.TempDir()}), true)
+	reg, err := conformancetools.Registry(tools.NewActivities(nop, tools.ActivityOptions{OutputDir: t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -128,7 +129,7 @@ func newStackWith(tb testing.TB, dir string, record bool, extra grpc.UnaryClient
 	if s.c, err = client.DialContext(ctx, opts); err != nil {
 		tb.Fatalf("dial: %v", err)
 	}
-	if s.reg, err = tools.DefaultRegistry(tools.NewActivities(nop, tools.ActivityOptions{OutputDir: filepath.Join(dir, "reports")}), true); err != nil {
+	if s.reg, err = conformancetools.Registry(tools.NewActivities(nop, tools.ActivityOptions{OutputDir: filepath.Join(dir, "reports")})); err != nil {
 		tb.Fatal(err)
 	}
 	wctx, stopWorker := context.WithCancel(context.Background())

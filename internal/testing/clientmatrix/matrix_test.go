@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 )
 
 // Environment of TestClientMatrix.
@@ -430,7 +431,7 @@ func installClients(t *testing.T) string {
 // returns the base URL once /healthz answers 200.
 func startServer(t *testing.T) string {
 	t.Helper()
-	return startServerAt(t, freePort(t))
+	return startServerAt(t, testsupport.MustFreePort(t))
 }
 
 // startServerAt is startServer on the port, with extra environment
@@ -493,16 +494,6 @@ func startServerAt(t *testing.T, port int, extraEnv ...string) string {
 			t.Fatalf("%s/healthz not 200 within 3 minutes\n%s", base, logs.String())
 		}
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 )
 
 // mismatchTools declares delay_mismatch: the example delay workflow on the
@@ -43,7 +45,7 @@ func TestClientMatrixOutputSchemaMismatch(t *testing.T) {
 	if err := os.WriteFile(toolsFile, []byte(mismatchTools), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	url := startServerAt(t, freePort(t), "OPENWOP_TOOLS_FILE="+toolsFile, "OPENWOP_TASK_QUEUE=openwop-tools") + "/mcp"
+	url := startServerAt(t, testsupport.MustFreePort(t), "OPENWOP_TOOLS_FILE="+toolsFile, "OPENWOP_TASK_QUEUE=openwop-tools") + "/mcp"
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(clients, "node_modules", "node", "bin", "node"), "mismatch.mjs", url)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/internal/testing/oidctest"
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 )
 
 // oauthOutcome is what oauth.mjs printed besides the outcome: the
@@ -45,7 +46,7 @@ func TestClientMatrixOAuth(t *testing.T) {
 		t.Skip("set " + envClients + "=1 to run the client matrix (needs npm; installs the pinned clients)")
 	}
 	clients := installClients(t)
-	port := freePort(t)
+	port := testsupport.MustFreePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	resource := base + "/mcp"
 	p := oidctest.Start(t, oidctest.Options{Audience: []string{resource}, Users: []oidctest.User{{

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 )
 
 // moduleRoot is the repository root (this package is internal/testing/e2e).
@@ -37,16 +38,6 @@ func build(t *testing.T, root, dir, out string) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", dir, err, b)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // process is a started command whose output is kept for failure reports.
@@ -233,7 +224,7 @@ func TestBringYourOwnWorker(t *testing.T) {
 	build(t, root, "cmd/server", filepath.Join(bin, "server"))
 	build(t, root, "examples/refund", filepath.Join(bin, "refund"))
 
-	temporalPort, httpPort := freePort(t), freePort(t)
+	temporalPort, httpPort := testsupport.MustFreePort(t), testsupport.MustFreePort(t)
 	start(t, "server", filepath.Join(bin, "server"),
 		"OPENWOP_DATA_DIR="+filepath.Join(bin, "data"),
 		fmt.Sprintf("OPENWOP_HTTP_ADDR=127.0.0.1:%d", httpPort),

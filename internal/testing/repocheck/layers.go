@@ -61,6 +61,9 @@ var layers = map[string]Layer{
 	"internal/testing/pgtest": LayerCommand,
 	// The OpenID provider of the OAuth tests.
 	"internal/testing/oidctest": LayerCommand,
+	// The conformance fixtures: test tools, which the stock commands'
+	// worker (internal/app/toolworker) serves with OPENWOP_FIXTURES=on.
+	"internal/testing/conformancetools": LayerAssembly,
 }
 
 // publicMayImport lists the internal packages a public package may import:

@@ -1,10 +1,11 @@
-package tools_test
+package conformancetools_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 	"github.com/openwop/temporal-mcp/workflows/workflowstest"
@@ -38,7 +39,7 @@ func TestConfirmDelete(t *testing.T) {
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
-			checkLog(t, res.Events)
+			testsupport.CheckEventLog(t, testRunID, res.Events)
 			if got := res.Snapshot.Result.Content[0].Text; got != tc.text {
 				t.Errorf("text = %q, want %q", got, tc.text)
 			}
@@ -58,7 +59,7 @@ func TestSimpleTools(t *testing.T) {
 		code string
 	}{
 		{"greet", "greet", map[string]any{"name": "Alice"}, nil, "Hello, Alice!", ""},
-		{"pre-run input", "test_tool_with_task", map[string]any{}, map[string]any{tools.PreRunUserName: map[string]string{"name": "Alice"}}, "Hello, Alice!", ""},
+		{"pre-run input", "test_tool_with_task", map[string]any{}, map[string]any{conformancetools.PreRunUserName: map[string]string{"name": "Alice"}}, "Hello, Alice!", ""},
 		{"pre-run input missing", "test_tool_with_task", map[string]any{}, nil, "", "missing_input"},
 		{"slow compute", "slow_compute", map[string]any{"seconds": 1, "label": "x"}, nil, `Computed "x" in 1 second(s).`, ""},
 		{"slow compute zero", "slow_compute", map[string]any{"seconds": 0}, nil, `Computed "" in 0 second(s).`, ""},
@@ -82,7 +83,7 @@ func TestSimpleTools(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkLog(t, res.Events)
+			testsupport.CheckEventLog(t, testRunID, res.Events)
 			if tc.code != "" {
 				if res.Snapshot.Error == nil || res.Snapshot.Error.Code != tc.code {
 					t.Fatalf("err %v, snapshot error %+v; want code %s", res.Err, res.Snapshot.Error, tc.code)

@@ -1,4 +1,4 @@
-package tools
+package conformancetools
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -16,10 +17,22 @@ import (
 // conformance-approval-approvers fixture.
 const ListedApprover = "urn:conformance:listed-approver"
 
-// FixtureTools returns the conformance fixtures: the tools the MCP
-// conformance suite's tasks scenarios call and the OpenWOP conformance
-// fixture workflows.
-func FixtureTools() []workflows.Tool {
+// Registry returns the registry the stock commands serve with
+// OPENWOP_FIXTURES=on: the example tools of package examples/tools and the
+// conformance fixtures, with acts as their activities (nil: a registry used
+// only for its specs). The fixtures run the examples' Sleep activity.
+func Registry(acts *tools.Activities) (*workflows.Registry, error) {
+	all := append(tools.ExampleTools(), Tools()...)
+	if acts == nil {
+		return workflows.NewRegistry(all)
+	}
+	return workflows.NewRegistry(all, acts)
+}
+
+// Tools returns the conformance fixtures: the tools the MCP conformance
+// suite's tasks scenarios call and the OpenWOP conformance fixture
+// workflows.
+func Tools() []workflows.Tool {
 	return []workflows.Tool{
 		workflows.NewTool("greet", "Say hello to someone (synchronous only).",
 			Greet, workflows.WithTaskSupport(signals.TaskForbidden)),
@@ -82,7 +95,7 @@ func (o SlowComputeOutput) ResultText() string {
 // SlowCompute sleeps in a heartbeating activity, so a cancellation stops it.
 func SlowCompute(ctx workflow.Context, in SlowComputeInput) (SlowComputeOutput, error) {
 	if in.Seconds > 0 {
-		if _, err := sleep(ctx, "compute", int64(in.Seconds)*1000); err != nil {
+		if _, err := tools.SleepStep(ctx, "compute", int64(in.Seconds)*1000); err != nil {
 			return SlowComputeOutput{}, err
 		}
 	}
@@ -259,6 +272,6 @@ func ConformanceCancellable(ctx workflow.Context, in CancellableInput) (DelayedO
 	if in.DelayMs == 0 {
 		in.DelayMs = 30000
 	}
-	slept, err := sleep(ctx, "delay", in.DelayMs)
+	slept, err := tools.SleepStep(ctx, "delay", in.DelayMs)
 	return DelayedOutput{DelayedMs: slept}, err
 }

@@ -1,4 +1,4 @@
-package tools_test
+package conformancetools_test
 
 // The history corpus: workflow histories of every example tool and fixture
 // in each state that applies, recorded on the embedded Temporal server with
@@ -11,7 +11,7 @@ package tools_test
 // Record a new set (a directory of its own; existing files are never
 // overwritten):
 //
-//	OPENWOP_RECORD_HISTORIES=<set> go test ./examples/tools -run TestRecordHistories
+//	OPENWOP_RECORD_HISTORIES=<set> go test ./internal/testing/conformancetools -run TestRecordHistories
 //
 // <set> names the directory under testdata/histories (1 or true: today's
 // date). -run TestRecordHistories/<tool> records one tool's scenarios only.
@@ -37,6 +37,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -56,7 +57,7 @@ const historyTenant = "acme"
 
 var (
 	bob    = signals.Subject{Issuer: "test", SubjectID: "bob", Tenant: historyTenant}
-	listed = signals.Subject{Issuer: "test", SubjectID: tools.ListedApprover, Tenant: historyTenant}
+	listed = signals.Subject{Issuer: "test", SubjectID: conformancetools.ListedApprover, Tenant: historyTenant}
 )
 
 // scenario drives one run of tool into state; the history is recorded when
@@ -72,7 +73,7 @@ type scenario struct {
 // name is the file name of the scenario's history.
 func (s scenario) name() string { return s.tool + "." + s.state + ".json" }
 
-// scenarios are the runs of the corpus: every tool of the default registry
+// scenarios are the runs of the corpus: every tool of the served registry
 // with fixtures, in each state that applies to it.
 var scenarios = []scenario{
 	// publish_report: activity, approval, activity.
@@ -147,7 +148,7 @@ var scenarios = []scenario{
 			r.awaitClosed(id)
 		}},
 	{tool: "test_tool_with_task", state: "completed", args: `{}`,
-		pre:   map[string]json.RawMessage{tools.PreRunUserName: json.RawMessage(`{"name":"Ada"}`)},
+		pre:   map[string]json.RawMessage{conformancetools.PreRunUserName: json.RawMessage(`{"name":"Ada"}`)},
 		drive: (*recorder).awaitClosed},
 	{tool: "test_tool_with_task", state: "failed", args: `{}`, drive: (*recorder).awaitClosed},
 	{tool: "conformance-approval", state: "waiting", args: `{}`,
@@ -210,7 +211,7 @@ func TestRecordHistories(t *testing.T) {
 	}
 	env := testenv.Temporal(t)
 	acts := tools.NewActivities(nil, tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond, SectionDelay: 10 * time.Millisecond})
-	reg, err := tools.DefaultRegistry(acts, true)
+	reg, err := conformancetools.Registry(acts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,9 +269,9 @@ func encodeHistory(hist *historypb.History) ([]byte, error) {
 
 // TestReplayHistories replays every recorded history with the current
 // harness and tools: any nondeterminism fails it. It also checks that the
-// corpus covers every tool the default registry serves.
+// corpus covers every tool the stock commands serve with the fixtures.
 func TestReplayHistories(t *testing.T) {
-	reg, err := tools.DefaultRegistry(tools.NewActivities(nil, tools.ActivityOptions{}), true)
+	reg, err := conformancetools.Registry(tools.NewActivities(nil, tools.ActivityOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
