@@ -27,6 +27,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/visibility"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -131,20 +132,21 @@ func listed(t *testing.T, live catalog.Source, name string) *catalog.Tool {
 	return nil
 }
 
-// eventually calls cond every 100 ms until it reports true, and fails the
-// test when d passes first, with cond's last description of the state.
+// eventually waits by the rule of internal/testing/visibility (what these
+// tests wait for is mostly read from Temporal's visibility store: the
+// publications the catalog lists, the runs a query finds) until cond
+// reports true, and fails the test when d passes first, with cond's last
+// description of the state.
 func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ok, state := cond()
-		if ok {
-			return
+	err := visibility.Await(context.Background(), d, func(context.Context) error {
+		if ok, state := cond(); !ok {
+			return errors.New(state)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; last state: %s", what, d, state)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 

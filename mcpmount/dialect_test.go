@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/internal/testing/visibility"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -257,22 +258,18 @@ func TestDialectWire(t *testing.T) {
 			}
 			return out
 		}
-		// Visibility is eventually consistent: wait for both runs.
-		deadline := time.Now().Add(20 * time.Second)
-		var a, b []string
-		for {
-			a, b = ids(alice), ids(bob)
-			if slices.Contains(a, mine) && slices.Contains(b, theirs) || time.Now().After(deadline) {
-				break
+		// Visibility follows the starts (the rule of internal/testing/visibility):
+		// wait until each caller lists its own run and not the other's.
+		visibility.Require(t, "each caller's run listed to its caller only", func(context.Context) error {
+			a, b := ids(alice), ids(bob)
+			if !slices.Contains(a, mine) || slices.Contains(a, theirs) {
+				return fmt.Errorf("alice lists %v (hers %s, bob's %s)", a, mine, theirs)
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if !slices.Contains(a, mine) || slices.Contains(a, theirs) {
-			t.Fatalf("alice lists %v (hers %s, bob's %s)", a, mine, theirs)
-		}
-		if !slices.Contains(b, theirs) || slices.Contains(b, mine) {
-			t.Fatalf("bob lists %v (his %s, alice's %s)", b, theirs, mine)
-		}
+			if !slices.Contains(b, theirs) || slices.Contains(b, mine) {
+				return fmt.Errorf("bob lists %v (his %s, alice's %s)", b, theirs, mine)
+			}
+			return nil
+		})
 		wantError(t, alice.call("tasks/list", map[string]any{"cursor": "forged"}), http.StatusOK, -32602)
 	})
 

@@ -22,6 +22,7 @@ import (
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/visibility"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -374,51 +375,75 @@ func TestIntegrationBurst(t *testing.T) {
 	// one that completed belongs to a caller who got its result.
 	query := fmt.Sprintf("%s = '%s'", signals.SearchAttrTenant, tenant)
 	greeting := regexp.MustCompile(`Hello, (c\d+)!`)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	// Visibility follows the runs' ends (the rule of internal/testing/visibility):
+	// list until none is running and every caller with a result has a
+	// completed run listed. Each completed run is read once for its greeting.
+	nameOf := map[string]string{} // completed run -> caller name
+	var listed int
+	err = visibility.Await(context.Background(), time.Minute, func(ctx context.Context) error {
 		execs := listAll(t, s, query)
+		listed = len(execs)
 		running, completed := 0, map[string]int{}
-		var unmatched []string
 		for _, e := range execs {
 			id := e.GetExecution().GetWorkflowId()
 			switch e.GetStatus() {
 			case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 				running++
 			case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				snap, err := s.runs.Get(ctx, signals.Subject{Tenant: tenant}, id)
-				cancel()
-				if err != nil {
-					t.Fatalf("read run %s: %v", id, err)
+				if _, ok := nameOf[id]; !ok {
+					nameOf[id] = greetingOf(t, s, tenant, id, greeting)
 				}
-				raw, _ := json.Marshal(snap.Result)
-				m := greeting.FindSubmatch(raw)
-				if m == nil {
-					t.Fatalf("completed run %s has no greeting: %s", id, raw)
-				}
-				completed[string(m[1])]++
-				if !answered[string(m[1])] {
-					unmatched = append(unmatched, id+" ("+string(m[1])+")")
-				}
+				completed[nameOf[id]]++
 			}
 		}
-		if running == 0 && len(completed) >= ok {
-			if len(unmatched) > 0 {
-				t.Fatalf("%d runs executed whose caller got an error: %v", len(unmatched), unmatched)
+		for name := range answered {
+			if completed[name] == 0 {
+				return fmt.Errorf("%d workflows listed running; caller %s got a result and no run of it is listed completed", running, name)
 			}
-			for name := range answered {
-				if completed[name] != 1 {
-					t.Fatalf("caller %s got a result; its runs completed: %d", name, completed[name])
-				}
-			}
-			t.Logf("%d workflows listed, %d completed, each with a caller who got its result", len(execs), len(completed))
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the burst: %d workflows running, %d completed for %d results", running, len(completed), ok)
+		if running > 0 {
+			return fmt.Errorf("%d workflows listed running", running)
 		}
-		time.Sleep(500 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("after the burst: %v", err)
 	}
+	completed := map[string]int{}
+	var unmatched []string
+	for id, name := range nameOf {
+		completed[name]++
+		if !answered[name] {
+			unmatched = append(unmatched, id+" ("+name+")")
+		}
+	}
+	if len(unmatched) > 0 {
+		t.Fatalf("%d runs executed whose caller got an error: %v", len(unmatched), unmatched)
+	}
+	for name := range answered {
+		if completed[name] != 1 {
+			t.Fatalf("caller %s got a result; its runs completed: %d", name, completed[name])
+		}
+	}
+	t.Logf("%d workflows listed, %d completed, each with a caller who got its result", listed, len(completed))
+}
+
+// greetingOf reads the completed run id and returns the caller name its
+// greeting names.
+func greetingOf(t *testing.T, s *stack, tenant, id string, greeting *regexp.Regexp) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	snap, err := s.runs.Get(ctx, signals.Subject{Tenant: tenant}, id)
+	if err != nil {
+		t.Fatalf("read run %s: %v", id, err)
+	}
+	raw, _ := json.Marshal(snap.Result)
+	m := greeting.FindSubmatch(raw)
+	if m == nil {
+		t.Fatalf("completed run %s has no greeting: %s", id, raw)
+	}
+	return string(m[1])
 }
 
 // listAll lists every workflow execution matching query from visibility.

@@ -1,6 +1,7 @@
 package restapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/visibility"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -685,18 +687,18 @@ func TestIntegrationList(t *testing.T) {
 	}
 	t.Logf("started %d runs in %v", total+failed, time.Since(started))
 
-	// Visibility catches up with the final status of the real runs.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := it.call(http.MethodGet, "/runs?status=failed", keyA, "")
-		if n := len(r.body["runs"].([]any)); n == failed {
-			break
+	// Visibility follows the starts and the failed runs' ends (the rule of
+	// internal/testing/visibility): wait until every run is listed, the
+	// failed ones as failed, before checking the filters and the pages.
+	visibility.Require(t, "every run listed, the failed ones failed", func(context.Context) error {
+		if n := len(it.listAll("?status=failed&limit=100")); n != failed {
+			return fmt.Errorf("%d runs listed failed, want %d", n, failed)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("failed runs are not listed: %s", r.raw)
+		if n := len(it.listAll("?limit=100")); n != total+failed {
+			return fmt.Errorf("%d runs listed, want %d", n, total+failed)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 
 	all := total + failed
 	for _, tt := range []struct {

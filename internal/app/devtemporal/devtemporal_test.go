@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/testing/visibility"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -305,31 +306,35 @@ func assertListByTenant(ctx context.Context, t *testing.T, c client.Client, ns s
 			t.Fatalf("start %s: %v", id, err)
 		}
 	}
+	// Both records visible, so that a test counting them after a stop
+	// finds both.
 	assertListed(ctx, t, c, ns, "x/run-1")
+	assertListed(ctx, t, c, ns, "y/run-2")
 }
 
-// assertListed lists by OpenWOPTenant = 'x' until the list is not empty
-// (10 s at most) and wants it to be the one run want.
+// assertListed lists by the tenant of want (OpenWOPTenant = 'x' for
+// x/run-1) until the list is the one run want, by the rule of
+// internal/testing/visibility.
 func assertListed(ctx context.Context, t *testing.T, c client.Client, ns, want string) {
 	t.Helper()
-	query := signals.SearchAttrTenant + " = 'x'"
-	var ids []string
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	tenant, _, _ := strings.Cut(want, "/")
+	query := signals.SearchAttrTenant + " = '" + tenant + "'"
+	err := visibility.Await(ctx, visibility.Bound, func(ctx context.Context) error {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: ns, Query: query})
 		if err != nil {
-			t.Fatalf("ListWorkflow(%s): %v", query, err)
+			return fmt.Errorf("ListWorkflow(%s): %w", query, err)
 		}
-		ids = ids[:0]
+		var ids []string
 		for _, e := range resp.GetExecutions() {
 			ids = append(ids, e.GetExecution().GetWorkflowId())
 		}
-		if len(ids) > 0 || time.Now().After(deadline) {
-			break
+		if len(ids) != 1 || ids[0] != want {
+			return fmt.Errorf("ListWorkflow(%s) = %v, want [%s]", query, ids, want)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if len(ids) != 1 || ids[0] != want {
-		t.Fatalf("ListWorkflow(%s) = %v, want [%s]", query, ids, want)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/openwop/temporal-mcp/internal/testing/visibility"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -62,13 +63,16 @@ func audit(addr string, clients []*mcpClient, st *stats, load time.Duration) err
 }
 
 // settledRuns lists every run with its status. Visibility follows a run's
-// close a moment later: it lists again while a run a client saw finish
-// still reads running (for at most a minute).
+// close a moment later (the rule of internal/testing/visibility): it lists
+// again while a run a client saw finish still reads running, for at most a
+// minute, then returns the last listing as it is (the audit then reports
+// such a run as lost).
 func settledRuns(ctx context.Context, c client.Client, clients []*mcpClient) (map[string]enumspb.WorkflowExecutionStatus, error) {
-	for settle := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
-		all, err := listRuns(ctx, c)
-		if err != nil {
-			return nil, err
+	var all map[string]enumspb.WorkflowExecutionStatus
+	err := visibility.Await(ctx, time.Minute, func(ctx context.Context) error {
+		var err error
+		if all, err = listRuns(ctx, c); err != nil {
+			return err
 		}
 		behind := 0
 		for _, cl := range clients {
@@ -78,10 +82,15 @@ func settledRuns(ctx context.Context, c client.Client, clients []*mcpClient) (ma
 				}
 			}
 		}
-		if behind == 0 || time.Now().After(settle) {
-			return all, nil
+		if behind > 0 {
+			return fmt.Errorf("%d runs that clients saw finish still listed running", behind)
 		}
+		return nil
+	})
+	if errors.Is(err, visibility.ErrNotVisible) && all != nil {
+		return all, nil
 	}
+	return all, err
 }
 
 // findings is what the audit found wrong.
