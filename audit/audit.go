@@ -12,17 +12,15 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// EnvLog names the audit trail's sink, read by FromEnv.
-const EnvLog = "OPENWOP_AUDIT_LOG"
-
-// Sinks of EnvLog besides a file path.
+// Sinks of Open besides a file path.
 const (
 	SinkStderr = "stderr"
 	SinkStdout = "stdout"
 	SinkOff    = "off"
 )
 
-// DefaultSink is the sink when EnvLog is unset.
+// DefaultSink is the sink of a program that is given none
+// (internal/app/config: OPENWOP_AUDIT_LOG unset).
 const DefaultSink = SinkStderr
 
 // Action is what a record is about.
@@ -145,24 +143,6 @@ func Open(sink string) (*Trail, error) {
 	}
 	t := New(zapcore.Lock(f))
 	t.close = f.Close
-	return t, nil
-}
-
-// FromEnv returns the Trail of OPENWOP_AUDIT_LOG read through getenv
-// (os.Getenv when nil): DefaultSink when it is unset. Its error names the
-// variable.
-func FromEnv(getenv func(string) string) (*Trail, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	sink := strings.TrimSpace(getenv(EnvLog))
-	if sink == "" {
-		sink = DefaultSink
-	}
-	t, err := Open(sink)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvLog, err)
-	}
 	return t, nil
 }
 

@@ -19,8 +19,9 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// TestFromEnv: each sink of OPENWOP_AUDIT_LOG, and errors that name it.
-func TestFromEnv(t *testing.T) {
+// TestOpen: each sink, and the error of a file that cannot be opened.
+// (internal/app/config reads the sink from OPENWOP_AUDIT_LOG.)
+func TestOpen(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "audit.jsonl")
 	tests := []struct {
@@ -28,7 +29,7 @@ func TestFromEnv(t *testing.T) {
 		wantNil bool
 		wantErr bool
 	}{
-		{value: "", wantNil: false},
+		{value: "", wantErr: true},
 		{value: "stderr"},
 		{value: "stdout"},
 		{value: "off", wantNil: true},
@@ -37,15 +38,10 @@ func TestFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
-			trail, err := audit.FromEnv(func(k string) string {
-				if k == audit.EnvLog {
-					return tt.value
-				}
-				return ""
-			})
+			trail, err := audit.Open(tt.value)
 			if tt.wantErr {
-				if err == nil || !strings.Contains(err.Error(), audit.EnvLog) {
-					t.Fatalf("err = %v, want one naming %s", err, audit.EnvLog)
+				if err == nil {
+					t.Fatalf("Open(%q) = %v, want an error", tt.value, trail)
 				}
 				return
 			}

@@ -6,8 +6,8 @@
 //
 // The trail is a log stream of its own, apart from the application log, so
 // that an operator can ship it somewhere else: a Trail writes JSON lines to
-// the sink named by OPENWOP_AUDIT_LOG (stderr, stdout, a file path, or off;
-// see FromEnv). A record says who did what to which run, and how it went
+// its sink (Open: stderr, stdout, a file path, or off; cmd/server takes it
+// from OPENWOP_AUDIT_LOG). A record says who did what to which run, and how it went
 // (Record); it never holds a credential or tool content: no token, no API
 // key, no arguments, answers or results.
 //

@@ -2,7 +2,6 @@ package audit_test
 
 import (
 	"log"
-	"os"
 
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
@@ -14,12 +13,12 @@ import (
 // A server audits its run service and its authentication once, and
 // hands the audited ones to both edges (as internal/app does).
 func Example() {
-	trail, err := audit.FromEnv(os.Getenv) // OPENWOP_AUDIT_LOG
+	trail, err := audit.Open(audit.SinkStderr) // or a file path
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer trail.Close()
-	keys, err := auth.FromEnv(os.Getenv)
+	keys, err := auth.New([]auth.Key{{Key: "key-acme", Tenant: "acme", Subject: "urn:user:alice"}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,12 +14,6 @@ import (
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
-// Environment variables read by FromEnv.
-const (
-	EnvKeys     = "OPENWOP_API_KEYS"
-	EnvKeysFile = "OPENWOP_API_KEYS_FILE"
-)
-
 // Issuers recorded in the Subjects this package produces.
 const (
 	IssuerAPIKey = "urn:openwop:api-key"
@@ -163,27 +157,6 @@ func LoadFile(path string) ([]Key, error) {
 		return nil, fmt.Errorf("parse api key file %s: %w", path, err)
 	}
 	return keys, nil
-}
-
-// FromEnv builds the key set from OPENWOP_API_KEYS and OPENWOP_API_KEYS_FILE
-// read through getenv (os.Getenv when nil). With neither set it returns the
-// development key set (no keys).
-func FromEnv(getenv func(string) string) (*Keys, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	keys, err := ParseKeys(getenv(EnvKeys))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvKeys, err)
-	}
-	if path := getenv(EnvKeysFile); path != "" {
-		fk, err := LoadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvKeysFile, err)
-		}
-		keys = append(keys, fk...)
-	}
-	return New(keys)
 }
 
 // Dev reports whether no keys are configured, so every caller is Anonymous.

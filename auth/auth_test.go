@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -57,36 +55,8 @@ func TestNewRejectsDuplicates(t *testing.T) {
 	}
 }
 
-func TestFromEnvMergesFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "keys.json")
-	if err := os.WriteFile(path, []byte(`[{"key":"fk","tenant":"tenantB","subject":"bob"}]`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{EnvKeys: "ek=tenantA:alice", EnvKeysFile: path}
-	k, err := FromEnv(func(s string) string { return env[s] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if k.Dev() || k.Len() != 2 {
-		t.Fatalf("Len = %d, Dev = %v", k.Len(), k.Dev())
-	}
-	for key, tenant := range map[string]string{"ek": "tenantA", "fk": "tenantB"} {
-		r := httptest.NewRequest("POST", "/", nil)
-		r.Header.Set("Authorization", "Bearer "+key)
-		s, err := k.Authenticate(r)
-		if err != nil || s.Tenant != tenant {
-			t.Errorf("key %s: subject %+v, err %v; want tenant %s", key, s, err, tenant)
-		}
-	}
-
-	env[EnvKeysFile] = filepath.Join(t.TempDir(), "missing.json")
-	if _, err := FromEnv(func(s string) string { return env[s] }); err == nil {
-		t.Error("missing key file accepted")
-	}
-}
-
-func TestFromEnvDev(t *testing.T) {
-	k, err := FromEnv(func(string) string { return "" })
+func TestNoKeysIsDev(t *testing.T) {
+	k, err := New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

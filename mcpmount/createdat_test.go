@@ -73,7 +73,11 @@ func newTimesStack(t *testing.T) *timesStack {
 		reg.Register(r)
 		r.RegisterWorkflowWithOptions(plainPause, workflow.RegisterOptions{Name: "PlainPause"})
 	})
-	rest := httptest.NewServer(restapi.New(restapi.Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, cat...)}))
+	api, err := restapi.New(restapi.Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, cat...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := httptest.NewServer(api)
 	t.Cleanup(rest.Close)
 	return &timesStack{stack: s, rest: rest}
 }

@@ -44,11 +44,14 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatalln(err)
 	}
-	api := restapi.New(restapi.Options{
+	api, err := restapi.New(restapi.Options{
 		Runs:         runs.New(c, zap.NewNop(), runs.Options{TaskQueue: "refunds"}),
 		Authenticate: keys.Authenticate,
 		Catalog:      tools,
 	})
+	if err != nil {
+		log.Fatalln(err)
+	}
 	srv := httptest.NewServer(api) // http.ListenAndServe(addr, api) in a real server
 	defer srv.Close()
 

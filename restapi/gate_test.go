@@ -58,7 +58,11 @@ func gateServer(t *testing.T, runsSvc runs.Backend, mutate func(*restapi.Options
 	if mutate != nil {
 		mutate(&opts)
 	}
-	srv := httptest.NewServer(restapi.New(opts))
+	api, err := restapi.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	return srv, f, id
 }
@@ -351,5 +355,27 @@ func TestMalformedCursorIsRefusedAtOnce(t *testing.T) {
 	}
 	if r := gateDo(t, srv, http.MethodGet, "/runs?cursor="+page.NextCursor, "", "", nil); r.status != http.StatusOK {
 		t.Fatalf("GET /runs with the issued cursor = %d %s", r.status, r.raw)
+	}
+}
+
+// TestNewRefusesBadBaseURL: New answers an error, never a panic, for a
+// BaseURL that is not an absolute http(s) URL.
+func TestNewRefusesBadBaseURL(t *testing.T) {
+	cat, err := catalog.NewStatic(gateTool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []string{"wop.example.com", "ftp://wop.example.com", "https://", "://"} {
+		t.Run(base, func(t *testing.T) {
+			h, err := restapi.New(restapi.Options{Runs: runstest.New(), Authenticate: auth.AnonymousAuthenticator,
+				Catalog: cat, BaseURL: base})
+			if err == nil || h != nil {
+				t.Fatalf("New(BaseURL %q) = %v, %v; want an error", base, h, err)
+			}
+		})
+	}
+	if _, err := restapi.New(restapi.Options{Runs: runstest.New(), Authenticate: auth.AnonymousAuthenticator,
+		Catalog: cat, BaseURL: "https://wop.example.com/base"}); err != nil {
+		t.Fatalf("New with a valid BaseURL: %v", err)
 	}
 }

@@ -99,8 +99,11 @@ func newIntegrationWith(t *testing.T, o itestOptions) *itest {
 	if o.specs != nil {
 		specs = o.specs(specs)
 	}
-	var h http.Handler = New(Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, specs...),
+	h, err := New(Options{Runs: svc, Authenticate: keys.Authenticate, Catalog: staticCatalog(t, specs...),
 		Logger: logger, Admission: o.admission})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}

@@ -61,7 +61,7 @@ type Options struct {
 	// statusUrl, eventsUrl, the discovery document's URLs) start with it,
 	// and its host and origin pass the request gate. When empty they are
 	// built from the address the connection arrived on, never from the
-	// request's Host header. New panics on a BaseURL that is not an
+	// request's Host header. New refuses a BaseURL that is not an
 	// absolute http(s) URL (internal/app/config checks OPENWOP_PUBLIC_URL).
 	BaseURL string
 	// AllowedHosts and AllowedOrigins are the further Host and Origin
@@ -120,10 +120,16 @@ type handler struct {
 // Every request passes the request gate first, whatever its path: a Host or
 // Origin the gate refuses is 403 forbidden, a body that is not
 // application/json 415 unsupported_media_type, before authentication.
-func New(opts Options) http.Handler {
-	gate := httpgate.MustNew(httpgate.Options{
+//
+// An invalid option (a BaseURL that is not an absolute http(s) URL) is an
+// error.
+func New(opts Options) (http.Handler, error) {
+	gate, err := httpgate.New(httpgate.Options{
 		PublicURL: opts.BaseURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("restapi: %w", err)
+	}
 	h := &handler{
 		runs:      runs.CheckOutputs(opts.Runs, opts.Catalog),
 		auth:      opts.Authenticate,
@@ -199,7 +205,7 @@ func New(opts Options) http.Handler {
 		h.runTrace = opts.RunTrace
 		serve = traced(opts.TracerProvider.Tracer(telemetry.ScopeName+"/restapi"), serve)
 	}
-	return serve
+	return serve, nil
 }
 
 // traced serves each request in a server span, the child of the trace

@@ -80,7 +80,11 @@ func newTestServer(t *testing.T, mutate ...func(*Options)) *testServer {
 	for _, m := range mutate {
 		m(&opts)
 	}
-	srv := httptest.NewServer(New(opts))
+	h, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, runs: f}
 }

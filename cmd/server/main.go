@@ -11,7 +11,7 @@ import (
 func main() {
 	stdio := flag.Bool("stdio", false, "serve one MCP client on stdin/stdout (logs go to stderr)")
 	flag.Usage = func() {
-		config.Usage(flag.CommandLine.Output(), app.Summary, flag.CommandLine, app.ServerEnv())
+		config.Usage(flag.CommandLine.Output(), app.Summary, flag.CommandLine, config.ServerVars())
 	}
 	flag.Parse()
 	if err := app.Main(*stdio); err != nil {

@@ -10,7 +10,7 @@ import (
 
 func main() {
 	flag.Usage = func() {
-		config.Usage(flag.CommandLine.Output(), toolworker.Summary, flag.CommandLine, config.WorkerEnv())
+		config.Usage(flag.CommandLine.Output(), toolworker.Summary, flag.CommandLine, config.WorkerVars())
 	}
 	flag.Parse()
 	if err := toolworker.Main(); err != nil {

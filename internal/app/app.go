@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -180,12 +179,8 @@ func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Par
 func (a *App) startTelemetry(ctx context.Context, cfg config.Config, tel *export.Telemetry) error {
 	var err error
 	if a.Telemetry = tel; a.Telemetry == nil {
-		env := func(string) (string, bool) { return "", false }
-		if cfg.Tracing.Enabled {
-			env = os.LookupEnv
-		}
 		a.Telemetry, err = export.New(ctx, export.Options{
-			ServiceName: ServiceName, Env: env, Metrics: cfg.MetricsAddr != "", Logger: a.Logger.Named("telemetry"),
+			ServiceName: ServiceName, Tracing: cfg.Tracing, Metrics: cfg.MetricsAddr != "", Logger: a.Logger.Named("telemetry"),
 		})
 		if err != nil {
 			return fmt.Errorf("telemetry (OTEL_* variables): %w", err)

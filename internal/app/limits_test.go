@@ -85,10 +85,14 @@ func startLimitsStack(t *testing.T, mutate func(*config.Config)) *limitsStack {
 			}
 			_, _ = io.WriteString(w, "data: end\n\n")
 		})
-		mux.Handle("/", restapi.New(restapi.Options{Runs: f, Catalog: cat,
+		api, err := restapi.New(restapi.Options{Runs: f, Catalog: cat,
 			Authenticate: func(*http.Request) (signals.Subject, error) {
 				return signals.Subject{Issuer: "test", Tenant: "anon:local", SubjectID: "urn:test"}, nil
-			}}))
+			}})
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle("/", api)
 		return mux, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

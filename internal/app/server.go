@@ -247,7 +247,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MCP mount: %w", err)
 	}
-	rest := restapi.New(restapi.Options{
+	rest, err := restapi.New(restapi.Options{
 		Runs:         backend,
 		Authenticate: authenticate,
 		OAuth:        s.opts.OAuth,
@@ -260,6 +260,9 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		RunTrace:       svc.StartTrace,
 		Admission:      s.admission,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("REST API: %w", err)
+	}
 	s.live, s.mount, s.runs = live, mount, svc
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mount)

@@ -1,6 +1,8 @@
 // Package export sets up where the adapter's telemetry goes: OTLP export
-// of traces as the standard OTEL_* environment variables say (nothing when
-// they are unset), and a Prometheus registry of its own holding the MCP
+// of traces as its options say (the OTLP exporter and the OpenTelemetry
+// SDK read the standard OTEL_* variables of the endpoint, headers,
+// sampler and resource themselves; this package reads no environment),
+// and a Prometheus registry of its own holding the MCP
 // mount's metrics and the Temporal SDK's, with its HTTP endpoint.
 //
 // The packages that produce telemetry (mcpmount, restapi, runs,

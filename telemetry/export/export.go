@@ -21,8 +21,9 @@ type Options struct {
 	// ServiceName is the service.name of exported spans unless
 	// OTEL_SERVICE_NAME says otherwise.
 	ServiceName string
-	// Env looks up the OTEL_* variables (os.LookupEnv).
-	Env LookupEnv
+	// Tracing says whether and how spans are exported
+	// (NewTracerProvider). The zero value: tracing off.
+	Tracing TracingConfig
 	// Metrics turns the Prometheus recorder on.
 	Metrics bool
 	// Logger receives telemetry's own errors (nil: none).
@@ -35,12 +36,12 @@ type Telemetry struct {
 	metrics *Metrics                 // nil: metrics off
 }
 
-// New sets up tracing (NewTracerProvider: on only when the OTEL_*
-// variables ask for export) and, with opts.Metrics, the Prometheus
+// New sets up tracing (NewTracerProvider: on only when opts.Tracing asks
+// for export) and, with opts.Metrics, the Prometheus
 // recorder (NewMetrics).
 func New(ctx context.Context, opts Options) (*Telemetry, error) {
 	t := &Telemetry{}
-	tp, err := NewTracerProvider(ctx, opts.ServiceName, opts.Env)
+	tp, err := NewTracerProvider(ctx, opts.ServiceName, opts.Tracing)
 	if err != nil {
 		return nil, err
 	}

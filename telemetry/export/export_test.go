@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +13,10 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-func noEnv(string) (string, bool) { return "", false }
-
 // TestOffCostsNothing: with no OTEL_* variable and metrics off, New
 // builds nothing and adds nothing to the Temporal client.
 func TestOffCostsNothing(t *testing.T) {
-	tel, err := New(context.Background(), Options{ServiceName: "test", Env: noEnv})
+	tel, err := New(context.Background(), Options{ServiceName: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +32,7 @@ func TestOffCostsNothing(t *testing.T) {
 // TestAdmissionRejectionsScraped: the admission control's counter (which
 // the mount does not drive itself) reaches the endpoint by reason.
 func TestAdmissionRejectionsScraped(t *testing.T) {
-	tel, err := New(context.Background(), Options{ServiceName: "test", Env: noEnv, Metrics: true})
+	tel, err := New(context.Background(), Options{ServiceName: "test", Metrics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,9 +68,10 @@ func TestAdmissionRejectionsScraped(t *testing.T) {
 	}
 }
 
-// TestOTLPExport: with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach that
-// endpoint over OTLP/HTTP (flushed at Shutdown), with the service name of
-// OTEL_SERVICE_NAME.
+// TestOTLPExport: with tracing on and OTEL_EXPORTER_OTLP_ENDPOINT set
+// (which the OTLP exporter reads), spans reach that endpoint over
+// OTLP/HTTP (flushed at Shutdown), with the service name of
+// OTEL_SERVICE_NAME (which the SDK reads).
 func TestOTLPExport(t *testing.T) {
 	got := make(chan []byte, 4)
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -85,9 +83,9 @@ func TestOTLPExport(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer collector.Close()
-	t.Setenv(EnvEndpoint, collector.URL)
-	t.Setenv(EnvServiceName, "otlp-test-service")
-	tel, err := New(context.Background(), Options{ServiceName: "default-name", Env: os.LookupEnv})
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_SERVICE_NAME", "otlp-test-service")
+	tel, err := New(context.Background(), Options{ServiceName: "default-name", Tracing: TracingConfig{Enabled: true, Protocol: ProtocolHTTP}})
 	if err != nil {
 		t.Fatal(err)
 	}

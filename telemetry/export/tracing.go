@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
@@ -13,29 +11,6 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-)
-
-// The standard OpenTelemetry environment variables NewTracerProvider
-// reads. The exporters read the other OTEL_EXPORTER_OTLP_* variables
-// (headers, timeout, certificates, insecure) themselves, and the SDK reads
-// OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG and OTEL_BSP_*.
-const (
-	// EnvSDKDisabled (true) turns tracing off whatever else is set.
-	EnvSDKDisabled = "OTEL_SDK_DISABLED"
-	// EnvTracesExporter is otlp or none. Unset: otlp when an endpoint is
-	// set, none otherwise.
-	EnvTracesExporter = "OTEL_TRACES_EXPORTER"
-	// EnvEndpoint is the OTLP endpoint of every signal.
-	EnvEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	// EnvTracesEndpoint is the OTLP endpoint of traces.
-	EnvTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-	// EnvProtocol is the OTLP protocol: http/protobuf (the default) or
-	// grpc.
-	EnvProtocol = "OTEL_EXPORTER_OTLP_PROTOCOL"
-	// EnvTracesProtocol is the OTLP protocol of traces.
-	EnvTracesProtocol = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
-	// EnvServiceName names the service in the exported resource.
-	EnvServiceName = "OTEL_SERVICE_NAME"
 )
 
 // OTLP protocols.
@@ -46,76 +21,37 @@ const (
 	ProtocolGRPC = "grpc"
 )
 
-// LookupEnv looks up an environment variable (os.LookupEnv).
-type LookupEnv func(string) (string, bool)
-
-// TracingConfig is what the environment asks of tracing.
+// TracingConfig is what is asked of tracing. The program reads it from
+// the standard OpenTelemetry variables (internal/app/config does, from
+// OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT,
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the protocol variables).
 type TracingConfig struct {
 	// Enabled reports whether spans are exported.
 	Enabled bool
-	// Protocol is ProtocolHTTP or ProtocolGRPC.
+	// Protocol is ProtocolHTTP or ProtocolGRPC ("": ProtocolHTTP).
 	Protocol string
 }
 
-// TracingFromEnv reads the tracing settings: tracing is on when an OTLP
-// endpoint is set (EnvEndpoint or EnvTracesEndpoint) or EnvTracesExporter
-// is otlp, and neither EnvSDKDisabled is true nor EnvTracesExporter none.
-// An exporter or protocol it cannot serve is an error naming the variable.
-func TracingFromEnv(env LookupEnv) (TracingConfig, error) {
-	get := func(name string) string {
-		v, _ := env(name)
-		return strings.TrimSpace(v)
-	}
-	var tc TracingConfig
-	if v := get(EnvSDKDisabled); v != "" {
-		off, err := strconv.ParseBool(v)
-		if err != nil {
-			return tc, fmt.Errorf("%s=%q: want true or false", EnvSDKDisabled, v)
-		}
-		if off {
-			return tc, nil
-		}
-	}
-	switch exp := strings.ToLower(get(EnvTracesExporter)); exp {
-	case "none":
-		return tc, nil
-	case "otlp":
-		tc.Enabled = true
-	case "":
-		tc.Enabled = get(EnvEndpoint) != "" || get(EnvTracesEndpoint) != ""
-	default:
-		return tc, fmt.Errorf("%s=%q: want otlp or none", EnvTracesExporter, exp)
-	}
-	tc.Protocol = ProtocolHTTP
-	name, p := EnvTracesProtocol, get(EnvTracesProtocol)
-	if p == "" {
-		name, p = EnvProtocol, get(EnvProtocol)
-	}
-	switch p {
-	case "", ProtocolHTTP:
-	case ProtocolGRPC:
-		tc.Protocol = ProtocolGRPC
-	default:
-		return tc, fmt.Errorf("%s=%q: want %s or %s", name, p, ProtocolHTTP, ProtocolGRPC)
-	}
-	return tc, nil
-}
-
 // NewTracerProvider returns a tracer provider that exports spans with
-// OTLP as the environment says (TracingFromEnv), for a service named
-// serviceName unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name
-// another. It returns nil when tracing is off: pass that nil on, and
+// OTLP as tc says, for a service named serviceName unless
+// OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name another. The OTLP
+// exporter and the OpenTelemetry SDK read the endpoint, headers, sampler
+// and resource variables themselves, as the OpenTelemetry specification
+// says. It returns nil when tc is not Enabled: pass that nil on, and
 // nothing is traced. Shut the provider down to flush its last spans.
-func NewTracerProvider(ctx context.Context, serviceName string, env LookupEnv) (*sdktrace.TracerProvider, error) {
-	tc, err := TracingFromEnv(env)
-	if err != nil || !tc.Enabled {
-		return nil, err
+func NewTracerProvider(ctx context.Context, serviceName string, tc TracingConfig) (*sdktrace.TracerProvider, error) {
+	if !tc.Enabled {
+		return nil, nil
 	}
 	var exp *otlptrace.Exporter
-	if tc.Protocol == ProtocolGRPC {
+	var err error
+	switch tc.Protocol {
+	case ProtocolGRPC:
 		exp, err = otlptracegrpc.New(ctx)
-	} else {
+	case "", ProtocolHTTP:
 		exp, err = otlptracehttp.New(ctx)
+	default:
+		return nil, fmt.Errorf("OTLP protocol %q: want %s or %s", tc.Protocol, ProtocolHTTP, ProtocolGRPC)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter (%s): %w", tc.Protocol, err)
@@ -124,7 +60,7 @@ func NewTracerProvider(ctx context.Context, serviceName string, env LookupEnv) (
 		resource.WithAttributes(attribute.String("service.name", serviceName)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
-		return nil, fmt.Errorf("trace resource (%s, OTEL_RESOURCE_ATTRIBUTES): %w", EnvServiceName, err)
+		return nil, fmt.Errorf("trace resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
 	}
 	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
 }

@@ -3,27 +3,29 @@ package config
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/contrib/envconfig"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/audit"
+	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
-// Environment variables read by LoadConfig. The Temporal connection
-// variables (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
-// TEMPORAL_TLS_*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE, ...) are read by
-// the Temporal SDK's envconfig package; see docs/configuration.md.
+// Environment variables of the commands (Vars declares them, with their
+// defaults and meanings). The Temporal connection variables
+// (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*,
+// TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE, ...) are read by the Temporal
+// SDK's envconfig package; see docs/configuration.md.
 const (
 	// EnvHTTPAddr is the HTTP listen address (default 127.0.0.1:8080).
 	EnvHTTPAddr = "OPENWOP_HTTP_ADDR"
@@ -97,6 +99,23 @@ const (
 	// at once; more wait in the process (default
 	// runs.DefaultMaxTemporalCalls; runs.Options.MaxTemporalCalls).
 	EnvTemporalMaxCalls = "OPENWOP_TEMPORAL_MAX_CALLS"
+	// EnvAPIKeys lists Bearer API keys, key=tenant:subject,...
+	// (auth.ParseKeys). Unset, and no EnvAPIKeysFile: development mode,
+	// every caller is the anonymous local tenant.
+	EnvAPIKeys = "OPENWOP_API_KEYS"
+	// EnvAPIKeysFile names a JSON file of API keys (auth.LoadFile),
+	// merged with EnvAPIKeys.
+	EnvAPIKeysFile = "OPENWOP_API_KEYS_FILE"
+	// EnvAuditLog is the audit trail's sink (audit.Open): stderr (the
+	// default), stdout, off or a file path.
+	EnvAuditLog = "OPENWOP_AUDIT_LOG"
+	// EnvMRTRKey is the HMAC key (MinMRTRKey bytes or more) of MRTR
+	// requestStates and listRuns cursors. Unset: a random key per process.
+	EnvMRTRKey = "OPENWOP_MRTR_KEY"
+	// EnvStdioTenant and EnvStdioSubject name the caller of cmd/server
+	// -stdio. Unset: the anonymous local tenant.
+	EnvStdioTenant  = "OPENWOP_STDIO_TENANT"
+	EnvStdioSubject = "OPENWOP_STDIO_SUBJECT"
 )
 
 // Environment variables of the Temporal SDK that select a remote server.
@@ -109,6 +128,8 @@ const (
 	EnvTemporalProfile = "TEMPORAL_PROFILE"
 	// EnvTemporalConfigFile is the TOML configuration file.
 	EnvTemporalConfigFile = "TEMPORAL_CONFIG_FILE"
+	// EnvTemporalAPIKey is the API key to Temporal (Temporal Cloud).
+	EnvTemporalAPIKey = "TEMPORAL_API_KEY"
 	// EnvTemporalTLS forces TLS on or off (on/off, true/false, yes/no,
 	// 1/0).
 	EnvTemporalTLS = "TEMPORAL_TLS"
@@ -147,10 +168,14 @@ const (
 	DefaultHTTPIdleTimeout = 30 * time.Second
 	// DefaultHTTPMaxConns bounds the open HTTP connections.
 	DefaultHTTPMaxConns = 1000
+	// DefaultAuditLog is the audit trail's sink when EnvAuditLog is unset.
+	DefaultAuditLog = audit.SinkStderr
+	// MinMRTRKey is the shortest EnvMRTRKey accepted, in bytes.
+	MinMRTRKey = 32
 )
 
-// Config is the process configuration. LoadConfig reads it from the
-// environment.
+// Config is the process configuration. LoadConfig (cmd/worker) and
+// LoadServer (cmd/server) read it from the environment.
 type Config struct {
 	// HTTPAddr is the HTTP listen address (host:port; port 0 picks one).
 	HTTPAddr string
@@ -211,13 +236,39 @@ type Config struct {
 	// when metrics are off).
 	MetricsAddr string
 	// Tracing is what the OTEL_* variables ask of tracing
-	// (export.TracingFromEnv).
+	// (export.Options.Tracing).
 	Tracing export.TracingConfig
 	// ShareDataDir, when DataDir is held by another process (it runs the
 	// embedded server on it), uses that process's Temporal server instead
 	// of failing, and takes the directory over if that process exits. Not
-	// read from the environment: cmd/server -stdio sets it.
+	// read from a variable: LoadServer sets it with stdio.
 	ShareDataDir bool
+
+	// Server are the settings only cmd/server reads (LoadServer).
+	Server ServerConfig
+}
+
+// ServerConfig are the settings of cmd/server alone: its callers, its
+// audit trail, its declared tools and its MRTR key.
+type ServerConfig struct {
+	// Keys are the API keys (EnvAPIKeys, EnvAPIKeysFile); Keys.Dev() when
+	// none is configured.
+	Keys *auth.Keys
+	// OAuth are the OAuth resource server's options (EnvOAuthIssuers, ...;
+	// nil: OAuth off).
+	OAuth *auth.OAuthOptions
+	// AuditLog is the audit trail's sink, for audit.Open (EnvAuditLog).
+	AuditLog string
+	// ToolsFile is the file of declared tools ("" when unset) and
+	// Declared its declarations (EnvToolsFile).
+	ToolsFile string
+	Declared  []signals.ToolSpec
+	// MRTRKey is the HMAC key of MRTR requestStates (nil: a random one;
+	// EnvMRTRKey).
+	MRTRKey []byte
+	// StdioCaller is the caller of -stdio (EnvStdioTenant,
+	// EnvStdioSubject; auth.Anonymous() when unset).
+	StdioCaller signals.Subject
 }
 
 // Namespace is the namespace runs live in.
@@ -268,117 +319,6 @@ func (c Config) DBFile() string { return filepath.Join(c.DataDir, DBFileName) }
 
 // ReportsDir is the directory the example tools publish reports to.
 func (c Config) ReportsDir() string { return filepath.Join(c.DataDir, "reports") }
-
-// LoadConfig reads the configuration from env (envconfig.EnvLookupOS for
-// the process environment). A malformed value is an error naming the
-// variable.
-//
-// The Temporal client options are the SDK's envconfig ones, loaded the
-// same way for cmd/server and cmd/worker: the TEMPORAL_* variables and, only
-// when TEMPORAL_CONFIG_FILE or TEMPORAL_PROFILE is set, a profile of the
-// Temporal CLI's TOML file (TEMPORAL_CONFIG_FILE, default
-// ~/.config/temporalio/temporal.toml). A file in its default place is
-// otherwise ignored, so that with no TEMPORAL_* variable cmd/worker dials
-// the server cmd/server embeds. Switches (TEMPORAL_TLS, ...) take on/off,
-// true/false, yes/no or 1/0.
-func LoadConfig(env envconfig.EnvLookup) (Config, error) {
-	get := func(name string) string {
-		v, _ := env.LookupEnv(name)
-		return strings.TrimSpace(v)
-	}
-	cfg := Config{
-		HTTPAddr:         DefaultHTTPAddr,
-		TaskQueue:        runs.DefaultTaskQueue,
-		Worker:           true,
-		LogLevel:         zapcore.InfoLevel,
-		DataDir:          DefaultDataDir,
-		TemporalPort:     DefaultTemporalPort,
-		UI:               true,
-		UIPort:           DefaultUIPort,
-		TemporalLogLevel: zapcore.WarnLevel,
-	}
-	cfg.Remote = get(EnvTemporalAddress) != "" || get(EnvTemporalProfile) != "" || get(EnvTemporalConfigFile) != ""
-
-	var err error
-	if v := get(EnvHTTPAddr); v != "" {
-		if _, _, err := net.SplitHostPort(v); err != nil {
-			return Config{}, fmt.Errorf("%s=%q: want host:port: %w", EnvHTTPAddr, v, err)
-		}
-		cfg.HTTPAddr = v
-	}
-	if v := get(EnvTaskQueue); v != "" {
-		cfg.TaskQueue = v
-	}
-	for _, sw := range []struct {
-		name string
-		dst  *bool
-	}{{EnvWorker, &cfg.Worker}, {EnvFixtures, &cfg.Fixtures}, {EnvTemporalGzip, &cfg.TemporalGzip}} {
-		if v := get(sw.name); v != "" {
-			if *sw.dst, err = parseSwitch(v); err != nil {
-				return Config{}, fmt.Errorf("%s: %w", sw.name, err)
-			}
-		}
-	}
-	cfg.LogFormat = LogConsole
-	if cfg.Remote {
-		cfg.LogFormat = LogJSON
-	}
-	if v := strings.ToLower(get(EnvLogFormat)); v != "" {
-		if v != LogJSON && v != LogConsole {
-			return Config{}, fmt.Errorf("%s=%q: want %s or %s", EnvLogFormat, v, LogJSON, LogConsole)
-		}
-		cfg.LogFormat = v
-	}
-	if v := get(EnvLogLevel); v != "" {
-		if cfg.LogLevel, err = zapcore.ParseLevel(v); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", EnvLogLevel, err)
-		}
-	}
-	if v := get(EnvTemporalLogLevel); v != "" {
-		if cfg.TemporalLogLevel, err = zapcore.ParseLevel(v); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", EnvTemporalLogLevel, err)
-		}
-	}
-	if v := get(EnvDataDir); v != "" {
-		cfg.DataDir = v
-	}
-	if v := get(EnvTemporalPort); v != "" {
-		if cfg.TemporalPort, err = parsePort(v); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", EnvTemporalPort, err)
-		}
-	}
-	if v := get(EnvUIPort); v != "" {
-		if strings.EqualFold(v, "off") {
-			cfg.UI, cfg.UIPort = false, 0
-		} else if cfg.UIPort, err = parsePort(v); err != nil {
-			return Config{}, fmt.Errorf("%s: %w; or off for no UI", EnvUIPort, err)
-		}
-	}
-	if err := cfg.loadHTTP(get); err != nil {
-		return Config{}, err
-	}
-	if v := get(EnvMetricsAddr); v != "" && !strings.EqualFold(v, "off") {
-		if _, _, err := net.SplitHostPort(v); err != nil {
-			return Config{}, fmt.Errorf("%s=%q: want host:port, or off: %w", EnvMetricsAddr, v, err)
-		}
-		cfg.MetricsAddr = v
-	}
-	if cfg.Tracing, err = export.TracingFromEnv(env.LookupEnv); err != nil {
-		return Config{}, err
-	}
-
-	tenv, err := newTemporalEnv(env)
-	if err != nil {
-		return Config{}, fmt.Errorf("temporal client configuration: %w", err)
-	}
-	explicitFile := get(EnvTemporalConfigFile) != "" || get(EnvTemporalProfile) != ""
-	cfg.Client, err = envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: tenv, DisableFile: !explicitFile})
-	if err != nil {
-		return Config{}, fmt.Errorf("temporal client configuration (%s=%q, %s=%q and the other TEMPORAL_* variables): %w",
-			EnvTemporalConfigFile, get(EnvTemporalConfigFile), EnvTemporalProfile, get(EnvTemporalProfile), err)
-	}
-	return cfg, nil
-}
 
 func parseSwitch(v string) (bool, error) {
 	switch strings.ToLower(v) {

@@ -158,7 +158,7 @@ func TestConfigUsage(t *testing.T) {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.Bool("x", false, "a flag")
 	var b bytes.Buffer
-	Usage(&b, "Command worker runs tools.", fs, WorkerEnv())
+	Usage(&b, "Command worker runs tools.", fs, WorkerVars())
 	for _, want := range []string{"Command worker runs tools.", "-x", EnvTaskQueue, EnvTemporalAddress, "openwop-tools"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, b.String())

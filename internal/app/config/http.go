@@ -10,76 +10,52 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/contrib/envconfig"
-
-	"github.com/openwop/temporal-mcp/admission"
-	"github.com/openwop/temporal-mcp/runs"
 )
 
-// loadHTTP reads the public URL, the request gate's lists and the
-// connection limits.
-func (c *Config) loadHTTP(get func(string) string) error {
-	if v := get(EnvPublicURL); v != "" {
+// publicURL reads EnvPublicURL.
+func (l *loader) publicURL() error {
+	if v := l.get(EnvPublicURL); v != "" {
 		u, err := parsePublicURL(v)
 		if err != nil {
 			return fmt.Errorf("%s=%q: %w", EnvPublicURL, v, err)
 		}
-		c.PublicURL = u
+		l.cfg.PublicURL = u
 	}
-	for _, h := range splitList(get(EnvAllowedHosts)) {
+	return nil
+}
+
+// allowedHosts reads EnvAllowedHosts.
+func (l *loader) allowedHosts() error {
+	for _, h := range splitList(l.get(EnvAllowedHosts)) {
 		if err := checkHost(h); err != nil {
 			return fmt.Errorf("%s: %q: %w", EnvAllowedHosts, h, err)
 		}
-		c.AllowedHosts = append(c.AllowedHosts, strings.ToLower(h))
+		l.cfg.AllowedHosts = append(l.cfg.AllowedHosts, strings.ToLower(h))
 	}
-	for _, o := range splitList(get(EnvAllowedOrigins)) {
+	return nil
+}
+
+// allowedOrigins reads EnvAllowedOrigins.
+func (l *loader) allowedOrigins() error {
+	for _, o := range splitList(l.get(EnvAllowedOrigins)) {
 		norm, err := parseOrigin(o)
 		if err != nil {
 			return fmt.Errorf("%s: %q: %w", EnvAllowedOrigins, o, err)
 		}
-		c.AllowedOrigins = append(c.AllowedOrigins, norm)
+		l.cfg.AllowedOrigins = append(l.cfg.AllowedOrigins, norm)
 	}
-	var err error
-	if c.HTTPReadTimeout, err = parseTimeout(get(EnvHTTPReadTimeout), DefaultHTTPReadTimeout); err != nil {
-		return fmt.Errorf("%s: %w", EnvHTTPReadTimeout, err)
-	}
-	if c.HTTPIdleTimeout, err = parseTimeout(get(EnvHTTPIdleTimeout), DefaultHTTPIdleTimeout); err != nil {
-		return fmt.Errorf("%s: %w", EnvHTTPIdleTimeout, err)
-	}
-	c.HTTPMaxConns = DefaultHTTPMaxConns
-	if v := get(EnvHTTPMaxConns); v != "" {
+	return nil
+}
+
+// httpMaxConns reads EnvHTTPMaxConns.
+func (l *loader) httpMaxConns() error {
+	l.cfg.HTTPMaxConns = DefaultHTTPMaxConns
+	if v := l.get(EnvHTTPMaxConns); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1_000_000 {
 			return fmt.Errorf("%s: %q: want a number of connections from 1 to 1000000", EnvHTTPMaxConns, v)
 		}
-		c.HTTPMaxConns = n
-	}
-	return c.loadAdmission(get)
-}
-
-// loadAdmission reads the limits of admission control, and the bound of
-// the run service's Temporal calls.
-func (c *Config) loadAdmission(get func(string) string) error {
-	limits := []struct {
-		name string
-		dst  *int
-		def  int
-	}{
-		{EnvMaxStarts, &c.Admission.MaxStarts, admission.DefaultMaxStarts},
-		{EnvMaxBlockingCalls, &c.Admission.MaxWaiting, admission.DefaultMaxWaiting},
-		{EnvTenantMaxCalls, &c.Admission.TenantMax, admission.DefaultTenantMax},
-		{EnvTemporalMaxCalls, &c.TemporalMaxCalls, runs.DefaultMaxTemporalCalls},
-	}
-	for _, l := range limits {
-		*l.dst = l.def
-		v := get(l.name)
-		if v == "" {
-			continue
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return fmt.Errorf("%s: %q: want a number of calls from 1 to 1000000", l.name, v)
-		}
-		*l.dst = n
+		l.cfg.HTTPMaxConns = n
 	}
 	return nil
 }

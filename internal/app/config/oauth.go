@@ -2,13 +2,12 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/openwop/temporal-mcp/auth"
 )
 
-// Environment variables of OAuth (LoadOAuth). See docs/oauth.md.
+// Environment variables of OAuth (Config.Server.OAuth). See docs/oauth.md.
 const (
 	// EnvOAuthIssuers lists the accepted authorization servers by issuer
 	// URL (comma-separated). Set, it makes the server an OAuth resource
@@ -30,11 +29,11 @@ var registeredClaims = map[string]bool{
 	"scope": true, "scp": true, "client_id": true, "azp": true,
 }
 
-// LoadOAuth reads the OAuth settings through get (the process environment,
+// loadOAuth reads the OAuth settings through get (the process environment,
 // values trimmed); publicURL is the checked OPENWOP_PUBLIC_URL. It returns
 // nil when OAuth is off (no issuer configured). An invalid setting, or a
 // setting of OAuth without issuers, is an error naming the variable.
-func LoadOAuth(get func(string) string, publicURL string) (*auth.OAuthOptions, error) {
+func loadOAuth(get func(string) string, publicURL string) (*auth.OAuthOptions, error) {
 	issuers := splitList(get(EnvOAuthIssuers))
 	if len(issuers) == 0 {
 		for _, name := range []string{EnvOAuthTenantClaim, EnvOAuthGroupsClaim, EnvOAuthRequiredScopes} {
@@ -85,20 +84,4 @@ func claimName(get func(string) string, name string, required bool) (string, err
 		return "", fmt.Errorf("%s=%q: not a claim name or dot-separated claim path", name, v)
 	}
 	return v, nil
-}
-
-// oauthVars are the OAuth variables LoadOAuth knows.
-var oauthVars = []string{EnvOAuthIssuers, EnvOAuthTenantClaim, EnvOAuthGroupsClaim, EnvOAuthRequiredScopes}
-
-// CheckOAuthNames refuses a variable of environ (os.Environ's form) that
-// starts OPENWOP_OAUTH_ and is none of the OAuth settings: a misspelt
-// setting (OPENWOP_OAUTH_TENANT_CLAIMS) would otherwise be ignored.
-func CheckOAuthNames(environ []string) error {
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "OPENWOP_OAUTH_") && !slices.Contains(oauthVars, name) {
-			return fmt.Errorf("%s: no such setting (the OAuth settings are %s)", name, strings.Join(oauthVars, ", "))
-		}
-	}
-	return nil
 }

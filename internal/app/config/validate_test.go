@@ -68,10 +68,10 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 		{"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "/nonexistent/ca.pem"},
 		{EnvMetricsAddr, "9090"},
 		{EnvMetricsAddr, "on"},
-		{export.EnvTracesExporter, "jaeger"},
-		{export.EnvSDKDisabled, "maybe"},
-		{export.EnvProtocol, "http/json"},
-		{export.EnvTracesProtocol, "udp"},
+		{EnvOTelTracesExporter, "jaeger"},
+		{EnvOTelSDKDisabled, "maybe"},
+		{EnvOTelProtocol, "http/json"},
+		{EnvOTelTracesProtocol, "udp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable+"="+tt.value, func(t *testing.T) {
@@ -264,12 +264,12 @@ func TestObservabilitySettings(t *testing.T) {
 		{"nothing set", mapEnv{}, "", false, ""},
 		{"metrics off", mapEnv{EnvMetricsAddr: "off"}, "", false, ""},
 		{"metrics on", mapEnv{EnvMetricsAddr: "127.0.0.1:9464"}, "127.0.0.1:9464", false, ""},
-		{"endpoint", mapEnv{export.EnvEndpoint: "http://collector:4318"}, "", true, export.ProtocolHTTP},
-		{"traces endpoint, grpc", mapEnv{export.EnvTracesEndpoint: "collector:4317", export.EnvProtocol: "grpc"}, "", true, export.ProtocolGRPC},
-		{"traces protocol wins", mapEnv{export.EnvEndpoint: "x:4317", export.EnvProtocol: "http/protobuf", export.EnvTracesProtocol: "grpc"}, "", true, export.ProtocolGRPC},
-		{"exporter none", mapEnv{export.EnvEndpoint: "http://collector:4318", export.EnvTracesExporter: "none"}, "", false, ""},
-		{"sdk disabled", mapEnv{export.EnvEndpoint: "http://collector:4318", export.EnvSDKDisabled: "true"}, "", false, ""},
-		{"exporter otlp, default endpoint", mapEnv{export.EnvTracesExporter: "otlp"}, "", true, export.ProtocolHTTP},
+		{"endpoint", mapEnv{EnvOTelEndpoint: "http://collector:4318"}, "", true, export.ProtocolHTTP},
+		{"traces endpoint, grpc", mapEnv{EnvOTelTracesEndpoint: "collector:4317", EnvOTelProtocol: "grpc"}, "", true, export.ProtocolGRPC},
+		{"traces protocol wins", mapEnv{EnvOTelEndpoint: "x:4317", EnvOTelProtocol: "http/protobuf", EnvOTelTracesProtocol: "grpc"}, "", true, export.ProtocolGRPC},
+		{"exporter none", mapEnv{EnvOTelEndpoint: "http://collector:4318", EnvOTelTracesExporter: "none"}, "", false, ""},
+		{"sdk disabled", mapEnv{EnvOTelEndpoint: "http://collector:4318", EnvOTelSDKDisabled: "true"}, "", false, ""},
+		{"exporter otlp, default endpoint", mapEnv{EnvOTelTracesExporter: "otlp"}, "", true, export.ProtocolHTTP},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,7 +85,7 @@ func Main() error {
 // what failed and returns it.
 func run(ctx context.Context, cfg config.Config, logger *zap.Logger, reg *workflows.Registry, fail func(string, error) error) error {
 	tel, err := export.New(ctx, export.Options{
-		ServiceName: ServiceName, Env: os.LookupEnv, Metrics: cfg.MetricsAddr != "", Logger: logger.Named("telemetry"),
+		ServiceName: ServiceName, Tracing: cfg.Tracing, Metrics: cfg.MetricsAddr != "", Logger: logger.Named("telemetry"),
 	})
 	if err != nil {
 		return fail("telemetry (OTEL_* variables)", err)
