@@ -130,7 +130,7 @@ func (m *Mount) callTool(ctx context.Context, req *callRequest) (mcp.Result, err
 	if !tasked && spec.CanSuspend && !req.caps.elicitationForm() {
 		// A blocking call could not carry the run's questions back.
 		return nil, errMissingCapability(
-			fmt.Sprintf("tool %q may ask for input while it runs, which a call without a task requires the client capability elicitation for", req.name),
+			fmt.Sprintf("tool %q may ask for input while it runs: call it as a task (declare the Tasks extension %q), or declare the client capability elicitation so that its questions are asked during the call", req.name, ExtensionTasks),
 			map[string]any{"elicitation": map[string]any{}})
 	}
 	digest, err := requeststate.Digest(args)
