@@ -214,7 +214,9 @@ func contains(list []string, s string) bool {
 // the server on its embedded Temporal, then the worker: the refund tool,
 // which the server was not compiled with, is listed within seconds and a
 // call runs to completion with a human approval over MCP. Once the worker
-// stops, a call is refused before any run starts.
+// stops, a call is refused before any run starts; once a second one is
+// killed with kill -9, its tool leaves tools/list and calls are refused
+// within 15 s, with no option set in the worker.
 func TestBringYourOwnWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the commands")
@@ -300,6 +302,37 @@ func TestBringYourOwnWorker(t *testing.T) {
 	if r.Error == nil || !strings.Contains(r.Error.Message, "refund") {
 		t.Fatalf("tools/call with no worker: %s / %+v, want an error naming the tool", r.Result, r.Error)
 	}
+
+	// The README's worker, which sets no option, killed with kill -9:
+	// its tool leaves tools/list, and calls are refused, within 15 s.
+	killed := start(t, "refund worker (killed)", filepath.Join(bin, "refund"),
+		fmt.Sprintf("TEMPORAL_ADDRESS=127.0.0.1:%d", temporalPort), "TEMPORAL_NAMESPACE=default")
+	began = time.Now()
+	for !contains(c.toolNames(t), "refund") {
+		if time.Since(began) > 20*time.Second {
+			t.Fatal("the refund tool was not listed 20 s after its second worker started")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if err := killed.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = killed.cmd.Wait()
+	began = time.Now()
+	for contains(c.toolNames(t), "refund") {
+		if time.Since(began) > 15*time.Second {
+			t.Fatal("the refund tool was still listed 15 s after kill -9 of the README's worker")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	gone := time.Since(began)
+	r = c.call(t, "tools/call", "refund", map[string]any{
+		"name": "refund", "arguments": map[string]any{"orderId": "A-19", "amountCents": 1},
+	})
+	if r.Error == nil || !strings.Contains(r.Error.Message, "unavailable") || time.Since(began) > 15*time.Second {
+		t.Fatalf("tools/call %v after kill -9 of the README's worker: %s / %+v, want it refused as unavailable", time.Since(began), r.Result, r.Error)
+	}
+	t.Logf("kill -9 of the README's worker: refund gone from tools/list %v after the kill, and refused", gone.Round(10*time.Millisecond))
 }
 
 func waitHealthy(t *testing.T, url string, limit time.Duration) {
