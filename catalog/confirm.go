@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/openwop/temporal-mcp/signals"
 )
 
 // Confirmer is a Source that confirms, when a run is about to start, that
@@ -31,12 +33,19 @@ func LookupForCall(ctx context.Context, src Source, name string) (*Tool, error) 
 	return t, nil
 }
 
+// confirmFor is how long a publication confirmed running is taken as
+// running without describing it again: calls that come together share
+// one describe call, and a worker that begins to stop is refused new
+// calls at most this long after it withdrew its publication.
+const confirmFor = 200 * time.Millisecond
+
 // Confirm implements Confirmer: a tool that only publications serve is
-// confirmed by describing them (one call while the first still runs),
-// not by visibility, which may list a publication closed a moment ago as
-// running. A tool whose publications all closed since the reading (their
-// workers began to stop) is unavailable, and the next lookup reads the
-// catalog again.
+// confirmed by describing them (one call while the first still runs,
+// shared by the calls that come together, none while one was confirmed
+// within confirmFor), not by visibility,
+// which may list a publication closed a moment ago as running. A tool
+// whose publications all closed since the reading (their workers began to
+// stop) is unavailable, and the next lookup reads the catalog again.
 func (l *Live) Confirm(ctx context.Context, t *Tool) error {
 	name := t.Spec().Name
 	l.mu.Lock()
@@ -48,11 +57,11 @@ func (l *Live) Confirm(ctx context.Context, t *Tool) error {
 	pubs := v.served[name]
 	var last listed
 	for _, p := range pubs {
-		info, err := describeRunning(ctx, l.c, p.pub)
+		running, err := l.confirmRunning(ctx, p.pub)
 		if err != nil {
 			return fmt.Errorf("confirm tool %q: %w", name, err)
 		}
-		if info != nil {
+		if running {
 			return nil
 		}
 		last = p
@@ -67,6 +76,49 @@ func (l *Live) Confirm(ctx context.Context, t *Tool) error {
 	u.Reason = fmt.Sprintf("no worker serves task queue %q any more (worker %q, the last that published the tool, is stopping and withdrew it); start a worker that serves it",
 		last.pub.TaskQueue, last.pub.Identity)
 	return u
+}
+
+// confirmRunning reports whether the publication still runs: at once when
+// it was confirmed within confirmFor, otherwise by describing it.
+func (l *Live) confirmRunning(ctx context.Context, pub signals.Publication) (bool, error) {
+	id := signals.PublicationID(pub.TaskQueue, pub.Identity)
+	l.mu.Lock()
+	at, ok := l.confirmed[id]
+	l.mu.Unlock()
+	if ok && time.Since(at) < confirmFor {
+		return true, nil
+	}
+	// Calls that come together share one describe call.
+	v, err, _ := l.confirming.Do(id, func() (any, error) {
+		info, err := describeRunning(ctx, l.c, pub)
+		if err != nil {
+			return false, err
+		}
+		l.noteConfirmed(id, info != nil)
+		return info != nil, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return v.(bool), nil
+}
+
+// noteConfirmed records whether the publication id runs, and forgets the
+// confirmations no call asked about for a minute.
+func (l *Live) noteConfirmed(id string, running bool) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !running {
+		delete(l.confirmed, id)
+		return
+	}
+	l.confirmed[id] = now
+	for other, at := range l.confirmed {
+		if now.Sub(at) > time.Minute {
+			delete(l.confirmed, other)
+		}
+	}
 }
 
 // servedBy lists the publications of the live candidates of a tool, or

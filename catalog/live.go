@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -92,6 +93,12 @@ type Live struct {
 	// reported remembers logged conflicts, so each is logged once.
 	reported map[string]bool
 	compiled map[string]*Tool // by canonical spec
+	// confirmed is when each publication (by workflow ID) was last
+	// confirmed running by Confirm, on the process's own clock.
+	confirmed map[string]time.Time
+	// confirming shares a describe call among the calls that confirm one
+	// publication together.
+	confirming singleflight.Group
 }
 
 // view is one reading of the catalog.
@@ -128,7 +135,7 @@ func NewLive(c client.Client, opts LiveOptions) (*Live, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	l := &Live{c: c, opts: opts, log: opts.Logger, deadSince: map[string]time.Time{}, reported: map[string]bool{}, compiled: map[string]*Tool{}}
+	l := &Live{c: c, opts: opts, log: opts.Logger, deadSince: map[string]time.Time{}, confirmed: map[string]time.Time{}, reported: map[string]bool{}, compiled: map[string]*Tool{}}
 	if l.log == nil {
 		l.log = zap.NewNop()
 	}
