@@ -3,11 +3,13 @@ package workflowstest
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/signals"
 )
 
 // activitySignals is the worker interceptor of an Env's environment: every
@@ -65,6 +67,25 @@ func (e *Env) signalRun(_ context.Context, workflowID, _, name string, arg any) 
 		return fmt.Errorf("workflowstest: signal %s to workflow %q: an activity in the test environment can only signal the run under test (%q)",
 			name, workflowID, e.runID)
 	}
+	if p, ok := arg.(signals.Progress); ok && name == signals.SignalProgress {
+		// The signal may reach the run in the workflow task that ends it,
+		// whose snapshot observe never sees: record the report now.
+		e.noteProgress(p)
+	}
 	e.env.SignalWorkflow(name, arg)
 	return nil
+}
+
+// noteProgress records p (a report without a step keeps the current one),
+// unless it was recorded before: a snapshot observed after an activity's
+// report may still show an earlier report of it.
+func (e *Env) noteProgress(p signals.Progress) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p.Step == "" && len(e.progress) > 0 {
+		p.Step = e.progress[len(e.progress)-1].Step
+	}
+	if !slices.Contains(e.progress, p) {
+		e.progress = append(e.progress, p)
+	}
 }

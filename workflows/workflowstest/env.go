@@ -276,9 +276,7 @@ func (e *Env) observe() {
 		e.seen = append(e.seen, snap.Status)
 	}
 	if p := snap.Progress; p != nil {
-		if n := len(e.progress); n == 0 || e.progress[n-1] != *p {
-			e.progress = append(e.progress, *p)
-		}
+		e.noteProgress(*p)
 	}
 	for _, it := range snap.Interrupts {
 		q, known := e.byID[it.ID]

@@ -28,10 +28,12 @@ type Result struct {
 	// the task sees them change.
 	Statuses []signals.Status
 	// Progress is the progress the run reported (workflows.Step,
-	// workflows.ReportProgress, activities.ReportProgress), in order: what
-	// each workflow task that changed it ended with, as an agent following
-	// the task sees it (several reports in one workflow task show as the
-	// last).
+	// workflows.ReportProgress, activities.ReportProgress), each distinct
+	// value once, in the order first seen: what each workflow task that
+	// changed it ended with, as an agent following the task sees it
+	// (several reports of the workflow in one workflow task show as the
+	// last), and each report of an activity as it makes it (so a report in
+	// the workflow task that ends the run is kept).
 	Progress []signals.Progress
 	// Err is the workflow's error as the SDK reports it: nil for a
 	// completed run, a *temporal.ApplicationError (its type the error
