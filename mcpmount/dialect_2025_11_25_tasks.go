@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -125,7 +126,7 @@ func legacyStatus(snap signals.Snapshot) string {
 	case signals.StatusWaitingApproval, signals.StatusWaitingInput:
 		// A visibility summary (LastSequence -1) lists no interrupts; its
 		// status says that the run waits for an answer.
-		if suspendsForInput(snap) || snap.LastSequence < 0 && len(snap.Interrupts) == 0 {
+		if core.SuspendsForInput(snap) || snap.LastSequence < 0 && len(snap.Interrupts) == 0 {
 			return taskInputRequired
 		}
 	}
@@ -150,9 +151,9 @@ func (p projector) legacyTask(snap signals.Snapshot) legacyTask {
 func legacyRequest(req mcp.Request) bool {
 	switch p := req.GetParams().(type) {
 	case *taskParams:
-		return p == nil || !modernMeta(p.Meta)
+		return p == nil || !core.ModernMeta(p.Meta)
 	case *listTasksParams:
-		return p == nil || !modernMeta(p.Meta)
+		return p == nil || !core.ModernMeta(p.Meta)
 	}
 	return false
 }
@@ -171,7 +172,7 @@ func (m *Mount) dialect(ctx context.Context, method string, req mcp.Request) (mc
 	case "tasks/get":
 		snap, err := m.runs.Get(ctx, caller, id, runs.AllowStale())
 		if err != nil {
-			return nil, m.lookupErr(ctx, "get run", id, err)
+			return nil, m.core.LookupErr(ctx, "get run", id, err)
 		}
 		return &legacyTaskResult{legacyTask: m.proj.legacyTask(snap)}, nil
 	case "tasks/cancel":
@@ -191,21 +192,21 @@ func (m *Mount) dialect(ctx context.Context, method string, req mcp.Request) (mc
 // legacyTarget decodes the taskId of a dialect request. Every id the
 // caller cannot use gets errTaskNotFound, as in the Tasks extension.
 func (m *Mount) legacyTarget(ctx context.Context, req mcp.Request) (signals.Subject, string, error) {
-	caller, err := m.caller(ctx)
+	caller, err := m.core.Caller(ctx)
 	if err != nil {
 		return signals.Subject{}, "", err
 	}
 	p, _ := req.GetParams().(*taskParams)
 	if p == nil {
-		return signals.Subject{}, "", errTaskNotFound()
+		return signals.Subject{}, "", core.TaskNotFound()
 	}
 	var wire string
 	if err := json.Unmarshal(p.TaskID, &wire); err != nil {
-		return signals.Subject{}, "", errTaskNotFound()
+		return signals.Subject{}, "", core.TaskNotFound()
 	}
 	id, err := runid.Parse(wire)
 	if err != nil {
-		return signals.Subject{}, "", errTaskNotFound()
+		return signals.Subject{}, "", core.TaskNotFound()
 	}
 	return caller, id, nil
 }
@@ -214,15 +215,15 @@ func (m *Mount) legacyTarget(ctx context.Context, req mcp.Request) (signals.Subj
 // does (reason caller-requested) and the task answered, cancelled. A
 // terminal task cannot be cancelled (-32602, as the revision says).
 func (m *Mount) legacyCancel(ctx context.Context, caller signals.Subject, id string) (mcp.Result, error) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), core.CancelTimeout)
 	defer cancel()
 	snap, err := m.runs.Cancel(cctx, caller, id, signals.ReasonCallerRequested)
 	switch {
 	case errors.Is(err, runs.ErrTerminal):
-		return nil, errInvalidParams(fmt.Sprintf("task %s is already %s; a terminal task cannot be cancelled",
+		return nil, core.InvalidParams(fmt.Sprintf("task %s is already %s; a terminal task cannot be cancelled",
 			runid.Project(id), legacyStatus(snap)))
 	case err != nil:
-		return nil, m.lookupErr(ctx, "cancel run", id, err)
+		return nil, m.core.LookupErr(ctx, "cancel run", id, err)
 	}
 	// Cancel answers without reading the run; read it for the Task's
 	// other fields (its creation time above all).
@@ -238,7 +239,7 @@ func (m *Mount) legacyCancel(ctx context.Context, caller signals.Subject, id str
 // Temporal visibility, a page at a time with the run service's sealed
 // cursors.
 func (m *Mount) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result, error) {
-	caller, err := m.caller(ctx)
+	caller, err := m.core.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -249,10 +250,10 @@ func (m *Mount) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result, 
 	page, err := m.runs.List(ctx, caller, runs.ListRequest{Cursor: cursor})
 	if err != nil {
 		if errors.Is(err, runs.ErrBadCursor) {
-			return nil, errInvalidParams("invalid cursor: it was not issued by tasks/list for this caller")
+			return nil, core.InvalidParams("invalid cursor: it was not issued by tasks/list for this caller")
 		}
 		m.log.Error("list runs", zap.Error(err))
-		return nil, errInternal()
+		return nil, core.Internal()
 	}
 	res := &listTasksResult{Tasks: make([]legacyTask, 0, len(page.Runs)), NextCursor: page.NextCursor}
 	for _, snap := range page.Runs {
@@ -275,15 +276,12 @@ func (m *Mount) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result, 
 func (m *Mount) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, claim *ownership.Claim) (mcp.Result, error) {
 	snap, err := m.runs.Get(ctx, caller, id)
 	if err != nil {
-		return nil, m.lookupErr(ctx, "get run", id, err)
+		return nil, m.core.LookupErr(ctx, "get run", id, err)
 	}
 	if !snap.Status.Terminal() {
 		claim.Own(caller, id)
 	}
-	if st := m.httpCall(claim).sseStream(); st != nil {
-		st.keepAlive(m.keepAlive)
-		defer st.stop()
-	}
+	defer m.httpCall(claim).KeepAlive(m.keepAlive)()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer claim.AfterGone(cancel)()
@@ -302,20 +300,30 @@ func (m *Mount) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller s
 		}, runs.PublishedOnly())
 		switch {
 		case err == nil:
-		case ctx.Err() != nil || isGone(claim):
+		case ctx.Err() != nil || claimGone(claim):
 			// The client left: the claim settles undelivered and cancels
 			// the run; nothing more is sent for this request.
 			return nil, context.Canceled
 		default:
-			return nil, m.lookupErr(ctx, "await run", id, err)
+			return nil, m.core.LookupErr(ctx, "await run", id, err)
 		}
 	}
-	if rpcFailure(snap) {
+	if core.RPCFailure(snap) {
 		return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 	}
-	res := runResult(snap)
+	res := core.RunResult(snap)
 	res.Meta = mcp.Meta{metaRelatedTask: map[string]any{"taskId": runid.Project(id)}}
 	return res, nil
+}
+
+// claimGone reports whether the request that holds c is gone.
+func claimGone(c *ownership.Claim) bool {
+	select {
+	case <-c.Gone():
+		return true
+	default:
+		return false
+	}
 }
 
 // canElicit reports whether the session can carry elicitation/create: a
@@ -351,13 +359,13 @@ func (m *Mount) elicitInputs(ctx context.Context, ss *mcp.ServerSession, caller 
 	a := taskAsker{ss: ss, taskID: runid.Project(id)}
 	for _, it := range open {
 		asked[it.ID] = true
-		err := m.askOne(ctx, a, caller, id, it)
+		err := m.core.AskOne(ctx, a, caller, id, it)
 		switch {
 		case ctx.Err() != nil:
 			return context.Canceled
 		case err != nil:
 			// The question stays open for another channel.
-			m.runLog(ctx, id, "").Info("elicitation for a task's input failed; the task stays input_required",
+			m.core.RunLog(ctx, id, "").Info("elicitation for a task's input failed; the task stays input_required",
 				zap.String("interruptId", it.ID), zap.Error(err))
 		}
 	}
@@ -371,11 +379,11 @@ type taskAsker struct {
 	taskID string
 }
 
-func (a taskAsker) ask(ctx context.Context, message string, requestedSchema any) (*mcp.ElicitResult, error) {
+func (a taskAsker) Ask(ctx context.Context, message string, requestedSchema any) (*mcp.ElicitResult, error) {
 	raw, _ := requestedSchema.(json.RawMessage)
 	var schema map[string]any
 	if err := json.Unmarshal(raw, &schema); err != nil {
-		return nil, errInternal() // a JSON-RPC error: asking again would not help
+		return nil, core.Internal() // a JSON-RPC error: asking again would not help
 	}
 	return a.ss.Elicit(ctx, &mcp.ElicitParams{
 		Meta:            mcp.Meta{metaRelatedTask: map[string]any{"taskId": a.taskID}},
@@ -385,31 +393,25 @@ func (a taskAsker) ask(ctx context.Context, message string, requestedSchema any)
 	})
 }
 
-// elicitAnswer is an ElicitResult as resolveInputs reads it.
-type elicitAnswer struct {
-	Action  string         `json:"action"`
-	Content map[string]any `json:"content,omitempty"`
-}
-
 // answerTaskDialect encodes the core's answer to a session-era tools/call:
 // a task the call asked for with params.task is the dialect's
 // CreateTaskResult, and the refusals of the tool's task support name
 // params.task (a tool that forbids tasks, and in 2025-11-25 one that runs
 // only as a task); anything else as answerCall encodes it, without
 // resultType.
-func (m *Mount) answerTaskDialect(call *callRequest, res mcp.Result, err error) (mcp.Result, error) {
-	if refusal := (*taskRefusal)(nil); errors.As(err, &refusal) {
+func (m *Mount) answerTaskDialect(call *core.CallRequest, res mcp.Result, err error) (mcp.Result, error) {
+	if refusal := (*core.TaskRefusal)(nil); errors.As(err, &refusal) {
 		switch {
-		case refusal.forbidden:
+		case refusal.Forbidden:
 			return nil, &jsonrpc.Error{Code: codeMethodNotFound,
-				Message: fmt.Sprintf("tool %q does not run as a task: call it without params.task", refusal.tool)}
-		case call.mustAskForTask:
+				Message: fmt.Sprintf("tool %q does not run as a task: call it without params.task", refusal.Tool)}
+		case call.MustAskForTask:
 			return nil, &jsonrpc.Error{Code: codeMethodNotFound,
-				Message: fmt.Sprintf("tool %q runs only as a task: call it with params.task", refusal.tool)}
+				Message: fmt.Sprintf("tool %q runs only as a task: call it with params.task", refusal.Tool)}
 		}
 	}
-	if t, ok := res.(*taskCreated); ok && call.task == taskWanted {
-		return &legacyCreateTaskResult{Task: m.proj.legacyTask(t.snap)}, nil
+	if t, ok := res.(*core.TaskCreated); ok && call.Task == core.TaskWanted {
+		return &legacyCreateTaskResult{Task: m.proj.legacyTask(t.Snap)}, nil
 	}
 	return m.answerCall(res, err, false)
 }

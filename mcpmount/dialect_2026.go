@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 )
 
 // The 2026-07-28 dialect: stateless streamable HTTP, one request per POST
@@ -167,7 +168,7 @@ func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *incoming) 
 			message: "can't send Last-Event-ID for POST request"})
 		return
 	}
-	var call *callRequest
+	var call *core.CallRequest
 	if msg.Method == "tools/call" {
 		var problem string
 		if call, problem = decodeCall(r.Header, in); problem != "" {
@@ -213,11 +214,11 @@ func (m *Mount) method2026(ctx context.Context, in *incoming) (mcp.Result, error
 	return m.observed(ctx, in.msg.Method, meta, in.header, "", func(ctx context.Context) (mcp.Result, error) {
 		switch in.msg.Method {
 		case "tasks/get":
-			return m.gotTask(m.getTaskOf(ctx, declared, p["taskId"]))
+			return m.gotTask(m.core.GetTask(ctx, declared, p["taskId"]))
 		case "tasks/update":
-			return ack(m.updateTaskOf(ctx, declared, p["taskId"], p["inputResponses"]))
+			return ack(m.core.UpdateTask(ctx, declared, p["taskId"], p["inputResponses"]))
 		case "tasks/cancel":
-			return ack(m.cancelTaskOf(ctx, declared, p["taskId"]))
+			return ack(m.core.CancelTask(ctx, declared, p["taskId"]))
 		case "tools/list":
 			return m.listTools(ctx, toolsListModern)
 		default: // server/discover: validateModern let no other method through
@@ -229,18 +230,18 @@ func (m *Mount) method2026(ctx context.Context, in *incoming) (mcp.Result, error
 // serveCall2026 serves a 2026-07-28 tools/call under the request-ownership
 // tracker: the run the call starts or continues is cancelled unless its
 // whole response is delivered.
-func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *incoming, call *callRequest, ex *exchange2026) {
+func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *incoming, call *core.CallRequest, ex *exchange2026) {
 	hc := &httpCall{overload: &overloadNote{}, stream: ex.stream}
-	call.exchange = hc
+	call.Response = hc
 	if ex.stream != nil {
-		call.notify = ex
+		call.Notify = ex
 	}
 	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ex.w = w
 		if ex.stream != nil {
 			ex.stream.w = w
 		}
-		call.claim = m.tracker.Lookup(r.Header)
+		call.Claim = m.tracker.Lookup(r.Header)
 		res, err := m.handleCall2026(r.Context(), in, call)
 		if rej := hc.overload.get(); rej != nil {
 			writeOverloaded(w, in.msg.ID, rej, http.StatusServiceUnavailable)
@@ -252,17 +253,17 @@ func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *incomi
 
 // handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under
 // the request's span and metrics.
-func (m *Mount) handleCall2026(ctx context.Context, in *incoming, call *callRequest) (mcp.Result, error) {
+func (m *Mount) handleCall2026(ctx context.Context, in *incoming, call *core.CallRequest) (mcp.Result, error) {
 	if _, err := checkMetaTriple(in.meta); err != nil {
 		return nil, err
 	}
 	var meta map[string]any
 	_ = json.Unmarshal(in.params["_meta"], &meta) // an object: validateModern checked it
-	call.progressToken = meta["progressToken"]
+	call.ProgressToken = meta["progressToken"]
 	ctx = auth.WithSubject(ctx, in.caller)
-	return m.observed(ctx, "tools/call", meta, in.header, call.name, func(ctx context.Context) (mcp.Result, error) {
+	return m.observed(ctx, "tools/call", meta, in.header, call.Name, func(ctx context.Context) (mcp.Result, error) {
 		defer m.tracker.Track()()
-		res, err := m.callTool(ctx, call)
+		res, err := m.core.CallTool(ctx, call)
 		return m.answerCall(res, err, true)
 	})
 }
@@ -275,26 +276,26 @@ func (m *Mount) handleCall2026(ctx context.Context, in *incoming, call *callRequ
 // error); a tool that runs only as a task refuses a caller that cannot take
 // one for want of the extension.
 func (m *Mount) answerCall(res mcp.Result, err error, labelled bool) (mcp.Result, error) {
-	if refusal := (*taskRefusal)(nil); errors.As(err, &refusal) && !refusal.forbidden {
-		return nil, errTasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", refusal.tool))
+	if refusal := (*core.TaskRefusal)(nil); errors.As(err, &refusal) && !refusal.Forbidden {
+		return nil, core.TasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", refusal.Tool))
 	}
 	switch r := res.(type) {
-	case *toolResult:
+	case *core.ToolResult:
 		return completeResult(r, labelled), err
-	case *inputRequiredResult:
+	case *core.InputRequired:
 		r.ResultType = resultInputRequired
-	case *taskCreated:
-		if r.snap.Status.Terminal() && !rpcFailure(r.snap) {
-			return completeResult(runResult(r.snap), labelled), nil
+	case *core.TaskCreated:
+		if r.Snap.Status.Terminal() && !core.RPCFailure(r.Snap) {
+			return completeResult(core.RunResult(r.Snap), labelled), nil
 		}
-		return m.proj.createTask(r.snap), nil
+		return m.proj.createTask(r.Snap), nil
 	}
 	return res, err
 }
 
 // completeResult labels a tool result complete, as every 2026-07-28 result
 // is (labelled).
-func completeResult(r *toolResult, labelled bool) *toolResult {
+func completeResult(r *core.ToolResult, labelled bool) *core.ToolResult {
 	if labelled {
 		r.ResultType = resultComplete
 	}
@@ -304,18 +305,18 @@ func completeResult(r *toolResult, labelled bool) *toolResult {
 // decodeCall decodes the params of a 2026-07-28 tools/call into a call
 // request. A request whose typed params do not decode, or that names its
 // tool without the Mcp-Name header, gets problem, the -32020 message.
-func decodeCall(h http.Header, in *incoming) (call *callRequest, problem string) {
+func decodeCall(h http.Header, in *incoming) (call *core.CallRequest, problem string) {
 	if h.Get(headerName) == "" {
 		return nil, `missing required Mcp-Name header for method "tools/call"`
 	}
 	p := in.params
-	call = &callRequest{arguments: p["arguments"], argumentsProblem: in.argumentsProblem,
-		caps: capsFromRaw(in.meta[mcp.MetaKeyClientCapabilities])}
-	if call.caps.tasks() {
-		call.task = taskAccepted
+	call = &core.CallRequest{Arguments: p["arguments"], ArgumentsProblem: in.argumentsProblem,
+		Caps: core.CapsFromRaw(in.meta[mcp.MetaKeyClientCapabilities])}
+	if call.Caps.Tasks() {
+		call.Task = core.TaskAccepted
 	}
-	ok := decodeOptional(p["name"], &call.name) && decodeOptional(p["requestState"], &call.requestState) &&
-		decodeOptional(p["inputResponses"], &call.inputResponses)
+	ok := decodeOptional(p["name"], &call.Name) && decodeOptional(p["requestState"], &call.RequestState) &&
+		decodeOptional(p["inputResponses"], &call.InputResponses)
 	if !ok {
 		return nil, `failed to extract name from parameters for method "tools/call"`
 	}
@@ -382,7 +383,7 @@ func checkMetaTriple(meta map[string]json.RawMessage) (tasks bool, err error) {
 	if raw, ok := meta[mcp.MetaKeyClientInfo]; ok && string(raw) != "null" {
 		var info mcp.Implementation
 		if json.Unmarshal(raw, &info) != nil {
-			return false, errInvalidParams(`invalid _meta field "` + mcp.MetaKeyClientInfo + `"`)
+			return false, core.InvalidParams(`invalid _meta field "` + mcp.MetaKeyClientInfo + `"`)
 		}
 	}
 	var caps struct {
@@ -394,7 +395,7 @@ func checkMetaTriple(meta map[string]json.RawMessage) (tasks bool, err error) {
 		} `json:"roots,omitempty"`
 	}
 	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil {
-		return false, errInvalidParams(`missing or invalid _meta field "` + mcp.MetaKeyClientCapabilities + `"`)
+		return false, core.InvalidParams(`missing or invalid _meta field "` + mcp.MetaKeyClientCapabilities + `"`)
 	}
 	_, tasks = caps.Extensions[ExtensionTasks]
 	return tasks, nil

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -29,9 +30,9 @@ const maxListenTasks = 100
 type taskNotification struct {
 	Meta map[string]any `json:"_meta"`
 	task
-	InputRequests map[string]inputRequest `json:"inputRequests,omitempty"`
-	Result        *toolResult             `json:"result,omitempty"`
-	Error         *taskError              `json:"error,omitempty"`
+	InputRequests map[string]core.InputRequest `json:"inputRequests,omitempty"`
+	Result        *core.ToolResult             `json:"result,omitempty"`
+	Error         *taskError                   `json:"error,omitempty"`
 }
 
 // serveListen serves a 2026-07-28 subscriptions/listen (the SDK drops the
@@ -63,10 +64,10 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *incoming
 	rawIDs, subscribed := filter["taskIds"]
 	var wireIDs []string
 	if subscribed {
-		var caps clientCaps
+		var caps core.ClientCaps
 		_ = json.Unmarshal(meta["io.modelcontextprotocol/clientCapabilities"], &caps)
-		if !caps.tasks() {
-			e := errTasksExtensionRequired("subscriptions/listen with notifications.taskIds")
+		if !caps.Tasks() {
+			e := core.TasksExtensionRequired("subscriptions/listen with notifications.taskIds")
 			fail(http.StatusBadRequest, e.Code, e.Message, e.Data)
 			return
 		}
@@ -182,7 +183,7 @@ func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals
 		observe(snap) // the state read once the history ended
 	case ctx.Err() != nil:
 	default:
-		m.runLog(ctx, runID, "").Warn("subscriptions/listen: following a run failed; no more notifications for it",
+		m.core.RunLog(ctx, runID, "").Warn("subscriptions/listen: following a run failed; no more notifications for it",
 			zap.Error(err))
 	}
 }

@@ -1,6 +1,7 @@
 package mcpmount
 
 import (
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
@@ -13,7 +14,7 @@ import (
 
 // taskStatus maps a run status onto a task status. An interrupt-waiting run
 // with nothing the client can answer reads working.
-func taskStatus(snap signals.Snapshot, requests map[string]inputRequest) string {
+func taskStatus(snap signals.Snapshot, requests map[string]core.InputRequest) string {
 	switch snap.Status {
 	case signals.StatusCompleted:
 		return taskCompleted
@@ -46,13 +47,13 @@ func (p projector) task(snap signals.Snapshot, status string) task {
 
 // createTask builds the CreateTaskResult for a freshly started run.
 func (p projector) createTask(snap signals.Snapshot) *createTaskResult {
-	status := taskStatus(snap, inputRequests(snap))
+	status := taskStatus(snap, core.InputRequests(snap))
 	return &createTaskResult{ResultType: resultTask, task: p.task(snap, status)}
 }
 
 // detailedTask builds the tasks/get result.
 func (p projector) detailedTask(snap signals.Snapshot) *detailedTaskResult {
-	reqs := inputRequests(snap)
+	reqs := core.InputRequests(snap)
 	status := taskStatus(snap, reqs)
 	res := &detailedTaskResult{ResultType: resultComplete, task: p.task(snap, status)}
 	switch status {
@@ -61,7 +62,7 @@ func (p projector) detailedTask(snap signals.Snapshot) *detailedTaskResult {
 	case taskCompleted:
 		// The inlined CallToolResult is labelled like a direct answer: the
 		// Tasks extension's clients validate it as a complete result.
-		res.Result = completeResult(runResult(snap), true)
+		res.Result = completeResult(core.RunResult(snap), true)
 	case taskFailed:
 		res.Error = &taskError{Code: snap.Error.RPCCode, Message: snap.Error.Message}
 	}

@@ -8,12 +8,15 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 )
 
@@ -63,7 +66,7 @@ func (m *Mount) serveBatch(w http.ResponseWriter, r *http.Request, in *incoming,
 		m.serveSDK(w, r, in, sdkRoute{handler: m.jsonHandler})
 		return
 	}
-	if m.checkSession(w, in.session, principal(in.caller), nil) {
+	if m.checkSession(w, in.session, core.Principal(in.caller), nil) {
 		m.serveSDK(w, r, in, m.sessionRoute(in.session))
 	}
 }
@@ -126,13 +129,22 @@ type httpCall struct {
 	overload *overloadNote
 }
 
-// eventStream returns the request's SSE stream; nil for a JSON response or
-// no HTTP request.
-func (c *httpCall) sseStream() *eventStream {
-	if c == nil {
-		return nil
+// KeepAlive starts the SSE keep-alives of the request's stream, if it has
+// one (core.Response).
+func (c *httpCall) KeepAlive(interval time.Duration) (stop func()) {
+	if c == nil || c.stream == nil {
+		return func() {}
 	}
-	return c.stream
+	c.stream.keepAlive(interval)
+	return c.stream.stop
+}
+
+// Overloaded notes the refusal, which the HTTP layer answers with status
+// 503 and Retry-After (core.Response).
+func (c *httpCall) Overloaded(rej *admission.Rejection) {
+	if c != nil && c.overload != nil {
+		c.overload.set(rej)
+	}
 }
 
 // serveSDK hands a checked request to an SDK handler with the caller in
@@ -221,11 +233,11 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			r, ok := req.(*mcp.CallToolRequest)
 			if !ok || r.Params == nil {
-				return nil, errInvalidParams("tools/call requires params")
+				return nil, core.InvalidParams("tools/call requires params")
 			}
 			defer m.tracker.Track()()
 			call, modern := m.sessionCall(r)
-			res, err := m.callTool(ctx, call)
+			res, err := m.core.CallTool(ctx, call)
 			if modern {
 				return m.answerCall(res, err, true)
 			}
@@ -254,31 +266,31 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // that declared the Tasks extension accepts a task; a session-era one with
 // params.task wants one, and in 2025-11-25 a tool that runs only as a task
 // must be called with params.task.
-func (m *Mount) sessionCall(r *mcp.CallToolRequest) (call *callRequest, modern bool) {
+func (m *Mount) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, modern bool) {
 	p := r.Params
-	modern = modernMeta(p.Meta)
-	call = &callRequest{name: p.Name, arguments: p.Arguments, caps: capsFromMeta(p.Meta),
-		requestState: p.RequestState, inputResponses: p.InputResponses, progressToken: p.GetProgressToken()}
-	if call.caps.tasks() {
-		call.task = taskAccepted
+	modern = core.ModernMeta(p.Meta)
+	call = &core.CallRequest{Name: p.Name, Arguments: p.Arguments, Caps: core.CapsFromMeta(p.Meta),
+		RequestState: p.RequestState, InputResponses: p.InputResponses, ProgressToken: p.GetProgressToken()}
+	if call.Caps.Tasks() {
+		call.Task = core.TaskAccepted
 	}
 	if extra := r.GetExtra(); extra != nil {
-		call.claim = m.tracker.Lookup(extra.Header)
+		call.Claim = m.tracker.Lookup(extra.Header)
 		if extra.Header.Get(legacyTaskHeader) != "" && !modern {
-			call.task = taskWanted
+			call.Task = core.TaskWanted
 		}
 	}
-	call.exchange = m.httpCall(call.claim)
-	if call.exchange != nil {
-		call.argumentsProblem = call.exchange.argumentsProblem
+	if hc := m.httpCall(call.Claim); hc != nil {
+		call.Response = hc
+		call.ArgumentsProblem = hc.argumentsProblem
 	}
 	if r.Session != nil {
-		call.notify = r.Session
+		call.Notify = r.Session
 		if !modern && sessionElicits(r.Session) {
-			call.asker = sessionAsker{r.Session}
+			call.Asker = sessionAsker{r.Session}
 		}
 	}
-	call.mustAskForTask = !modern && r.ProtocolVersion() == dialectVersion
+	call.MustAskForTask = !modern && r.ProtocolVersion() == dialectVersion
 	return call, modern
 }
 
@@ -288,7 +300,7 @@ func sessionListing(req mcp.Request) toolsListing {
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		meta = p.Meta
 	}
-	l := toolsListing{labelled: modernMeta(meta)}
+	l := toolsListing{labelled: core.ModernMeta(meta)}
 	if r, ok := req.(*mcp.ListToolsRequest); ok {
 		l.execution = !l.labelled && r.ProtocolVersion() == dialectVersion
 	}
@@ -465,7 +477,7 @@ func (m *Mount) registerTaskMethods(server *mcp.Server) error {
 		return fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
 	}
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
-		func(context.Context, *mcp.ServerSession, *taskParams) (*toolResult, error) {
+		func(context.Context, *mcp.ServerSession, *taskParams) (*core.ToolResult, error) {
 			return nil, errMethodNotFound("tasks/result")
 		}); err != nil {
 		return fmt.Errorf("mcpmount: register tasks/result: %w", err)
@@ -482,23 +494,23 @@ func (m *Mount) registerTaskMethods(server *mcp.Server) error {
 // getTask answers tasks/get (the SDK's handler; see getTaskOf).
 func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*detailedTaskResult, error) {
 	if p == nil {
-		return m.gotTask(m.getTaskOf(ctx, false, nil))
+		return m.gotTask(m.core.GetTask(ctx, false, nil))
 	}
-	return m.gotTask(m.getTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID))
+	return m.gotTask(m.core.GetTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
 }
 
 // updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
 func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateParams) (*ackResult, error) {
 	if p == nil {
-		return ack(m.updateTaskOf(ctx, false, nil, nil))
+		return ack(m.core.UpdateTask(ctx, false, nil, nil))
 	}
-	return ack(m.updateTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID, p.InputResponses))
+	return ack(m.core.UpdateTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID, p.InputResponses))
 }
 
 // cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
 func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*ackResult, error) {
 	if p == nil {
-		return ack(m.cancelTaskOf(ctx, false, nil))
+		return ack(m.core.CancelTask(ctx, false, nil))
 	}
-	return ack(m.cancelTaskOf(ctx, capsFromMeta(p.Meta).tasks(), p.TaskID))
+	return ack(m.core.CancelTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
 }

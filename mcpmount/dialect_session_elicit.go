@@ -26,6 +26,6 @@ func sessionElicits(ss *mcp.ServerSession) bool {
 // on the session, which rides the call's stream.
 type sessionAsker struct{ ss *mcp.ServerSession }
 
-func (a sessionAsker) ask(ctx context.Context, message string, requestedSchema any) (*mcp.ElicitResult, error) {
+func (a sessionAsker) Ask(ctx context.Context, message string, requestedSchema any) (*mcp.ElicitResult, error) {
 	return a.ss.Elicit(ctx, &mcp.ElicitParams{Message: message, RequestedSchema: requestedSchema})
 }

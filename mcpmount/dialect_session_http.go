@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 )
 
@@ -117,12 +118,12 @@ func (m *Mount) trackSession(ctx context.Context, req mcp.Request) {
 	if !ok || ss == nil || ss.ID() == "" {
 		return
 	}
-	caller, err := m.caller(ctx)
+	caller, err := m.core.Caller(ctx)
 	if err != nil {
 		return
 	}
 	id := ss.ID()
-	m.sessions.add(ss, principal(caller))
+	m.sessions.add(ss, core.Principal(caller))
 	go func() {
 		_ = ss.Wait()
 		m.sessions.remove(id)
@@ -159,7 +160,7 @@ func (m *Mount) serveSessionStream(w http.ResponseWriter, r *http.Request, id st
 		writeUnauthorized(w, err)
 		return
 	}
-	if !m.checkSession(w, id, principal(caller), nil) {
+	if !m.checkSession(w, id, core.Principal(caller), nil) {
 		return
 	}
 	if r.Method == http.MethodDelete {

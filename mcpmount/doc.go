@@ -31,16 +31,16 @@
 //   - jsonrpc.go: the one JSON-RPC writer, the one content negotiation and
 //     the one SSE stream with keep-alives, which every dialect writes
 //     through.
-//   - core_call.go: where tools/call becomes a run (callTool, from the
-//     callRequest a dialect decoded, answering in the core's terms: a tool
-//     result, input required, taskCreated, or a taskRefusal, which each
-//     dialect encodes in its shape). core_blocking.go: a call that waits
-//     for its run, with multi-round-trip requests (MRTR) for its questions,
-//     or, when the dialect gave the call an asker, core_ask.go: the run's
-//     questions asked while the call waits.
-//     core_tasks.go: tasks read, answered and cancelled. core_progress.go,
-//     core_admission.go, core_project.go (a run's tool result and input
-//     requests), wire.go (the wire shapes), observe.go (spans and metrics).
+//   - internal/core: the version-neutral core (package core). A dialect
+//     decodes tools/call into a core.CallRequest and the task methods into
+//     a task id and its inputResponses; the core answers in its own terms
+//     (a tool result, input required, a task created, a refusal by the
+//     tool's task support), which each dialect encodes in its shape. What
+//     a transport offers a call (ask the client, send progress, keep the
+//     response alive, learn of an overload) reaches the core through its
+//     interfaces Asker, ProgressNotifier and Response. project.go: the
+//     poll interval of a task; wire.go: the dialects' wire shapes;
+//     observe.go: spans and metrics.
 //
 // A call owns the run it starts until its response is delivered
 // (package ownership); the requestState of an MRTR round is sealed by

@@ -5,19 +5,19 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 )
 
-// The fuzz targets of what a caller sends the mount: a POST body and the
-// headers the 2026-07-28 checks compare it with (FuzzDecode), and the
-// inputResponses of tasks/update and MRTR retries (FuzzInputResponses).
-// Both run the mount's own decoders without a run service: everything
-// they reach before a method handler is pure. scripts/test.sh runs each
+// The fuzz target of what a caller sends the mount: a POST body and the
+// headers the 2026-07-28 checks compare it with (FuzzDecode); the
+// inputResponses of tasks/update and MRTR retries are fuzzed in the core
+// (internal/core, FuzzInputResponses). It runs the mount's own decoders
+// without a run service: everything it reaches before a method handler is
+// pure. scripts/test.sh runs each
 // for a few seconds; docs/testing.md says how to run them longer.
 
 // fuzzWireSeeds are request bodies of the wire tests (TestWireGolden,
@@ -159,7 +159,7 @@ func checkAccepted(t *testing.T, r *http.Request, in *incoming) {
 	if !validID(id) || !bytes.Equal(canonicalID(id), id) {
 		t.Fatalf("canonicalID(%s) = %s, not stable", msg.ID, id)
 	}
-	body, _ := encodeResponse(msg.ID, nil, errInvalidParams("x"))
+	body, _ := encodeResponse(msg.ID, nil, core.InvalidParams("x"))
 	var resp struct {
 		ID json.RawMessage `json:"id"`
 	}
@@ -177,7 +177,7 @@ func checkAccepted(t *testing.T, r *http.Request, in *incoming) {
 		t.Fatalf("accepted the _meta version %s", in.meta[mcp.MetaKeyProtocolVersion])
 	}
 	tasks, err := checkMetaTriple(in.meta)
-	if err == nil && tasks != capsFromRaw(in.meta[mcp.MetaKeyClientCapabilities]).tasks() {
+	if err == nil && tasks != core.CapsFromRaw(in.meta[mcp.MetaKeyClientCapabilities]).Tasks() {
 		t.Fatalf("checkMetaTriple and capsFromRaw disagree on the Tasks extension: %s", in.meta[mcp.MetaKeyClientCapabilities])
 	}
 	if msg.Method == "tools/call" {
@@ -185,63 +185,4 @@ func checkAccepted(t *testing.T, r *http.Request, in *incoming) {
 			t.Fatal("decodeCall returned neither a call nor a problem")
 		}
 	}
-}
-
-// FuzzInputResponses feeds answersOf (the inputResponses of tasks/update
-// and of MRTR retries) arbitrary responses for an open interrupt with an
-// arbitrary schema and actions. It must not panic; what it accepts answers
-// an open interrupt with a valid action, and what it refuses names the
-// input key.
-func FuzzInputResponses(f *testing.F) {
-	f.Add(`{"i-1":{"action":"accept","content":{"action":"accept"}}}`, "", "accept,reject", true)
-	f.Add(`{"i-1":{"action":"maybe"}}`, "", "", true)
-	f.Add(`{"never":{"action":"accept"}}`, "", "", false)
-	f.Add(`{"i-1":{"action":"accept","content":{"name":"Ada"}}}`, `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`, "", false)
-	f.Add(`{"i-1":{"action":"accept","content":{"value":"{\"a\":[1,2]}"}}}`, `{"type":"object","properties":{"a":{"type":"array"}}}`, "", false)
-	f.Add(`{"i-1":5}`, `{"type":"object"}`, "", false)
-	f.Add(`{"i-1":{"action":"decline"},"i-2":{"action":"cancel"}}`, "", "", true)
-	f.Fuzz(func(t *testing.T, responses, schema, actions string, approval bool) {
-		it := signals.Interrupt{ID: "i-1", Kind: signals.KindClarification, Schema: json.RawMessage(schema)}
-		if approval {
-			it.Kind = signals.KindApproval
-		}
-		if actions != "" {
-			it.Actions = strings.Split(actions, ",")
-		}
-		if len(it.Schema) == 0 {
-			it.Schema = nil
-		}
-		snap := signals.Snapshot{Interrupts: []signals.Interrupt{it, {ID: "i-2", Kind: signals.KindClarification}}}
-		var raw map[string]json.RawMessage
-		if json.Unmarshal([]byte(responses), &raw) != nil {
-			return // tasks/update refuses it before answersOf
-		}
-		res, err := answersOf(snap, raw)
-		if err != nil {
-			var ar *answerRefusal
-			if !asRefusal(err, &ar) || ar.key == "" || !strings.Contains(err.Error(), "inputResponses[") {
-				t.Fatalf("refusal %v does not name the input key", err)
-			}
-			return
-		}
-		for _, r := range res {
-			if _, open := snap.Interrupt(r.InterruptID); !open {
-				t.Fatalf("answered %q, which is not open", r.InterruptID)
-			}
-			switch r.Action {
-			case signals.ActionAccept, signals.ActionDecline, signals.ActionCancel:
-			default:
-				t.Fatalf("accepted the action %q", r.Action)
-			}
-		}
-	})
-}
-
-// asRefusal is errors.As for an *answerRefusal.
-func asRefusal(err error, target **answerRefusal) bool {
-	ar, ok := err.(*answerRefusal)
-	if ok {
-		*target = ar
-	}
-	return ok
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -162,7 +163,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *incoming) boo
 	if in.session != "" && msg.Method == "" && isResponse(msg) {
 		// A session-era client answering a request of the server (an
 		// elicitation): the SDK matches it to the waiting request.
-		if m.checkSession(w, in.session, principal(in.caller), nil) {
+		if m.checkSession(w, in.session, core.Principal(in.caller), nil) {
 			m.serveSDK(w, r, in, m.sessionRoute(in.session))
 		}
 		return false
@@ -171,7 +172,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *incoming) boo
 		m.refuse(w, in, e)
 		return false
 	}
-	if in.session != "" && !m.checkSession(w, in.session, principal(in.caller), msg.ID) {
+	if in.session != "" && !m.checkSession(w, in.session, core.Principal(in.caller), msg.ID) {
 		return false
 	}
 	if len(msg.ID) == 0 {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 )
 
 // This file is the mount's one JSON-RPC writer, its one content
@@ -84,7 +86,7 @@ func encodeResponse(id json.RawMessage, res mcp.Result, err error) ([]byte, int)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) {
-			rpcErr = errInternal()
+			rpcErr = core.Internal()
 		}
 		out.Error = rpcErr
 		status = errorStatus(rpcErr.Code)
@@ -93,7 +95,7 @@ func encodeResponse(id json.RawMessage, res mcp.Result, err error) ([]byte, int)
 	}
 	body, merr := marshalUnescaped(out)
 	if merr != nil {
-		out.Result, out.Error, status = nil, errInternal(), 0
+		out.Result, out.Error, status = nil, core.Internal(), 0
 		body, _ = marshalUnescaped(out)
 	}
 	return body, status

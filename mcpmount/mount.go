@@ -18,6 +18,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
@@ -148,10 +149,12 @@ const (
 
 // Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
 type Mount struct {
+	// core serves the operations on runs for every dialect; runs and
+	// tracker are its run service and ownership tracker.
+	core         *core.Core
 	runs         runs.Backend
+	tracker      *ownership.Tracker
 	authenticate auth.Authenticator
-	oauth        *auth.OAuth
-	audit        *audit.Trail
 	log          *zap.Logger
 	catalog      catalog.Source
 	proj         projector
@@ -175,21 +178,13 @@ type Mount struct {
 	// calls holds the *httpCall of each session-era HTTP request being
 	// served, by ownership claim key.
 	calls     sync.Map
-	tracker   *ownership.Tracker
-	states    *requeststate.Codec
-	maxRounds int
-	maxWait   time.Duration
 	keepAlive time.Duration
 	tracer    trace.Tracer // nil: no tracing
 	metrics   Recorder     // nil: no metrics
-	// runTrace reads the trace a run was started in (Options.RunTrace;
-	// nil, or no tracer: none).
-	runTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 	// listening ends when Shutdown is called: every subscriptions/listen
 	// stream then ends.
 	listening    context.Context
 	endListening context.CancelFunc
-	admission    *admission.Controller
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	afterStart func(runID string)
@@ -204,25 +199,19 @@ func New(opts Options) (*Mount, error) {
 	m := &Mount{
 		runs:         runs.CheckOutputs(opts.Runs, opts.Catalog),
 		authenticate: opts.Authenticate,
-		oauth:        opts.OAuth,
-		audit:        opts.Audit,
 		log:          opts.Logger,
 		catalog:      opts.Catalog,
 		proj:         projector{pollIntervalMs: opts.PollInterval.Milliseconds()},
 		cacheTTLMs:   opts.CacheTTL.Milliseconds(),
 		maxBody:      opts.MaxBodyBytes,
 		metrics:      opts.Metrics,
-		admission:    opts.Admission,
 		maxSessions:  opts.MaxSessions,
-		maxRounds:    opts.MRTRMaxRounds,
-		maxWait:      opts.MaxBlockingWait,
 		keepAlive:    opts.KeepAlive,
 		instructions: opts.Instructions,
 		impl:         &mcp.Implementation{Name: opts.Name, Version: opts.Version},
 	}
 	if opts.TracerProvider != nil {
 		m.tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
-		m.runTrace = opts.RunTrace
 	}
 	key := opts.MRTRKey
 	if key == nil {
@@ -235,10 +224,18 @@ func New(opts Options) (*Mount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
-	m.states = states
+	m.core = core.New(core.Options{
+		Runs: m.runs, Catalog: opts.Catalog, OAuth: opts.OAuth, Audit: opts.Audit, Log: m.log,
+		Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.tracer, RunTrace: opts.RunTrace,
+		States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
+		AfterStart: func(runID string) {
+			if m.afterStart != nil {
+				m.afterStart(runID)
+			}
+		},
+	})
+	m.tracker = m.core.Tracker()
 	m.listening, m.endListening = context.WithCancel(context.Background())
-	m.tracker = ownership.NewTracker(m.cancelUnowned, m.log)
-	m.tracker.OnRelease(m.runs.Release)
 	gate, err := httpgate.New(httpgate.Options{
 		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
 	})
@@ -300,20 +297,6 @@ func orDefault[T time.Duration | int64 | int](v *T, def T) {
 	}
 }
 
-// cancelUnowned cancels the run of a request that went away before its
-// response was delivered (the ownership tracker's cancel).
-func (m *Mount) cancelUnowned(ctx context.Context, caller signals.Subject, runID string) error {
-	if m.metrics != nil {
-		m.metrics.OwnershipCancelled()
-	}
-	ctx = m.runTraceContext(ctx, caller, runID)
-	_, err := m.runs.Cancel(ctx, caller, runID, signals.ReasonMCPRequestCancelled)
-	if errors.Is(err, runs.ErrTerminal) {
-		return nil
-	}
-	return err
-}
-
 // newSessionServer builds the go-sdk server of the session era and its
 // HTTP handlers.
 func (m *Mount) newSessionServer(opts Options) error {
@@ -350,16 +333,6 @@ func (m *Mount) newSessionServer(opts Options) error {
 	return nil
 }
 
-// caller returns the authenticated Subject the HTTP layer put in ctx.
-func (m *Mount) caller(ctx context.Context) (signals.Subject, error) {
-	s, ok := auth.SubjectFrom(ctx)
-	if !ok {
-		m.log.Error("request reached the MCP server without an authenticated subject")
-		return signals.Subject{}, errInternal()
-	}
-	return s, nil
-}
-
 // toolsListing is how a dialect lists tools.
 type toolsListing struct {
 	// labelled: the result carries resultType, ttlMs and cacheScope
@@ -377,14 +350,14 @@ var toolsListModern = toolsListing{labelled: true}
 // caller (signals.ToolSpec.OfferedTo: its tenant may see them and its
 // token grants their scopes).
 func (m *Mount) listTools(ctx context.Context, l toolsListing) (mcp.Result, error) {
-	caller, err := m.caller(ctx)
+	caller, err := m.core.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	tools, err := m.catalog.Tools(ctx)
 	if err != nil {
 		m.log.Error("read the tool catalog", zap.Error(err))
-		return nil, errInternal()
+		return nil, core.Internal()
 	}
 	res := &listToolsResult{Tools: []toolDescriptor{}}
 	for _, t := range tools {

@@ -189,11 +189,11 @@ func TestMRTRRoundCap(t *testing.T) {
 	runID := p.next(t)
 	res := wantResult(t, c.call("tools/call", retryParams("multi_input", map[string]any{},
 		map[string]any{keys[0]: accept(map[string]any{"name": "Ada"})}, state), nil))
-	if res["isError"] != true || res["resultType"] != "complete" || !strings.Contains(text(t, res), codeRoundsExceeded) {
+	if res["isError"] != true || res["resultType"] != "complete" || !strings.Contains(text(t, res), "mcp_mrtr_rounds_exceeded") {
 		t.Fatalf("retry past the cap = %v", res)
 	}
 	snap := s.awaitEnd(t, auth.Anonymous(), runID, 20*time.Second)
-	if snap.Status != signals.StatusCancelled || snap.CancelReason != reasonRoundsExceeded {
+	if snap.Status != signals.StatusCancelled || snap.CancelReason != "mcp-mrtr-rounds-exceeded" {
 		t.Fatalf("run = %s (reason %q)", snap.Status, snap.CancelReason)
 	}
 }

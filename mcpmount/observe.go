@@ -12,35 +12,33 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"go.uber.org/zap"
 
-	"github.com/openwop/temporal-mcp/signals"
-	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
-// Recorder records the mount's metrics. telemetry/export.Metrics implements it
-// on a Prometheus registry. Methods must be safe for concurrent use and
+// Recorder records the mount's metrics. telemetry/export.Metrics implements
+// it on a Prometheus registry. Methods must be safe for concurrent use and
 // cheap: they run on every request.
 type Recorder interface {
 	// Request records one answered request: its JSON-RPC method (one of
 	// a fixed set, "other" for the rest, "unknown" when the body had
 	// none), its outcome (Outcome*) and its latency.
 	Request(method, outcome string, d time.Duration)
-	// BlockingCall records a task-less tools/call that starts (+1) or
-	// stops (-1) waiting for its run.
-	BlockingCall(delta int)
 	// SSEStream records an SSE response stream that opens (+1) or
 	// closes (-1).
 	SSEStream(delta int)
+	// AdmissionRejected records a request refused by admission control,
+	// with a short fixed reason.
+	AdmissionRejected(reason string)
+	// BlockingCall records a task-less tools/call that starts (+1) or
+	// stops (-1) waiting for its run.
+	BlockingCall(delta int)
 	// OwnershipCancelled records a run cancelled because the request that
 	// owned it went away before its response was sent.
 	OwnershipCancelled()
 	// MRTRRound records an InputRequiredResult sent.
 	MRTRRound()
-	// AdmissionRejected records a request refused by admission control,
-	// with a short fixed reason.
-	AdmissionRejected(reason string)
 }
 
 // Outcomes of a request, as Recorder.Request receives them.
@@ -84,11 +82,11 @@ func outcomeOf(res mcp.Result, err error) string {
 		return OutcomeError
 	}
 	switch r := res.(type) {
-	case *toolResult:
+	case *core.ToolResult:
 		if r.IsError {
 			return OutcomeToolError
 		}
-	case *inputRequiredResult:
+	case *core.InputRequired:
 		return OutcomeInputRequired
 	case *createTaskResult:
 		return OutcomeTask
@@ -99,7 +97,6 @@ func outcomeOf(res mcp.Result, err error) string {
 // Span attributes of the mount.
 const (
 	attrMethod = attribute.Key("mcp.method.name")
-	attrTool   = attribute.Key("gen_ai.tool.name")
 	attrCode   = attribute.Key("rpc.jsonrpc.error_code")
 )
 
@@ -144,7 +141,7 @@ func (m *Mount) observed(ctx context.Context, method string, meta map[string]any
 		attrs := []attribute.KeyValue{attrMethod.String(method)}
 		if tool != "" {
 			name += " " + tool
-			attrs = append(attrs, attrTool.String(tool))
+			attrs = append(attrs, core.AttrTool.String(tool))
 		}
 		ctx, span = m.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	}
@@ -179,53 +176,4 @@ func requestMeta(req mcp.Request) map[string]any {
 		return nil
 	}
 	return p.GetMeta()
-}
-
-// annotate records on the request's span the run it works on.
-func (m *Mount) annotate(ctx context.Context, runID, tool string) {
-	if m.tracer == nil {
-		return
-	}
-	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(telemetry.RunIDKey.String(runID), telemetry.TenantKey.String(runid.Tenant(runID)))
-	if tool != "" {
-		span.SetAttributes(attrTool.String(tool))
-	}
-}
-
-// linkRun links the request's span to the trace of the run it names.
-func (m *Mount) linkRun(ctx context.Context, caller signals.Subject, runID string) {
-	if m.tracer == nil {
-		return
-	}
-	m.annotate(ctx, runID, "")
-	if m.runTrace == nil {
-		return
-	}
-	span := trace.SpanFromContext(ctx)
-	sc, err := m.runTrace(ctx, caller, runID)
-	if err != nil {
-		m.log.Debug("read the run's trace context", append(telemetry.RunFields(ctx, runID, ""), zap.Error(err))...)
-		return
-	}
-	telemetry.LinkRunStart(span, sc)
-}
-
-// runTraceContext returns ctx in the trace the run was started in, for
-// work on the run that no request asked for (the cancellation of a run
-// whose owning request went away).
-func (m *Mount) runTraceContext(ctx context.Context, caller signals.Subject, runID string) context.Context {
-	if m.runTrace == nil {
-		return ctx
-	}
-	sc, err := m.runTrace(ctx, caller, runID)
-	if err != nil || !sc.IsValid() {
-		return ctx
-	}
-	return trace.ContextWithRemoteSpanContext(ctx, sc)
-}
-
-// runLog is the mount's logger with the fields of the run runID of tool.
-func (m *Mount) runLog(ctx context.Context, runID, tool string) *zap.Logger {
-	return m.log.With(telemetry.RunFields(ctx, runID, tool)...)
 }

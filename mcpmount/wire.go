@@ -7,13 +7,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
 // ExtensionTasks is the id of the MCP Tasks extension this mount implements
 // (revision 2026-07-28).
-const ExtensionTasks = "io.modelcontextprotocol/tasks"
+const ExtensionTasks = core.ExtensionTasks
 
 // ProtocolVersion is the per-request (stateless) MCP revision the mount
 // serves. Requests without the per-request _meta triple are served by the
@@ -58,91 +58,8 @@ const (
 	taskCancelled     = "cancelled"
 )
 
-// errTaskNotFound is the one answer to every tasks/* request naming a task
-// the caller cannot read: unknown, malformed, another tenant's. It carries
-// no data, so the answers are byte-for-byte identical.
-func errTaskNotFound() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeInvalidParams, Message: "task not found"}
-}
-
-// errMissingCapability builds -32021 naming the capability the request
-// should have declared. data is built from maps: the SDK's ClientCapabilities
-// struct would add a spurious "roots":{}.
-func errMissingCapability(message string, required map[string]any) *jsonrpc.Error {
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": required})
-	return &jsonrpc.Error{Code: codeMissingCapabity, Message: message, Data: data}
-}
-
-func errTasksExtensionRequired(what string) *jsonrpc.Error {
-	return errMissingCapability(what+" requires the client capability extensions[\""+ExtensionTasks+"\"]",
-		map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}})
-}
-
 func errMethodNotFound(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: codeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
-}
-
-func errInvalidParams(msg string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeInvalidParams, Message: msg}
-}
-
-// errUnavailable is the answer to a call of a tool the catalog knows but
-// cannot run now (no live worker serves its task queue, conflicting
-// publications): -32602, as an unknown tool (MCP reserves -32020..-32099
-// for codes it defines and -32000..-32019 are legacy), with the reason in
-// the message and data saying which tool and task queues, so that a client
-// can tell it from an unknown tool and retry later (docs/protocol.md).
-func errUnavailable(unav *catalog.UnavailableError) *jsonrpc.Error {
-	queues := unav.TaskQueues
-	if queues == nil {
-		queues = []string{}
-	}
-	data, _ := json.Marshal(map[string]any{"unavailable": map[string]any{"tool": unav.Tool, "taskQueues": queues}})
-	return &jsonrpc.Error{Code: codeInvalidParams, Message: unav.Error(), Data: data}
-}
-
-func errInternal() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeInternalError, Message: "internal error"}
-}
-
-// content is one text content block of a tool result.
-type content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-// toolResult is a CallToolResult. The mount builds its own: on go-sdk v1.8.0
-// a *mcp.CallToolResult returned from middleware loses its resultType.
-type toolResult struct {
-	mcp.ResultBase
-	// ResultType is "complete" for 2026-07-28 requests and omitted for
-	// legacy ones (and inside a task's inlined result).
-	ResultType        string          `json:"resultType,omitempty"`
-	Content           []content       `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError"`
-}
-
-// inputRequest is one entry of an inputRequests map: an elicitation the
-// client answers (by an MRTR retry or tasks/update).
-type inputRequest struct {
-	Method string       `json:"method"`
-	Params elicitParams `json:"params"`
-}
-
-// elicitParams are the params of an elicitation/create input request.
-type elicitParams struct {
-	Mode            string          `json:"mode"`
-	Message         string          `json:"message"`
-	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
-}
-
-// inputRequiredResult is the MRTR InputRequiredResult.
-type inputRequiredResult struct {
-	mcp.ResultBase
-	ResultType    string                  `json:"resultType"`
-	InputRequests map[string]inputRequest `json:"inputRequests"`
-	RequestState  string                  `json:"requestState,omitempty"`
 }
 
 // task holds the fields of the extension's Task. TTLMs has no omitempty: a
@@ -176,9 +93,9 @@ type detailedTaskResult struct {
 	mcp.ResultBase
 	ResultType string `json:"resultType"`
 	task
-	InputRequests map[string]inputRequest `json:"inputRequests,omitempty"`
-	Result        *toolResult             `json:"result,omitempty"`
-	Error         *taskError              `json:"error,omitempty"`
+	InputRequests map[string]core.InputRequest `json:"inputRequests,omitempty"`
+	Result        *core.ToolResult             `json:"result,omitempty"`
+	Error         *taskError                   `json:"error,omitempty"`
 }
 
 // ackResult is the empty ack of tasks/update and tasks/cancel.
@@ -237,74 +154,4 @@ type updateParams struct {
 	mcp.ParamsBase
 	TaskID         json.RawMessage `json:"taskId,omitempty"`
 	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
-}
-
-// elicitResponse is one inputResponses value answering an elicitation.
-type elicitResponse struct {
-	Action  string          `json:"action"`
-	Content json.RawMessage `json:"content,omitempty"`
-}
-
-// clientCaps is the part of a request's declared client capabilities the
-// mount reads.
-type clientCaps struct {
-	Elicitation *elicitationCaps           `json:"elicitation,omitempty"`
-	Extensions  map[string]json.RawMessage `json:"extensions,omitempty"`
-}
-
-// elicitationCaps is the declared elicitation capability: its modes.
-type elicitationCaps struct {
-	Form json.RawMessage `json:"form,omitempty"`
-	URL  json.RawMessage `json:"url,omitempty"`
-}
-
-// tasks reports whether the request declared the Tasks extension. The legacy
-// capabilities.tasks slot does not count.
-func (c clientCaps) tasks() bool {
-	_, ok := c.Extensions[ExtensionTasks]
-	return ok
-}
-
-// elicitationForm reports whether the request declared form-mode
-// elicitation ({} means form).
-func (c clientCaps) elicitationForm() bool {
-	return c.Elicitation != nil && (c.Elicitation.Form != nil || c.Elicitation.URL == nil)
-}
-
-// capsFromMeta decodes the request's _meta clientCapabilities. A request
-// without them (legacy) declares nothing.
-func capsFromMeta(meta map[string]any) clientCaps {
-	var c clientCaps
-	raw, ok := meta[mcp.MetaKeyClientCapabilities]
-	if !ok {
-		return c
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return clientCaps{}
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return clientCaps{}
-	}
-	return c
-}
-
-// modernMeta reports whether the request's _meta names a protocol version,
-// which makes it a per-request (2026-07-28) request.
-func modernMeta(meta map[string]any) bool {
-	_, ok := meta[mcp.MetaKeyProtocolVersion]
-	return ok
-}
-
-// capsFromRaw decodes a request's raw _meta clientCapabilities, as
-// capsFromMeta does.
-func capsFromRaw(raw json.RawMessage) clientCaps {
-	var c clientCaps
-	if len(raw) == 0 {
-		return c
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return clientCaps{}
-	}
-	return c
 }

@@ -86,7 +86,8 @@ if [ "${OPENWOP_FUZZ:-1}" != 0 ]; then
         -test.fuzztime "${OPENWOP_FUZZTIME:-5s}" -test.fuzzminimizetime 100x -test.fuzzcachedir "$fuzzcache/$pkg") </dev/null
     done
   done <<'FUZZ'
-mcpmount FuzzDecode FuzzInputResponses
+mcpmount FuzzDecode
+mcpmount/internal/core FuzzInputResponses
 mcpmount/requeststate FuzzOpen FuzzOpenSigned FuzzSealOpen
 runs FuzzOpenCursor FuzzCheckAnswer
 auth FuzzPeekIssuer FuzzVerify FuzzKeySet

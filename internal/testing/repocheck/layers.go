@@ -47,6 +47,7 @@ var layers = map[string]Layer{
 	"runs":                  LayerService,
 	"audit":                 LayerService,
 	"mcpmount":              LayerEdge,
+	"mcpmount/internal/":    LayerEdge,
 	"restapi":               LayerEdge,
 	"internal/app":          LayerAssembly,
 	"internal/app/":         LayerAssembly,
@@ -70,6 +71,9 @@ var layers = map[string]Layer{
 // leaf libraries that are no part of any contract.
 var publicMayImport = map[string]bool{
 	"internal/httpgate": true,
+	// The MCP core is the mount's implementation: mcpmount exports none
+	// of its types.
+	"mcpmount/internal/core": true,
 }
 
 // layerOf returns the layer of the package at rel (a path relative to the

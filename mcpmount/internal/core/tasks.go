@@ -1,4 +1,4 @@
-package mcpmount
+package core
 
 import (
 	"context"
@@ -15,93 +15,93 @@ import (
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
-// cancelTimeout bounds a cancellation that runs detached from its request.
-const cancelTimeout = 30 * time.Second
+// CancelTimeout bounds a cancellation that runs detached from its request.
+const CancelTimeout = 30 * time.Second
 
 // taskTarget checks the extension gate (declared: the request declared the
 // Tasks extension) and decodes the taskId. Every id the caller cannot use
 // gets errTaskNotFound. The gate comes first, so a non-declaring request
 // learns nothing about the id.
-func (m *Mount) taskTarget(ctx context.Context, method string, declared bool, rawID json.RawMessage) (signals.Subject, string, error) {
+func (m *Core) taskTarget(ctx context.Context, method string, declared bool, rawID json.RawMessage) (signals.Subject, string, error) {
 	if !declared {
-		return signals.Subject{}, "", errTasksExtensionRequired(method)
+		return signals.Subject{}, "", TasksExtensionRequired(method)
 	}
-	caller, err := m.caller(ctx)
+	caller, err := m.Caller(ctx)
 	if err != nil {
 		return signals.Subject{}, "", err
 	}
 	var wire string
 	if err := json.Unmarshal(rawID, &wire); err != nil {
-		return signals.Subject{}, "", errTaskNotFound()
+		return signals.Subject{}, "", TaskNotFound()
 	}
 	id, err := runid.Parse(wire)
 	if err != nil {
-		return signals.Subject{}, "", errTaskNotFound()
+		return signals.Subject{}, "", TaskNotFound()
 	}
-	m.linkRun(ctx, caller, id)
+	m.LinkRun(ctx, caller, id)
 	return caller, id, nil
 }
 
-// lookupErr maps a Runs error onto the wire: every unreadable run is the
+// LookupErr maps a Runs error onto the wire: every unreadable run is the
 // same "task not found"; anything else is an internal error.
-func (m *Mount) lookupErr(ctx context.Context, op, runID string, err error) error {
+func (m *Core) LookupErr(ctx context.Context, op, runID string, err error) error {
 	if errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch) {
-		return errTaskNotFound()
+		return TaskNotFound()
 	}
-	m.runLog(ctx, runID, "").Error(op, zap.Error(err))
-	return errInternal()
+	m.RunLog(ctx, runID, "").Error(op, zap.Error(err))
+	return Internal()
 }
 
-// getTaskOf reads the task rawID (tasks/get) with the run's getRun query;
+// GetTask reads the task rawID (tasks/get) with the run's getRun query;
 // declared tells whether the request declared the Tasks extension. The
 // dialect projects the run.
-func (m *Mount) getTaskOf(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, error) {
+func (m *Core) GetTask(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, error) {
 	caller, id, err := m.taskTarget(ctx, "tasks/get", declared, rawID)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
 	snap, err := m.runs.Get(ctx, caller, id, runs.AllowStale())
 	if err != nil {
-		return signals.Snapshot{}, m.lookupErr(ctx, "get run", id, err)
+		return signals.Snapshot{}, m.LookupErr(ctx, "get run", id, err)
 	}
 	return snap, nil
 }
 
-// updateTaskOf answers the task rawID's input requests (tasks/update): each inputResponses entry naming an
+// UpdateTask answers the task rawID's input requests (tasks/update): each inputResponses entry naming an
 // open interrupt resolves it (Runs checks eligibility and applies it at
 // most once). Entries naming nothing open resolve nothing. It returns
 // after every resolution was applied, so the next tasks/get no longer lists
 // it.
-func (m *Mount) updateTaskOf(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) error {
+func (m *Core) UpdateTask(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) error {
 	caller, id, err := m.taskTarget(ctx, "tasks/update", declared, rawID)
 	if err != nil {
 		return err
 	}
 	snap, err := m.runs.Get(ctx, caller, id)
 	if err != nil {
-		return m.lookupErr(ctx, "get run", id, err)
+		return m.LookupErr(ctx, "get run", id, err)
 	}
 	var responses map[string]json.RawMessage
 	if len(rawResponses) > 0 && string(rawResponses) != "null" {
 		if err := json.Unmarshal(rawResponses, &responses); err != nil {
-			return errInvalidParams("tasks/update: inputResponses must be an object keyed by input request")
+			return InvalidParams("tasks/update: inputResponses must be an object keyed by input request")
 		}
 	}
 	return m.resolveInputs(ctx, caller, id, snap, responses)
 }
 
-// cancelTaskOf cancels the task rawID (tasks/cancel) with reason
+// CancelTask cancels the task rawID (tasks/cancel) with reason
 // caller-requested. A terminal run is left alone, and that is no error.
-func (m *Mount) cancelTaskOf(ctx context.Context, declared bool, rawID json.RawMessage) error {
+func (m *Core) CancelTask(ctx context.Context, declared bool, rawID json.RawMessage) error {
 	caller, id, err := m.taskTarget(ctx, "tasks/cancel", declared, rawID)
 	if err != nil {
 		return err
 	}
 	// Once accepted, a cancel completes even if the client goes away.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CancelTimeout)
 	defer cancel()
 	if _, err := m.runs.Cancel(cctx, caller, id, signals.ReasonCallerRequested); err != nil && !errors.Is(err, runs.ErrTerminal) {
-		return m.lookupErr(ctx, "cancel run", id, err)
+		return m.LookupErr(ctx, "cancel run", id, err)
 	}
 	return nil
 }
@@ -117,7 +117,7 @@ func (m *Mount) cancelTaskOf(ctx context.Context, declared bool, rawID json.RawM
 // applies each resolution at most once. Keys naming nothing open, and
 // resolutions that lose (already resolved, ineligible, run ended), resolve
 // nothing and are not errors.
-func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, responses map[string]json.RawMessage) error {
+func (m *Core) resolveInputs(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, responses map[string]json.RawMessage) error {
 	res, err := answersOf(snap, responses)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 			switch {
 			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
 				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
-				m.runLog(ctx, runID, snap.Tool).Debug("input response resolved nothing",
+				m.RunLog(ctx, runID, snap.Tool).Debug("input response resolved nothing",
 					zap.String("interruptId", r.InterruptID), zap.Error(err))
 			case errors.Is(err, runs.ErrNotApplied):
 				// Recorded with the run: applied when a worker serves it.
@@ -137,7 +137,7 @@ func (m *Mount) resolveInputs(ctx context.Context, caller signals.Subject, runID
 				if refusal := answerRefused(r.InterruptID, err); refusal != nil {
 					return refusal
 				}
-				return m.lookupErr(ctx, "resolve interrupt", runID, err)
+				return m.LookupErr(ctx, "resolve interrupt", runID, err)
 			}
 		}
 	}
@@ -159,7 +159,7 @@ func answersOf(snap signals.Snapshot, responses map[string]json.RawMessage) ([]s
 		if !open || it.Kind == signals.KindExternalEvent {
 			continue // never issued, already answered, or not a client input
 		}
-		var er elicitResponse
+		var er ElicitResponse
 		if err := json.Unmarshal(responses[key], &er); err != nil {
 			return nil, &answerRefusal{key: key, problem: "not an ElicitResult object with a string action"}
 		}
@@ -187,7 +187,7 @@ func (e *answerRefusal) Error() string {
 }
 
 // Unwrap returns the refusal's JSON-RPC error.
-func (e *answerRefusal) Unwrap() error { return errInvalidParams(e.Error()) }
+func (e *answerRefusal) Unwrap() error { return InvalidParams(e.Error()) }
 
 // answerRefused is the refusal of err when it is a *runs.AnswerError, and
 // nil otherwise.

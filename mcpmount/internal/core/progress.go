@@ -1,10 +1,11 @@
-package mcpmount
+package core
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,7 +21,7 @@ import (
 // follow the run's reported counts (progressScale), increasing with each
 // notification. A nil *progress sends nothing.
 type progress struct {
-	ss    progressNotifier
+	ss    ProgressNotifier
 	ctx   context.Context // the call's: notifications go on its stream
 	token any
 
@@ -35,16 +36,16 @@ type progress struct {
 	wg   sync.WaitGroup
 }
 
-// progressNotifier sends a notifications/progress on the stream of the
+// ProgressNotifier sends a notifications/progress on the stream of the
 // request it belongs to; each dialect provides its own (an SDK session, or
 // the SSE response of a request the mount answers itself).
-type progressNotifier interface {
+type ProgressNotifier interface {
 	NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error
 }
 
 // startProgress starts the heartbeat of c's progress notifications, or
 // returns nil when c's request carried no progressToken.
-func (m *Mount) startProgress(ctx context.Context, c *blockingCall) *progress {
+func (m *Core) startProgress(ctx context.Context, c *blockingCall) *progress {
 	if c.progressToken == nil || c.notify == nil {
 		return nil
 	}
@@ -52,11 +53,18 @@ func (m *Mount) startProgress(ctx context.Context, c *blockingCall) *progress {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		every(m.keepAlive, p.done, func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			p.sendLocked()
-		})
+		t := time.NewTicker(m.keepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				p.sendLocked()
+				p.mu.Unlock()
+			}
+		}
 	}()
 	return p
 }

@@ -1,4 +1,4 @@
-package mcpmount
+package core
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package mcpmount
+package core
 
 import (
 	"context"
@@ -36,18 +36,17 @@ type blockingCall struct {
 	tool   *catalog.Tool
 	caller signals.Subject
 	claim  *ownership.Claim
-	// exchange is the HTTP request that carries the call (nil: stdio).
-	exchange *httpCall
-	caps     clientCaps
+	// response is the response that carries the call (nil: none to act on).
+	response Response
 	digest   string
 	runID    string
 	round    int // input rounds answered so far
 	// asker asks the client the run's questions (nil: the call answers
 	// them as input requests instead).
-	asker asker
+	asker Asker
 	// notify sends progress notifications on the request's stream.
-	notify progressNotifier
-	// elicit: the client is asked the run's questions through asker
+	notify ProgressNotifier
+	// elicit: the client is asked the run's questions through Asker
 	// while the call waits.
 	elicit bool
 	// progressToken is the request's _meta.progressToken, nil when none.
@@ -57,11 +56,11 @@ type blockingCall struct {
 // principal names the caller in a requestState and as the owner of a
 // session-era session: tenant, issuer and subject id (two identity
 // providers may use the same sub).
-func principal(s signals.Subject) string { return s.Tenant + "|" + s.Issuer + "|" + s.SubjectID }
+func Principal(s signals.Subject) string { return s.Tenant + "|" + s.Issuer + "|" + s.SubjectID }
 
 // suspendsForInput reports whether the snapshot has an interrupt the client
 // can answer (external events are not the client's to answer).
-func suspendsForInput(s signals.Snapshot) bool {
+func SuspendsForInput(s signals.Snapshot) bool {
 	for _, it := range s.Interrupts {
 		if it.Kind != signals.KindExternalEvent {
 			return true
@@ -77,10 +76,9 @@ func suspendsForInput(s signals.Snapshot) bool {
 // ask during the call (blockingCall.asker) is asked the run's questions
 // instead, and the call waits on until the run ends. A request
 // with a progressToken gets notifications/progress while it waits.
-func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
-	if st := c.exchange.sseStream(); st != nil {
-		st.keepAlive(m.keepAlive)
-		defer st.stop()
+func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
+	if c.response != nil {
+		defer c.response.KeepAlive(m.keepAlive)()
 	}
 	if m.metrics != nil {
 		m.metrics.BlockingCall(1)
@@ -110,7 +108,7 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 			if follower != nil {
 				return follower.outdated(s)
 			}
-			return suspendsForInput(s)
+			return SuspendsForInput(s)
 		}, opts...)
 		switch {
 		case err == nil:
@@ -127,14 +125,14 @@ func (m *Mount) await(ctx context.Context, c *blockingCall) (mcp.Result, error) 
 		case errors.Is(err, context.DeadlineExceeded):
 			return m.stillRunning(c), nil
 		default:
-			m.runLog(ctx, c.runID, c.tool.Name()).Error("await run", zap.Error(err))
-			return nil, errInternal()
+			m.RunLog(ctx, c.runID, c.tool.Name()).Error("await run", zap.Error(err))
+			return nil, Internal()
 		}
 		if snap.Status.Terminal() {
-			if rpcFailure(snap) {
+			if RPCFailure(snap) {
 				return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 			}
-			return runResult(snap), nil
+			return RunResult(snap), nil
 		}
 		if follower == nil {
 			return m.askInput(ctx, c, snap)
@@ -155,16 +153,16 @@ func isGone(c *ownership.Claim) bool {
 // askInput answers an InputRequiredResult for the run's open interrupts,
 // with a sealed requestState the retry must echo. Past the round cap the
 // run is cancelled instead.
-func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snapshot) (mcp.Result, error) {
-	requests := inputRequests(snap)
+func (m *Core) askInput(ctx context.Context, c *blockingCall, snap signals.Snapshot) (mcp.Result, error) {
+	requests := InputRequests(snap)
 	if c.round >= m.maxRounds {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CancelTimeout)
 		defer cancel()
 		if _, err := m.runs.Cancel(cctx, c.caller, c.runID, reasonRoundsExceeded); err != nil && !errors.Is(err, runs.ErrTerminal) {
-			m.runLog(ctx, c.runID, c.tool.Name()).Warn("cancel after the MRTR round cap", zap.Error(err))
+			m.RunLog(ctx, c.runID, c.tool.Name()).Warn("cancel after the MRTR round cap", zap.Error(err))
 		}
-		return &toolResult{
-			Content: []content{{Type: "text", Text: fmt.Sprintf(
+		return &ToolResult{
+			Content: []Content{{Type: "text", Text: fmt.Sprintf(
 				"%s: the run asked for input more than %d times in one call; it was cancelled", codeRoundsExceeded, m.maxRounds)}},
 			IsError: true,
 		}, nil
@@ -175,29 +173,29 @@ func (m *Mount) askInput(ctx context.Context, c *blockingCall, snap signals.Snap
 	}
 	sort.Strings(keys)
 	state, err := m.states.Seal(requeststate.State{
-		Principal: principal(c.caller), Tool: c.tool.Name(), ArgsDigest: c.digest,
+		Principal: Principal(c.caller), Tool: c.tool.Name(), ArgsDigest: c.digest,
 		RunID: c.runID, Keys: keys, Round: c.round + 1,
 	})
 	if err != nil {
-		m.runLog(ctx, c.runID, c.tool.Name()).Error("seal requestState", zap.Error(err))
-		return nil, errInternal()
+		m.RunLog(ctx, c.runID, c.tool.Name()).Error("seal requestState", zap.Error(err))
+		return nil, Internal()
 	}
 	if m.metrics != nil {
 		m.metrics.MRTRRound()
 	}
-	return &inputRequiredResult{InputRequests: requests, RequestState: state}, nil
+	return &InputRequired{InputRequests: requests, RequestState: state}, nil
 }
 
 // stillRunning is the answer at MaxBlockingWait: the run goes on, and the
 // response names it so the client can follow it.
-func (m *Mount) stillRunning(c *blockingCall) mcp.Result {
+func (m *Core) stillRunning(c *blockingCall) mcp.Result {
 	taskID := runid.Project(c.runID)
 	text := fmt.Sprintf("The run %s is still running after %s. It goes on: follow it with tasks/get (taskId %s) "+
 		"or GET /runs/%s, or call the tool as a task by declaring the %s extension.",
 		c.runID, m.maxWait, taskID, taskID, ExtensionTasks)
 	structured, _ := json.Marshal(map[string]string{"runId": c.runID, "taskId": taskID, "status": "working"})
-	return &toolResult{
-		Content:           []content{{Type: "text", Text: text}},
+	return &ToolResult{
+		Content:           []Content{{Type: "text", Text: text}},
 		StructuredContent: structured,
 		IsError:           true,
 	}
@@ -206,28 +204,28 @@ func (m *Mount) stillRunning(c *blockingCall) mcp.Result {
 // continueRun handles an MRTR retry: it opens the requestState, resolves
 // the answered interrupts through the same path as tasks/update, takes
 // ownership of the run again and waits as the first call did.
-func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, responses mcp.InputResponseMap) (mcp.Result, error) {
+func (m *Core) continueRun(ctx context.Context, c *blockingCall, token string, responses mcp.InputResponseMap) (mcp.Result, error) {
 	st, err := m.states.Open(token, requeststate.Binding{
-		Principal: principal(c.caller), Tool: c.tool.Name(), ArgsDigest: c.digest,
+		Principal: Principal(c.caller), Tool: c.tool.Name(), ArgsDigest: c.digest,
 	})
 	if err != nil {
-		return nil, errInvalidParams("invalid requestState: " + err.Error())
+		return nil, InvalidParams("invalid requestState: " + err.Error())
 	}
 	if st.RunID == "" || runid.Tenant(st.RunID) != c.caller.Tenant {
-		return nil, errInvalidParams("invalid requestState: " + requeststate.ErrForeign.Error())
+		return nil, InvalidParams("invalid requestState: " + requeststate.ErrForeign.Error())
 	}
 	c.runID, c.round = st.RunID, st.Round
-	m.linkRun(ctx, c.caller, c.runID)
+	m.LinkRun(ctx, c.caller, c.runID)
 	// The retry waits for the run again: it needs a waiting slot before it
 	// resolves anything.
-	ticket, err := m.admit(c.exchange, c.caller.Tenant, admission.NeedWait)
+	ticket, err := m.admit(c.response, c.caller.Tenant, admission.NeedWait)
 	if err != nil {
 		return nil, err
 	}
 	defer ticket.Done()
 	snap, err := m.runs.Get(ctx, c.caller, c.runID)
 	if err != nil {
-		return nil, m.lookupErr(ctx, "get run", c.runID, err)
+		return nil, m.LookupErr(ctx, "get run", c.runID, err)
 	}
 	// The state answers interrupts that must still be open: if none is,
 	// it was used already (here or on another replica).
@@ -238,7 +236,7 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 		}
 	}
 	if open == 0 && !snap.Status.Terminal() {
-		return nil, errInvalidParams("invalid requestState: " + requeststate.ErrReplayed.Error())
+		return nil, InvalidParams("invalid requestState: " + requeststate.ErrReplayed.Error())
 	}
 	answers := make(map[string]json.RawMessage, len(st.Keys))
 	for _, k := range st.Keys {
@@ -248,7 +246,7 @@ func (m *Mount) continueRun(ctx context.Context, c *blockingCall, token string, 
 		}
 		raw, err := json.Marshal(r)
 		if err != nil {
-			return nil, errInvalidParams(fmt.Sprintf("inputResponses[%q] does not encode: %v", k, err))
+			return nil, InvalidParams(fmt.Sprintf("inputResponses[%q] does not encode: %v", k, err))
 		}
 		answers[k] = raw
 	}

@@ -1,4 +1,4 @@
-package mcpmount
+package core
 
 import (
 	"context"
@@ -16,27 +16,27 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// asker asks the client of a call one question while the call runs and
+// Asker asks the client of a call one question while the call runs and
 // returns its answer. A dialect that can reach its client during a call
-// (the session era's elicitation/create) supplies one in callRequest; the
+// (the session era's elicitation/create) supplies one in CallRequest; the
 // core decides what to ask and what the answer does.
-type asker interface {
-	// ask sends the question and waits for the answer; it returns when
+type Asker interface {
+	// Ask sends the question and waits for the answer; it returns when
 	// ctx ends (the question was withdrawn). An answer off the
 	// requestedSchema is an error that is no *jsonrpc.Error (the SDK's
 	// check); the client's own failure to answer is a *jsonrpc.Error.
-	ask(ctx context.Context, message string, requestedSchema any) (*mcp.ElicitResult, error)
+	Ask(ctx context.Context, message string, requestedSchema any) (*mcp.ElicitResult, error)
 }
 
 // questionFollower asks the client of a blocking call the open questions
-// of the run it waits for, through the call's asker, and resolves each
+// of the run it waits for, through the call's Asker, and resolves each
 // answer through the path of tasks/update (resolveInputs: eligibility
 // checked, applied at most once). A decline or cancel is resolved as
 // such, so the tool takes its own decline path. A question that closes
 // otherwise (answered elsewhere, the run ended) is withdrawn; an answer
 // that arrives after that resolves nothing.
 type questionFollower struct {
-	m   *Mount
+	m   *Core
 	c   *blockingCall
 	ctx context.Context // the call's waiting context
 
@@ -45,7 +45,7 @@ type questionFollower struct {
 }
 
 // followQuestions starts following the questions of c's run within ctx.
-func (m *Mount) followQuestions(ctx context.Context, c *blockingCall) *questionFollower {
+func (m *Core) followQuestions(ctx context.Context, c *blockingCall) *questionFollower {
 	return &questionFollower{m: m, c: c, ctx: ctx, asking: map[string]context.CancelFunc{}}
 }
 
@@ -97,7 +97,7 @@ func (f *questionFollower) sync(s signals.Snapshot) {
 // ask asks one question and resolves its answer.
 func (f *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
 	defer f.wg.Done()
-	if err := f.m.askOne(ctx, f.c.asker, f.c.caller, f.c.runID, it); err != nil && ctx.Err() == nil {
+	if err := f.m.AskOne(ctx, f.c.asker, f.c.caller, f.c.runID, it); err != nil && ctx.Err() == nil {
 		// The question stays open: it can still be answered by tasks/get +
 		// tasks/update or REST, or the call times out.
 		f.m.log.Warn("the client's answer was not applied; the question stays open", zap.String("runId", f.c.runID),
@@ -109,7 +109,7 @@ func (f *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
 // an answer that did not fit it.
 const maxAnswerRefusals = 8
 
-// askOne asks the client one open question of the run through a and
+// AskOne asks the client one open question of the run through a and
 // resolves its answer through the path of tasks/update (resolveInputs). An
 // answer that does not fit the question, refused by the SDK against the
 // requestedSchema or by runs.CheckAnswer, is not applied: the question
@@ -118,10 +118,10 @@ const maxAnswerRefusals = 8
 // ask the client failed (a JSON-RPC error: asking again would not help) or
 // of a resolution that failed otherwise; nil once the answer was resolved
 // or ctx ended.
-func (m *Mount) askOne(ctx context.Context, a asker, caller signals.Subject, runID string, it signals.Interrupt) error {
+func (m *Core) AskOne(ctx context.Context, a Asker, caller signals.Subject, runID string, it signals.Interrupt) error {
 	message := it.Message()
 	for range maxAnswerRefusals + 1 {
-		res, err := a.ask(ctx, message, it.RequestedSchema())
+		res, err := a.Ask(ctx, message, it.RequestedSchema())
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -149,8 +149,8 @@ func (m *Mount) askOne(ctx context.Context, a asker, caller signals.Subject, run
 // resolveAnswer resolves the client's answer to interrupt id of the run,
 // read anew. It returns the problem of an answer that does not fit the
 // question ("" when it fits) and the error of a resolution that failed.
-func (m *Mount) resolveAnswer(ctx context.Context, caller signals.Subject, runID, id string, res *mcp.ElicitResult) (string, error) {
-	answer, err := json.Marshal(elicitAnswer{Action: res.Action, Content: res.Content})
+func (m *Core) resolveAnswer(ctx context.Context, caller signals.Subject, runID, id string, res *mcp.ElicitResult) (string, error) {
+	answer, err := json.Marshal(res)
 	if err != nil {
 		return "", fmt.Errorf("the client's answer does not encode: %w", err)
 	}
@@ -177,7 +177,7 @@ func (f *questionFollower) stop() {
 // askPreRun asks the client a tool's missing pre-run inputs through a,
 // one at a time in key order, and returns responses with the answers
 // added, as a multi-round-trip request (MRTR) retry would carry them.
-func (m *Mount) askPreRun(ctx context.Context, a asker, responses mcp.InputResponseMap, ir *inputRequiredResult) (mcp.InputResponseMap, error) {
+func (m *Core) askPreRun(ctx context.Context, a Asker, responses mcp.InputResponseMap, ir *InputRequired) (mcp.InputResponseMap, error) {
 	keys := make([]string, 0, len(ir.InputRequests))
 	for k := range ir.InputRequests {
 		keys = append(keys, k)
@@ -189,7 +189,7 @@ func (m *Mount) askPreRun(ctx context.Context, a asker, responses mcp.InputRespo
 	}
 	for _, k := range keys {
 		req := ir.InputRequests[k]
-		res, err := a.ask(ctx, req.Params.Message, req.Params.RequestedSchema)
+		res, err := a.Ask(ctx, req.Params.Message, req.Params.RequestedSchema)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -1,0 +1,62 @@
+package repocheck
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestMCPCoreNamesNoEdge fails when the MCP core (mcpmount/internal/core)
+// reaches into what belongs to an edge: a dialect (any other mcpmount
+// package but ownership and requeststate), HTTP, or a go-sdk session. The
+// core speaks in its own terms; a dialect decodes into them and encodes
+// out of them, and offers the core what its transport can do through the
+// core's small interfaces.
+func TestMCPCoreNamesNoEdge(t *testing.T) {
+	root := repoRoot(t)
+	names, err := filepath.Glob(filepath.Join(root, "mcpmount", "internal", "core", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{
+		"github.com/openwop/temporal-mcp/mcpmount/ownership":    true,
+		"github.com/openwop/temporal-mcp/mcpmount/requeststate": true,
+	}
+	forbiddenNames := map[string]bool{"ServerSession": true, "ClientSession": true, "ResponseWriter": true, "Request": true}
+	fset := token.NewFileSet()
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		base := filepath.Base(name)
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			switch {
+			case path == "net/http" || strings.HasPrefix(path, "net/http/"):
+				t.Errorf("%s imports %s: the core writes no HTTP; a dialect does", base, path)
+			case strings.HasPrefix(path, "github.com/openwop/temporal-mcp/mcpmount") && !allowed[path] &&
+				path != "github.com/openwop/temporal-mcp/mcpmount/internal/core":
+				t.Errorf("%s imports %s: the core imports no dialect", base, path)
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "mcp" && forbiddenNames[sel.Sel.Name] {
+				t.Errorf("%s: %s names mcp.%s: the core knows no go-sdk session; the dialect offers what it needs through the core's interfaces",
+					base, fset.Position(sel.Pos()), sel.Sel.Name)
+			}
+			return true
+		})
+	}
+}

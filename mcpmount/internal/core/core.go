@@ -1,0 +1,189 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/admission"
+	"github.com/openwop/temporal-mcp/audit"
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/mcpmount/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
+	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/telemetry"
+)
+
+// Metrics records what the core does; the mount's Recorder implements it.
+// Methods must be safe for concurrent use and cheap.
+type Metrics interface {
+	// BlockingCall records a task-less tools/call that starts (+1) or
+	// stops (-1) waiting for its run.
+	BlockingCall(delta int)
+	// OwnershipCancelled records a run cancelled because the request that
+	// owned it went away before its response was sent.
+	OwnershipCancelled()
+	// MRTRRound records an InputRequiredResult sent.
+	MRTRRound()
+}
+
+// Options configure a Core. Runs, Catalog, Log and States are required;
+// the mount's Options document the rest.
+type Options struct {
+	Runs      runs.Backend
+	Catalog   catalog.Source
+	OAuth     *auth.OAuth
+	Audit     *audit.Trail
+	Log       *zap.Logger
+	Metrics   Metrics // nil: none
+	Admission *admission.Controller
+	// Tracer traces the core's work on runs (nil: none); RunTrace reads
+	// the trace a run was started in (nil: none).
+	Tracer   trace.Tracer
+	RunTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
+	// States seals and opens the requestState of MRTR rounds.
+	States    *requeststate.Codec
+	MaxRounds int
+	MaxWait   time.Duration
+	KeepAlive time.Duration
+	// AfterStart, when set (tests only), runs between a run's start and
+	// the answer to the request that started it.
+	AfterStart func(runID string)
+}
+
+// Core serves the MCP operations on runs for every dialect.
+type Core struct {
+	runs       runs.Backend
+	catalog    catalog.Source
+	oauth      *auth.OAuth
+	audit      *audit.Trail
+	log        *zap.Logger
+	metrics    Metrics
+	admission  *admission.Controller
+	tracer     trace.Tracer
+	runTrace   func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
+	states     *requeststate.Codec
+	tracker    *ownership.Tracker
+	maxRounds  int
+	maxWait    time.Duration
+	keepAlive  time.Duration
+	afterStart func(runID string)
+}
+
+// New builds the core, and the ownership tracker its requests are tracked
+// by (Tracker): a run whose owning request went away is cancelled with
+// reason mcp-request-cancelled.
+func New(opts Options) *Core {
+	m := &Core{
+		runs: opts.Runs, catalog: opts.Catalog, oauth: opts.OAuth, audit: opts.Audit, log: opts.Log,
+		metrics: opts.Metrics, admission: opts.Admission, tracer: opts.Tracer, states: opts.States,
+		maxRounds: opts.MaxRounds, maxWait: opts.MaxWait, keepAlive: opts.KeepAlive, afterStart: opts.AfterStart,
+	}
+	if opts.Tracer != nil {
+		m.runTrace = opts.RunTrace
+	}
+	m.tracker = ownership.NewTracker(m.cancelUnowned, m.log)
+	m.tracker.OnRelease(m.runs.Release)
+	return m
+}
+
+// Tracker is the ownership tracker of the requests the core serves: each
+// transport wraps its requests in it.
+func (m *Core) Tracker() *ownership.Tracker { return m.tracker }
+
+// Runs is the run service the core operates on.
+func (m *Core) Runs() runs.Backend { return m.runs }
+
+// KeepAliveInterval is the interval of keep-alives on a waiting response.
+func (m *Core) KeepAliveInterval() time.Duration { return m.keepAlive }
+
+// Caller returns the authenticated Subject the transport put in ctx.
+func (m *Core) Caller(ctx context.Context) (signals.Subject, error) {
+	s, ok := auth.SubjectFrom(ctx)
+	if !ok {
+		m.log.Error("request reached the MCP server without an authenticated subject")
+		return signals.Subject{}, Internal()
+	}
+	return s, nil
+}
+
+// cancelUnowned cancels the run of a request that went away before its
+// response was delivered (the ownership tracker's cancel).
+func (m *Core) cancelUnowned(ctx context.Context, caller signals.Subject, runID string) error {
+	if m.metrics != nil {
+		m.metrics.OwnershipCancelled()
+	}
+	ctx = m.runTraceContext(ctx, caller, runID)
+	_, err := m.runs.Cancel(ctx, caller, runID, signals.ReasonMCPRequestCancelled)
+	if errors.Is(err, runs.ErrTerminal) {
+		return nil
+	}
+	return err
+}
+
+// ScopeRefusal is the refusal of a call of the tool by caller when the
+// caller's token lacks one of the tool's scopes, nil when it grants them
+// all (or is not scoped). The refusal is written to the audit trail.
+func (m *Core) ScopeRefusal(caller signals.Subject, spec signals.ToolSpec) *auth.Refusal {
+	refusal := m.oauth.ToolRefusal(caller, "tool", spec.Name, spec.Scopes)
+	if refusal == nil {
+		return nil
+	}
+	m.audit.Write(audit.ScopeRefusal(caller, spec.Name, signals.TransportMCP, refusal.Scopes))
+	return refusal
+}
+
+// Annotate records on the request's span the run it works on.
+func (m *Core) Annotate(ctx context.Context, runID, tool string) {
+	if m.tracer == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(telemetry.RunIDKey.String(runID), telemetry.TenantKey.String(runid.Tenant(runID)))
+	if tool != "" {
+		span.SetAttributes(AttrTool.String(tool))
+	}
+}
+
+// LinkRun links the request's span to the trace of the run it names.
+func (m *Core) LinkRun(ctx context.Context, caller signals.Subject, runID string) {
+	if m.tracer == nil {
+		return
+	}
+	m.Annotate(ctx, runID, "")
+	if m.runTrace == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	sc, err := m.runTrace(ctx, caller, runID)
+	if err != nil {
+		m.log.Debug("read the run's trace context", append(telemetry.RunFields(ctx, runID, ""), zap.Error(err))...)
+		return
+	}
+	telemetry.LinkRunStart(span, sc)
+}
+
+// runTraceContext returns ctx in the trace the run was started in, for
+// work on the run that no request asked for (the cancellation of a run
+// whose owning request went away).
+func (m *Core) runTraceContext(ctx context.Context, caller signals.Subject, runID string) context.Context {
+	if m.runTrace == nil {
+		return ctx
+	}
+	sc, err := m.runTrace(ctx, caller, runID)
+	if err != nil || !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc)
+}
+
+// RunLog is the core's logger with the fields of the run runID of tool.
+func (m *Core) RunLog(ctx context.Context, runID, tool string) *zap.Logger {
+	return m.log.With(telemetry.RunFields(ctx, runID, tool)...)
+}

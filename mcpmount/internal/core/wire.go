@@ -1,0 +1,194 @@
+package core
+
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/catalog"
+)
+
+// Codes of the errors the core answers.
+const (
+	codeInvalidRequest  = jsonrpc.CodeInvalidRequest
+	codeInvalidParams   = jsonrpc.CodeInvalidParams
+	codeInternalError   = jsonrpc.CodeInternalError
+	codeMissingCapabity = mcp.CodeMissingRequiredClientCapabilities
+)
+
+// AttrTool is the span attribute that names a call's tool.
+const AttrTool = attribute.Key("gen_ai.tool.name")
+
+// ExtensionTasks is the id of the MCP Tasks extension this mount implements
+// (revision 2026-07-28).
+const ExtensionTasks = "io.modelcontextprotocol/tasks"
+
+// TaskNotFound is the one answer to every tasks/* request naming a task
+// the caller cannot read: unknown, malformed, another tenant's. It carries
+// no data, so the answers are byte-for-byte identical.
+func TaskNotFound() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: "task not found"}
+}
+
+// MissingCapability builds -32021 naming the capability the request
+// should have declared. data is built from maps: the SDK's ClientCapabilities
+// struct would add a spurious "roots":{}.
+func MissingCapability(message string, required map[string]any) *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": required})
+	return &jsonrpc.Error{Code: codeMissingCapabity, Message: message, Data: data}
+}
+
+// TasksExtensionRequired is -32021 naming the Tasks extension, which what
+// requires.
+func TasksExtensionRequired(what string) *jsonrpc.Error {
+	return MissingCapability(what+" requires the client capability extensions[\""+ExtensionTasks+"\"]",
+		map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}})
+}
+
+// InvalidParams is -32602 with msg.
+func InvalidParams(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: msg}
+}
+
+// unavailable is the answer to a call of a tool the catalog knows but
+// cannot run now (no live worker serves its task queue, conflicting
+// publications): -32602, as an unknown tool (MCP reserves -32020..-32099
+// for codes it defines and -32000..-32019 are legacy), with the reason in
+// the message and data saying which tool and task queues, so that a client
+// can tell it from an unknown tool and retry later (docs/protocol.md).
+func unavailable(unav *catalog.UnavailableError) *jsonrpc.Error {
+	queues := unav.TaskQueues
+	if queues == nil {
+		queues = []string{}
+	}
+	data, _ := json.Marshal(map[string]any{"unavailable": map[string]any{"tool": unav.Tool, "taskQueues": queues}})
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: unav.Error(), Data: data}
+}
+
+// Internal is the one answer to a failure the client cannot act on.
+func Internal() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInternalError, Message: "internal error"}
+}
+
+// Content is one text content block of a tool result.
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// ToolResult is a CallToolResult. The mount builds its own: on go-sdk v1.8.0
+// a *mcp.CallToolResult returned from middleware loses its resultType.
+type ToolResult struct {
+	mcp.ResultBase
+	// ResultType is "complete" for 2026-07-28 requests and omitted for
+	// legacy ones (and inside a task's inlined result).
+	ResultType        string          `json:"resultType,omitempty"`
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError"`
+}
+
+// InputRequest is one entry of an inputRequests map: an elicitation the
+// client answers (by an MRTR retry or tasks/update).
+type InputRequest struct {
+	Method string       `json:"method"`
+	Params ElicitParams `json:"params"`
+}
+
+// ElicitParams are the params of an elicitation/create input request.
+type ElicitParams struct {
+	Mode            string          `json:"mode"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+}
+
+// InputRequired is the MRTR InputRequiredResult.
+type InputRequired struct {
+	mcp.ResultBase
+	ResultType    string                  `json:"resultType"`
+	InputRequests map[string]InputRequest `json:"inputRequests"`
+	RequestState  string                  `json:"requestState,omitempty"`
+}
+
+// ElicitResponse is one inputResponses value answering an elicitation.
+type ElicitResponse struct {
+	Action  string          `json:"action"`
+	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// ClientCaps is the part of a request's declared client capabilities the
+// mount reads.
+type ClientCaps struct {
+	Elicitation *ElicitationCaps           `json:"elicitation,omitempty"`
+	Extensions  map[string]json.RawMessage `json:"extensions,omitempty"`
+}
+
+// ElicitationCaps is the declared elicitation capability: its modes.
+type ElicitationCaps struct {
+	Form json.RawMessage `json:"form,omitempty"`
+	URL  json.RawMessage `json:"url,omitempty"`
+}
+
+// Tasks reports whether the request declared the Tasks extension. The legacy
+// capabilities.tasks slot does not count.
+func (c ClientCaps) Tasks() bool {
+	_, ok := c.Extensions[ExtensionTasks]
+	return ok
+}
+
+// ElicitationForm reports whether the request declared form-mode
+// elicitation ({} means form).
+func (c ClientCaps) ElicitationForm() bool {
+	return c.Elicitation != nil && (c.Elicitation.Form != nil || c.Elicitation.URL == nil)
+}
+
+// CapsFromMeta decodes the request's _meta clientCapabilities. A request
+// without them (legacy) declares nothing.
+func CapsFromMeta(meta map[string]any) ClientCaps {
+	var c ClientCaps
+	raw, ok := meta[mcp.MetaKeyClientCapabilities]
+	if !ok {
+		return c
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return ClientCaps{}
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return ClientCaps{}
+	}
+	return c
+}
+
+// ModernMeta reports whether the request's _meta names a protocol version,
+// which makes it a per-request (2026-07-28) request.
+func ModernMeta(meta map[string]any) bool {
+	_, ok := meta[mcp.MetaKeyProtocolVersion]
+	return ok
+}
+
+// CapsFromRaw decodes a request's raw _meta clientCapabilities, as
+// CapsFromMeta does.
+func CapsFromRaw(raw json.RawMessage) ClientCaps {
+	var c ClientCaps
+	if len(raw) == 0 {
+		return c
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return ClientCaps{}
+	}
+	return c
+}
+
+// insufficientScope is the JSON-RPC error of a call refused for want of
+// scope: the message of the HTTP refusal, naming the scopes.
+func insufficientScope(r *auth.Refusal) *jsonrpc.Error {
+	prefix := "unauthorized: "
+	if auth.Status(r) == 403 {
+		prefix = "forbidden: "
+	}
+	return &jsonrpc.Error{Code: codeInvalidRequest, Message: prefix + r.Error()}
+}
