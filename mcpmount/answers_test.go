@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -48,7 +49,7 @@ func badAnswers() []badAnswer {
 // answer to key, naming the key and the rule.
 func wantRefusal(t *testing.T, r rpc, key, rule string) {
 	t.Helper()
-	if r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != codeInvalidParams {
+	if r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != wire.CodeInvalidParams {
 		t.Fatalf("want HTTP 400 -32602, got HTTP %d %s", r.Status, r.Raw)
 	}
 	if !strings.Contains(r.Error.Message, key) || !strings.Contains(r.Error.Message, rule) {

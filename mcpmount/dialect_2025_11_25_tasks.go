@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -118,31 +119,31 @@ func (r *rawResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.fields
 func legacyStatus(snap signals.Snapshot) string {
 	switch snap.Status {
 	case signals.StatusCompleted:
-		return taskCompleted
+		return wire.TaskCompleted
 	case signals.StatusFailed:
-		return taskFailed
+		return wire.TaskFailed
 	case signals.StatusCancelled, signals.StatusCancelling:
-		return taskCancelled
+		return wire.TaskCancelled
 	case signals.StatusWaitingApproval, signals.StatusWaitingInput:
 		// A visibility summary (LastSequence -1) lists no interrupts; its
 		// status says that the run waits for an answer.
 		if core.SuspendsForInput(snap) || snap.LastSequence < 0 && len(snap.Interrupts) == 0 {
-			return taskInputRequired
+			return wire.TaskInputRequired
 		}
 	}
-	return taskWorking
+	return wire.TaskWorking
 }
 
-func (p projector) legacyTask(snap signals.Snapshot) legacyTask {
+func legacyTaskOf(p wire.Projector, snap signals.Snapshot) legacyTask {
 	status := legacyStatus(snap)
 	return legacyTask{
 		TaskID:        runid.Project(snap.RunID),
 		Status:        status,
 		StatusMessage: snap.StatusMessage,
-		CreatedAt:     timestamp(snap.CreatedAt),
-		LastUpdatedAt: timestamp(snap.UpdatedAt),
+		CreatedAt:     wire.Timestamp(snap.CreatedAt),
+		LastUpdatedAt: wire.Timestamp(snap.UpdatedAt),
 		TTL:           nil,
-		PollInterval:  p.pollInterval(status),
+		PollInterval:  p.PollInterval(status),
 	}
 }
 
@@ -150,7 +151,7 @@ func (p projector) legacyTask(snap signals.Snapshot) legacyTask {
 // names no protocol version), which the dialect serves.
 func legacyRequest(req mcp.Request) bool {
 	switch p := req.GetParams().(type) {
-	case *taskParams:
+	case *wire.TaskParams:
 		return p == nil || !core.ModernMeta(p.Meta)
 	case *listTasksParams:
 		return p == nil || !core.ModernMeta(p.Meta)
@@ -174,7 +175,7 @@ func (m *Mount) dialect(ctx context.Context, method string, req mcp.Request) (mc
 		if err != nil {
 			return nil, m.core.LookupErr(ctx, "get run", id, err)
 		}
-		return &legacyTaskResult{legacyTask: m.proj.legacyTask(snap)}, nil
+		return &legacyTaskResult{legacyTask: legacyTaskOf(m.proj, snap)}, nil
 	case "tasks/cancel":
 		return m.legacyCancel(ctx, caller, id)
 	case "tasks/result":
@@ -186,7 +187,7 @@ func (m *Mount) dialect(ctx context.Context, method string, req mcp.Request) (mc
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		return m.taskPayload(ctx, ss, caller, id, claim)
 	}
-	return nil, &jsonrpc.Error{Code: codeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
+	return nil, &jsonrpc.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
 }
 
 // legacyTarget decodes the taskId of a dialect request. Every id the
@@ -196,7 +197,7 @@ func (m *Mount) legacyTarget(ctx context.Context, req mcp.Request) (signals.Subj
 	if err != nil {
 		return signals.Subject{}, "", err
 	}
-	p, _ := req.GetParams().(*taskParams)
+	p, _ := req.GetParams().(*wire.TaskParams)
 	if p == nil {
 		return signals.Subject{}, "", core.TaskNotFound()
 	}
@@ -230,8 +231,8 @@ func (m *Mount) legacyCancel(ctx context.Context, caller signals.Subject, id str
 	if read, err := m.runs.Get(cctx, caller, id); err == nil {
 		snap = read
 	}
-	t := m.proj.legacyTask(snap)
-	t.Status = taskCancelled
+	t := legacyTaskOf(m.proj, snap)
+	t.Status = wire.TaskCancelled
 	return &legacyTaskResult{legacyTask: t}, nil
 }
 
@@ -257,7 +258,7 @@ func (m *Mount) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result, 
 	}
 	res := &listTasksResult{Tasks: make([]legacyTask, 0, len(page.Runs)), NextCursor: page.NextCursor}
 	for _, snap := range page.Runs {
-		res.Tasks = append(res.Tasks, m.proj.legacyTask(snap))
+		res.Tasks = append(res.Tasks, legacyTaskOf(m.proj, snap))
 	}
 	return res, nil
 }
@@ -403,15 +404,15 @@ func (m *Mount) answerTaskDialect(call *core.CallRequest, res mcp.Result, err er
 	if refusal := (*core.TaskRefusal)(nil); errors.As(err, &refusal) {
 		switch {
 		case refusal.Forbidden:
-			return nil, &jsonrpc.Error{Code: codeMethodNotFound,
+			return nil, &jsonrpc.Error{Code: wire.CodeMethodNotFound,
 				Message: fmt.Sprintf("tool %q does not run as a task: call it without params.task", refusal.Tool)}
 		case call.MustAskForTask:
-			return nil, &jsonrpc.Error{Code: codeMethodNotFound,
+			return nil, &jsonrpc.Error{Code: wire.CodeMethodNotFound,
 				Message: fmt.Sprintf("tool %q runs only as a task: call it with params.task", refusal.Tool)}
 		}
 	}
 	if t, ok := res.(*core.TaskCreated); ok && call.Task == core.TaskWanted {
-		return &legacyCreateTaskResult{Task: m.proj.legacyTask(t.Snap)}, nil
+		return &legacyCreateTaskResult{Task: legacyTaskOf(m.proj, t.Snap)}, nil
 	}
-	return m.answerCall(res, err, false)
+	return m.proj.AnswerCall(res, err, false)
 }

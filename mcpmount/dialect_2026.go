@@ -14,6 +14,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
 // The 2026-07-28 dialect: stateless streamable HTTP, one request per POST
@@ -61,40 +62,40 @@ func nameField(method string) (string, bool) {
 
 // validateModern runs the 2026-07-28 checks in the order the wire reference
 // fixes: _meta keys, headers against the body, version, method.
-func (m *Mount) validateModern(r *http.Request, msg *rpcMessage, params, meta map[string]json.RawMessage, perr error) (rpcError, bool) {
-	fail := func(status int, code int64, message string, data any) (rpcError, bool) {
-		return rpcError{status: status, id: msg.ID, code: code, message: message, data: data}, true
+func (m *Mount) validateModern(r *http.Request, msg *wire.Message, params, meta map[string]json.RawMessage, perr error) (wire.Refusal, bool) {
+	fail := func(status int, code int64, message string, data any) (wire.Refusal, bool) {
+		return wire.Refusal{Status: status, ID: msg.ID, Code: code, Message: message, Data: data}, true
 	}
 	// 1. Required _meta keys.
 	if perr != nil {
-		return fail(http.StatusBadRequest, codeInvalidParams, "invalid params: "+perr.Error(), nil)
+		return fail(http.StatusBadRequest, wire.CodeInvalidParams, "invalid params: "+perr.Error(), nil)
 	}
 	var metaVersion string
 	if err := json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &metaVersion); err != nil || metaVersion == "" {
-		return fail(http.StatusBadRequest, codeInvalidParams,
+		return fail(http.StatusBadRequest, wire.CodeInvalidParams,
 			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion), nil)
 	}
 	// The body parsed, so an object is told by its first byte.
 	if caps := bytes.TrimSpace(meta[mcp.MetaKeyClientCapabilities]); len(caps) == 0 || caps[0] != '{' {
-		return fail(http.StatusBadRequest, codeInvalidParams,
+		return fail(http.StatusBadRequest, wire.CodeInvalidParams,
 			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyClientCapabilities), nil)
 	}
 
 	// 2. Headers mirror the body.
 	hv := r.Header.Get(headerProtocolVersion)
 	if hv == "" {
-		return fail(http.StatusBadRequest, codeHeaderMismatch, "missing required MCP-Protocol-Version header", nil)
+		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "missing required MCP-Protocol-Version header", nil)
 	}
 	if hv != metaVersion {
-		return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
 			"header mismatch: MCP-Protocol-Version %q does not match _meta %s %q", hv, mcp.MetaKeyProtocolVersion, metaVersion), nil)
 	}
 	hm := r.Header.Values(headerMethod)
 	if len(hm) == 0 {
-		return fail(http.StatusBadRequest, codeHeaderMismatch, "missing required Mcp-Method header", nil)
+		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "missing required Mcp-Method header", nil)
 	}
 	if len(hm) > 1 || hm[0] != msg.Method {
-		return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
 			"header mismatch: Mcp-Method %q does not match method %q", strings.Join(hm, ","), msg.Method), nil)
 	}
 	if field, ok := nameField(msg.Method); ok {
@@ -103,17 +104,17 @@ func (m *Mount) validateModern(r *http.Request, msg *rpcMessage, params, meta ma
 		hn := r.Header.Values(headerName)
 		switch {
 		case len(hn) == 0 && hasBody:
-			return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+			return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
 				"missing required Mcp-Name header for method %q", msg.Method), nil)
 		case len(hn) > 1:
-			return fail(http.StatusBadRequest, codeHeaderMismatch, "more than one Mcp-Name header", nil)
+			return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "more than one Mcp-Name header", nil)
 		case len(hn) == 1:
 			name, ok := decodeHeaderValue(hn[0])
 			if !ok {
-				return fail(http.StatusBadRequest, codeHeaderMismatch, "Mcp-Name header has invalid base64 encoding", nil)
+				return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "Mcp-Name header has invalid base64 encoding", nil)
 			}
 			if !hasBody || name != bodyName {
-				return fail(http.StatusBadRequest, codeHeaderMismatch, fmt.Sprintf(
+				return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
 					"header mismatch: Mcp-Name does not match params.%s", field), nil)
 			}
 			// The SDK compares Mcp-Name verbatim; give it the decoded value.
@@ -123,15 +124,15 @@ func (m *Mount) validateModern(r *http.Request, msg *rpcMessage, params, meta ma
 
 	// 3. Version.
 	if metaVersion != ProtocolVersion {
-		return fail(http.StatusBadRequest, codeUnsupportedVer, fmt.Sprintf("unsupported protocol version %q", metaVersion),
+		return fail(http.StatusBadRequest, wire.CodeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", metaVersion),
 			map[string]any{"supported": []string{ProtocolVersion}, "requested": metaVersion})
 	}
 
 	// 4. Method.
 	if !modernMethod(msg.Method) {
-		return fail(http.StatusNotFound, codeMethodNotFound, fmt.Sprintf("method not found: %q", msg.Method), nil)
+		return fail(http.StatusNotFound, wire.CodeMethodNotFound, fmt.Sprintf("method not found: %q", msg.Method), nil)
 	}
-	return rpcError{}, false
+	return wire.Refusal{}, false
 }
 
 // decodeHeaderValue decodes the =?base64?...?= sentinel form of a header
@@ -149,8 +150,8 @@ func decodeHeaderValue(v string) (string, bool) {
 }
 
 // serve2026 serves one checked 2026-07-28 request.
-func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *incoming) {
-	msg := &in.msg
+func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+	msg := &in.Msg
 	if msg.Method == "subscriptions/listen" {
 		m.serveListen(w, r, in)
 		return
@@ -158,28 +159,28 @@ func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *incoming) 
 	// The transport checks, in the order of the go-sdk's stateless
 	// handler: Accept, then Last-Event-ID, then Mcp-Name against the
 	// typed params of tools/call.
-	if !in.accept.jsonOK || !in.accept.streamOK {
-		m.refuse(w, in, rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidRequest,
-			message: "Accept must contain both 'application/json' and 'text/event-stream'"})
+	if !in.Accept.JSONOK || !in.Accept.StreamOK {
+		m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
+			Message: "Accept must contain both 'application/json' and 'text/event-stream'"})
 		return
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
-		m.refuse(w, in, rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidRequest,
-			message: "can't send Last-Event-ID for POST request"})
+		m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
+			Message: "can't send Last-Event-ID for POST request"})
 		return
 	}
 	var call *core.CallRequest
 	if msg.Method == "tools/call" {
 		var problem string
 		if call, problem = decodeCall(r.Header, in); problem != "" {
-			writeHeaderMismatch(w, msg.ID, problem)
+			wire.WriteHeaderMismatch(w, msg.ID, problem)
 			return
 		}
 	}
 	ex := &exchange2026{w: w, id: msg.ID}
-	if in.accept.prefersSSE || msg.Method == "tools/call" && in.meta["progressToken"] != nil {
+	if in.Accept.PrefersSSE || msg.Method == "tools/call" && in.Meta["progressToken"] != nil {
 		// Progress notifications need a stream.
-		ex.stream = newEventStream(w)
+		ex.stream = wire.NewEventStream(w)
 		h := w.Header()
 		h.Set("Cache-Control", "no-cache, no-transform")
 		h.Set("Content-Type", "text/event-stream")
@@ -188,7 +189,7 @@ func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *incoming) 
 			m.metrics.SSEStream(1)
 			defer m.metrics.SSEStream(-1)
 		}
-		defer ex.stream.stop()
+		defer ex.stream.Stop()
 	}
 	if call != nil {
 		m.serveCall2026(w, r, in, call, ex)
@@ -200,27 +201,27 @@ func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *incoming) 
 
 // method2026 runs the handler of a 2026-07-28 method but tools/call and
 // subscriptions/listen, under the request's span and metrics.
-func (m *Mount) method2026(ctx context.Context, in *incoming) (mcp.Result, error) {
-	declared, err := checkMetaTriple(in.meta)
+func (m *Mount) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
+	declared, err := checkMetaTriple(in.Meta)
 	if err != nil {
 		return nil, err
 	}
 	var meta map[string]any // for the trace context it may carry
 	if m.tracer != nil {
-		_ = json.Unmarshal(in.params["_meta"], &meta) // an object: validateModern checked it
+		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
 	}
-	ctx = auth.WithSubject(ctx, in.caller)
-	p := in.params
-	return m.observed(ctx, in.msg.Method, meta, in.header, "", func(ctx context.Context) (mcp.Result, error) {
-		switch in.msg.Method {
+	ctx = auth.WithSubject(ctx, in.Caller)
+	p := in.Params
+	return m.obs.Observed(ctx, in.Msg.Method, meta, in.Header, "", func(ctx context.Context) (mcp.Result, error) {
+		switch in.Msg.Method {
 		case "tasks/get":
-			return m.gotTask(m.core.GetTask(ctx, declared, p["taskId"]))
+			return m.proj.GotTask(m.core.GetTask(ctx, declared, p["taskId"]))
 		case "tasks/update":
-			return ack(m.core.UpdateTask(ctx, declared, p["taskId"], p["inputResponses"]))
+			return wire.Ack(m.core.UpdateTask(ctx, declared, p["taskId"], p["inputResponses"]))
 		case "tasks/cancel":
-			return ack(m.core.CancelTask(ctx, declared, p["taskId"]))
+			return wire.Ack(m.core.CancelTask(ctx, declared, p["taskId"]))
 		case "tools/list":
-			return m.listTools(ctx, toolsListModern)
+			return m.lister.List(ctx, wire.ListModern)
 		default: // server/discover: validateModern let no other method through
 			return m.discover(), nil
 		}
@@ -230,8 +231,8 @@ func (m *Mount) method2026(ctx context.Context, in *incoming) (mcp.Result, error
 // serveCall2026 serves a 2026-07-28 tools/call under the request-ownership
 // tracker: the run the call starts or continues is cancelled unless its
 // whole response is delivered.
-func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *incoming, call *core.CallRequest, ex *exchange2026) {
-	hc := &httpCall{overload: &overloadNote{}, stream: ex.stream}
+func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange2026) {
+	hc := &httpCall{overload: &wire.OverloadNote{}, stream: ex.stream}
 	call.Response = hc
 	if ex.stream != nil {
 		call.Notify = ex
@@ -239,12 +240,12 @@ func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *incomi
 	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ex.w = w
 		if ex.stream != nil {
-			ex.stream.w = w
+			ex.stream.W = w
 		}
 		call.Claim = m.tracker.Lookup(r.Header)
 		res, err := m.handleCall2026(r.Context(), in, call)
-		if rej := hc.overload.get(); rej != nil {
-			writeOverloaded(w, in.msg.ID, rej, http.StatusServiceUnavailable)
+		if rej := hc.overload.Get(); rej != nil {
+			wire.WriteOverloaded(w, in.Msg.ID, rej, http.StatusServiceUnavailable)
 			return
 		}
 		ex.answer(m, res, err)
@@ -253,65 +254,31 @@ func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *incomi
 
 // handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under
 // the request's span and metrics.
-func (m *Mount) handleCall2026(ctx context.Context, in *incoming, call *core.CallRequest) (mcp.Result, error) {
-	if _, err := checkMetaTriple(in.meta); err != nil {
+func (m *Mount) handleCall2026(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
+	if _, err := checkMetaTriple(in.Meta); err != nil {
 		return nil, err
 	}
 	var meta map[string]any
-	_ = json.Unmarshal(in.params["_meta"], &meta) // an object: validateModern checked it
+	_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
 	call.ProgressToken = meta["progressToken"]
-	ctx = auth.WithSubject(ctx, in.caller)
-	return m.observed(ctx, "tools/call", meta, in.header, call.Name, func(ctx context.Context) (mcp.Result, error) {
+	ctx = auth.WithSubject(ctx, in.Caller)
+	return m.obs.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
 		defer m.tracker.Track()()
 		res, err := m.core.CallTool(ctx, call)
-		return m.answerCall(res, err, true)
+		return m.proj.AnswerCall(res, err, true)
 	})
-}
-
-// answerCall encodes the core's answer to a tools/call in the shapes of
-// 2026-07-28 and its Tasks extension; a session-era request that declared
-// the extension gets them too, without the resultType of a tool result
-// (labelled false). A created task is a CreateTaskResult, or the run's
-// tool result when the run ended already (and did not fail with a JSON-RPC
-// error); a tool that runs only as a task refuses a caller that cannot take
-// one for want of the extension.
-func (m *Mount) answerCall(res mcp.Result, err error, labelled bool) (mcp.Result, error) {
-	if refusal := (*core.TaskRefusal)(nil); errors.As(err, &refusal) && !refusal.Forbidden {
-		return nil, core.TasksExtensionRequired(fmt.Sprintf("tool %q runs only as a task; it", refusal.Tool))
-	}
-	switch r := res.(type) {
-	case *core.ToolResult:
-		return completeResult(r, labelled), err
-	case *core.InputRequired:
-		r.ResultType = resultInputRequired
-	case *core.TaskCreated:
-		if r.Snap.Status.Terminal() && !core.RPCFailure(r.Snap) {
-			return completeResult(core.RunResult(r.Snap), labelled), nil
-		}
-		return m.proj.createTask(r.Snap), nil
-	}
-	return res, err
-}
-
-// completeResult labels a tool result complete, as every 2026-07-28 result
-// is (labelled).
-func completeResult(r *core.ToolResult, labelled bool) *core.ToolResult {
-	if labelled {
-		r.ResultType = resultComplete
-	}
-	return r
 }
 
 // decodeCall decodes the params of a 2026-07-28 tools/call into a call
 // request. A request whose typed params do not decode, or that names its
 // tool without the Mcp-Name header, gets problem, the -32020 message.
-func decodeCall(h http.Header, in *incoming) (call *core.CallRequest, problem string) {
+func decodeCall(h http.Header, in *wire.Incoming) (call *core.CallRequest, problem string) {
 	if h.Get(headerName) == "" {
 		return nil, `missing required Mcp-Name header for method "tools/call"`
 	}
-	p := in.params
-	call = &core.CallRequest{Arguments: p["arguments"], ArgumentsProblem: in.argumentsProblem,
-		Caps: core.CapsFromRaw(in.meta[mcp.MetaKeyClientCapabilities])}
+	p := in.Params
+	call = &core.CallRequest{Arguments: p["arguments"], ArgumentsProblem: in.ArgumentsProblem,
+		Caps: core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities])}
 	if call.Caps.Tasks() {
 		call.Task = core.TaskAccepted
 	}
@@ -337,7 +304,7 @@ func decodeOptional(raw json.RawMessage, v any) bool {
 type exchange2026 struct {
 	w      http.ResponseWriter
 	id     json.RawMessage
-	stream *eventStream // nil: a JSON response
+	stream *wire.EventStream // nil: a JSON response
 }
 
 // answer writes the response: res, or err. On a stream, a result or an
@@ -350,9 +317,9 @@ func (ex *exchange2026) answer(m *Mount, res mcp.Result, err error) {
 	} else if errors.Is(err, context.Canceled) {
 		return
 	}
-	body, status := encodeResponse(ex.id, res, err)
+	body, status := wire.EncodeResponse(ex.id, res, err)
 	if ex.stream == nil {
-		writeJSON(ex.w, body, status)
+		wire.WriteJSON(ex.w, body, status)
 		return
 	}
 	if status != 0 {
@@ -361,17 +328,17 @@ func (ex *exchange2026) answer(m *Mount, res mcp.Result, err error) {
 		_, _ = ex.stream.Write(body)
 		return
 	}
-	ex.stream.event(body)
+	ex.stream.Event(body)
 }
 
 // NotifyProgress sends a progress notification as an event of the
 // request's stream.
 func (ex *exchange2026) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
-	b, err := encodeNotification("notifications/progress", params)
+	b, err := wire.EncodeNotification("notifications/progress", params)
 	if err != nil {
 		return err
 	}
-	ex.stream.event(b)
+	ex.stream.Event(b)
 	return nil
 }
 
@@ -420,7 +387,7 @@ func (r *discoverResult) SetMeta(meta map[string]any) { r.Meta = meta }
 // discover answers server/discover: the versions the endpoint serves, the
 // server's capabilities and instructions, cacheable for the CacheTTL.
 func (m *Mount) discover() mcp.Result {
-	return &discoverResult{ResultType: resultComplete, TTLMs: m.cacheTTLMs, CacheScope: "public",
+	return &discoverResult{ResultType: wire.ResultComplete, TTLMs: m.cacheTTLMs, CacheScope: "public",
 		SupportedVersions: mcp.SupportedProtocolVersions(), Capabilities: m.caps, Instructions: m.instructions}
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -29,10 +30,10 @@ const maxListenTasks = 100
 // tasks/get answers it at that moment, without resultType.
 type taskNotification struct {
 	Meta map[string]any `json:"_meta"`
-	task
+	wire.Task
 	InputRequests map[string]core.InputRequest `json:"inputRequests,omitempty"`
 	Result        *core.ToolResult             `json:"result,omitempty"`
-	Error         *taskError                   `json:"error,omitempty"`
+	Error         *wire.TaskError              `json:"error,omitempty"`
 }
 
 // serveListen serves a 2026-07-28 subscriptions/listen (the SDK drops the
@@ -46,19 +47,19 @@ type taskNotification struct {
 // long poll of its run's history (Runs.Await), which ends when the client
 // leaves. Only taskIds is honoured: the core filters (list changes,
 // resource subscriptions) have nothing to report here.
-func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *incoming) {
-	caller, msg, params, meta := in.caller, &in.msg, in.params, in.meta
+func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+	caller, msg, params, meta := in.Caller, &in.Msg, in.Params, in.Meta
 	fail := func(status int, code int64, message string, data any) {
-		writeRPCError(w, rpcError{status: status, id: msg.ID, code: code, message: message, data: data})
+		wire.WriteRefusal(w, wire.Refusal{Status: status, ID: msg.ID, Code: code, Message: message, Data: data})
 	}
-	if !in.accept.listsSSE {
-		fail(http.StatusBadRequest, codeInvalidRequest,
+	if !in.Accept.ListsSSE {
+		fail(http.StatusBadRequest, wire.CodeInvalidRequest,
 			"subscriptions/listen answers with an event stream: Accept must list text/event-stream", nil)
 		return
 	}
 	var filter map[string]json.RawMessage
 	if err := json.Unmarshal(params["notifications"], &filter); err != nil || filter == nil {
-		fail(http.StatusBadRequest, codeInvalidParams, "subscriptions/listen requires params.notifications, an object", nil)
+		fail(http.StatusBadRequest, wire.CodeInvalidParams, "subscriptions/listen requires params.notifications, an object", nil)
 		return
 	}
 	rawIDs, subscribed := filter["taskIds"]
@@ -72,11 +73,11 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *incoming
 			return
 		}
 		if err := json.Unmarshal(rawIDs, &wireIDs); err != nil {
-			fail(http.StatusBadRequest, codeInvalidParams, "params.notifications.taskIds must be an array of task ids", nil)
+			fail(http.StatusBadRequest, wire.CodeInvalidParams, "params.notifications.taskIds must be an array of task ids", nil)
 			return
 		}
 		if len(wireIDs) > maxListenTasks {
-			fail(http.StatusBadRequest, codeInvalidParams, fmt.Sprintf(
+			fail(http.StatusBadRequest, wire.CodeInvalidParams, fmt.Sprintf(
 				"params.notifications.taskIds names %d tasks; at most %d are accepted", len(wireIDs), maxListenTasks), nil)
 			return
 		}
@@ -86,7 +87,7 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *incoming
 		if r.Context().Err() == nil {
 			m.log.Error("subscriptions/listen: read the subscribed runs", zap.Error(err))
 		}
-		fail(http.StatusInternalServerError, codeInternalError, "internal error", nil)
+		fail(http.StatusInternalServerError, wire.CodeInternalError, "internal error", nil)
 		return
 	}
 
@@ -97,8 +98,8 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *incoming
 	defer cancel()
 	defer context.AfterFunc(m.listening, cancel)()
 
-	st := &listenStream{sse: newEventStream(w), id: msg.ID}
-	st.sse.open()
+	st := &listenStream{sse: wire.NewEventStream(w), id: msg.ID}
+	st.sse.Open()
 	ack := map[string]any{}
 	if subscribed {
 		ids := make([]string, 0, len(honoured))
@@ -108,8 +109,8 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *incoming
 		ack["taskIds"] = ids
 	}
 	st.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": ack})
-	st.sse.keepAlive(m.keepAlive)
-	defer st.sse.stop()
+	st.sse.KeepAlive(m.keepAlive)
+	defer st.sse.Stop()
 
 	var wg sync.WaitGroup
 	for _, h := range honoured {
@@ -124,7 +125,7 @@ func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *incoming
 		// Every subscribed task is terminal, or the server is shutting
 		// down: end the subscription.
 		st.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
-			"resultType": resultComplete, "_meta": map[string]any{metaSubscriptionID: msg.ID}}})
+			"resultType": wire.ResultComplete, "_meta": map[string]any{metaSubscriptionID: msg.ID}}})
 	}
 }
 
@@ -164,7 +165,7 @@ func (m *Mount) readableTasks(ctx context.Context, caller signals.Subject, wire 
 func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
 	last := ""
 	observe := func(s signals.Snapshot) bool {
-		d := m.proj.detailedTask(s)
+		d := m.proj.DetailedTask(s)
 		keys := make([]string, 0, len(d.InputRequests))
 		for k := range d.InputRequests {
 			keys = append(keys, k)
@@ -172,7 +173,7 @@ func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals
 		sort.Strings(keys)
 		if state := d.Status + "|" + d.StatusMessage + "|" + strings.Join(keys, ","); state != last {
 			last = state
-			st.notify("notifications/tasks", taskNotification{task: d.task, InputRequests: d.InputRequests,
+			st.notify("notifications/tasks", taskNotification{Task: d.Task, InputRequests: d.InputRequests,
 				Result: d.Result, Error: d.Error})
 		}
 		return s.Status.Terminal()
@@ -191,7 +192,7 @@ func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals
 // listenStream writes the messages of one listen request on its SSE
 // stream, each tagged with the subscription id.
 type listenStream struct {
-	sse *eventStream
+	sse *wire.EventStream
 	id  json.RawMessage
 }
 
@@ -213,5 +214,5 @@ func (s *listenStream) send(msg any) {
 	if err != nil {
 		return
 	}
-	s.sse.event(b)
+	s.sse.Event(b)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 )
 
@@ -30,19 +32,19 @@ import (
 // dialect_2025_11_25_tasks.go.
 
 // serveSessionEra hands a checked session-era request to the SDK.
-func (m *Mount) serveSessionEra(w http.ResponseWriter, r *http.Request, in *incoming) {
-	if e, bad := m.sdkMethodUnknown(in.msg.Method, in.msg.ID); bad {
+func (m *Mount) serveSessionEra(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+	if e, bad := m.sdkMethodUnknown(in.Msg.Method, in.Msg.ID); bad {
 		m.refuse(w, in, e)
 		return
 	}
 	switch {
-	case in.session != "":
-		m.serveSDK(w, r, in, m.sessionRoute(in.session))
-	case in.msg.Method == "initialize":
-		if m.sessionStarted(w, in.msg.ID) {
+	case in.Session != "":
+		m.serveSDK(w, r, in, m.sessionRoute(in.Session))
+	case in.Msg.Method == "initialize":
+		if m.sessionStarted(w, in.Msg.ID) {
 			m.serveSDK(w, r, in, m.sessionRoute(""))
 		}
-	case in.accept.prefersSSE || (in.msg.Method == "tools/call" && in.meta["progressToken"] != nil):
+	case in.Accept.PrefersSSE || (in.Msg.Method == "tools/call" && in.Meta["progressToken"] != nil):
 		// Progress notifications need a stream: JSON mode would drop them.
 		m.serveSDK(w, r, in, sdkRoute{handler: m.sseHandler, stream: true})
 	default:
@@ -52,22 +54,22 @@ func (m *Mount) serveSessionEra(w http.ResponseWriter, r *http.Request, in *inco
 
 // serveBatch serves a session-era JSON-RPC batch (2026-07-28 has none): the
 // mount checks its elements, the SDK answers them.
-func (m *Mount) serveBatch(w http.ResponseWriter, r *http.Request, in *incoming, body []byte) {
+func (m *Mount) serveBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
 	if m.modernHeader(r) {
-		m.refuse(w, in, rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
-			message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
+		m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			Message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
 		return
 	}
 	if e, bad := m.checkBatch(body); bad {
 		m.refuse(w, in, e)
 		return
 	}
-	if in.session == "" {
+	if in.Session == "" {
 		m.serveSDK(w, r, in, sdkRoute{handler: m.jsonHandler})
 		return
 	}
-	if m.checkSession(w, in.session, core.Principal(in.caller), nil) {
-		m.serveSDK(w, r, in, m.sessionRoute(in.session))
+	if m.checkSession(w, in.Session, core.Principal(in.Caller), nil) {
+		m.serveSDK(w, r, in, m.sessionRoute(in.Session))
 	}
 }
 
@@ -86,12 +88,12 @@ var sdkMethods = map[string]bool{
 // sdkMethodUnknown refuses, before the SDK sees it, a session-era message
 // whose method the SDK does not take: -32601 with status 200, as a
 // method's error is answered in that protocol.
-func (m *Mount) sdkMethodUnknown(method string, id json.RawMessage) (rpcError, bool) {
+func (m *Mount) sdkMethodUnknown(method string, id json.RawMessage) (wire.Refusal, bool) {
 	if sdkMethods[method] {
-		return rpcError{}, false
+		return wire.Refusal{}, false
 	}
-	return rpcError{status: http.StatusOK, id: id, code: codeMethodNotFound,
-		message: fmt.Sprintf("JSON RPC not handled: %q unsupported", method)}, true
+	return wire.Refusal{Status: http.StatusOK, ID: id, Code: wire.CodeMethodNotFound,
+		Message: fmt.Sprintf("JSON RPC not handled: %q unsupported", method)}, true
 }
 
 // sdkRoute is the SDK handler a request goes to and how its response is
@@ -119,14 +121,14 @@ func (m *Mount) sessionRoute(id string) sdkRoute {
 // context (a session keeps the context of its initialize).
 type httpCall struct {
 	// stream is the request's SSE stream, nil for a JSON response.
-	stream *eventStream
+	stream *wire.EventStream
 	// argumentsProblem is the tool-input error found in tools/call
 	// arguments before the SDK decoded them (see argumentsSetAside).
 	argumentsProblem error
 	// overload learns of a tools/call refused by admission control, which
 	// the response then answers with 503 and Retry-After (nil for a
 	// batch).
-	overload *overloadNote
+	overload *wire.OverloadNote
 }
 
 // KeepAlive starts the SSE keep-alives of the request's stream, if it has
@@ -135,15 +137,15 @@ func (c *httpCall) KeepAlive(interval time.Duration) (stop func()) {
 	if c == nil || c.stream == nil {
 		return func() {}
 	}
-	c.stream.keepAlive(interval)
-	return c.stream.stop
+	c.stream.KeepAlive(interval)
+	return c.stream.Stop
 }
 
 // Overloaded notes the refusal, which the HTTP layer answers with status
 // 503 and Retry-After (core.Response).
 func (c *httpCall) Overloaded(rej *admission.Rejection) {
 	if c != nil && c.overload != nil {
-		c.overload.set(rej)
+		c.overload.Set(rej)
 	}
 }
 
@@ -155,30 +157,30 @@ func (c *httpCall) Overloaded(rej *admission.Rejection) {
 // While the request is served, its httpCall is registered under its
 // claim's key, and a session's request is recorded with its session, whose
 // end settles it.
-func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, in *incoming, route sdkRoute) {
-	id := in.msg.ID
+func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incoming, route sdkRoute) {
+	id := in.Msg.ID
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
 	defer pw.finish()
-	body := in.body
-	if in.argumentsProblem != nil {
-		body = argumentsSetAside(&in.msg, in.params)
+	body := in.Body
+	if in.ArgumentsProblem != nil {
+		body = argumentsSetAside(&in.Msg, in.Params)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	if len(id) > 0 {
-		markLegacyTask(r.Header, in.msg.Method, in.params)
+		markLegacyTask(r.Header, in.Msg.Method, in.Params)
 	}
-	r = r.WithContext(auth.WithSubject(r.Context(), in.caller))
-	call := &httpCall{argumentsProblem: in.argumentsProblem}
+	r = r.WithContext(auth.WithSubject(r.Context(), in.Caller))
+	call := &httpCall{argumentsProblem: in.ArgumentsProblem}
 	if id != nil {
-		call.overload = &overloadNote{}
+		call.overload = &wire.OverloadNote{}
 		pw.overload = call.overload
 	}
 	var out http.ResponseWriter = pw
 	if route.stream {
-		call.stream = newEventStream(pw)
+		call.stream = wire.NewEventStream(pw)
 		out = call.stream
-		defer call.stream.stop()
+		defer call.stream.Stop()
 		if m.metrics != nil {
 			m.metrics.SSEStream(1)
 			defer m.metrics.SSEStream(-1)
@@ -197,7 +199,7 @@ func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, in *incoming, r
 
 // argumentsSetAside is the body of a tools/call whose arguments the SDK
 // could not decode, with {} for them (decode set params["arguments"]).
-func argumentsSetAside(msg *rpcMessage, params map[string]json.RawMessage) []byte {
+func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []byte {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil // not reached: params came from JSON
@@ -229,7 +231,7 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			return m.listTools(ctx, sessionListing(req))
+			return m.lister.List(ctx, sessionListing(req))
 		case "tools/call":
 			r, ok := req.(*mcp.CallToolRequest)
 			if !ok || r.Params == nil {
@@ -239,7 +241,7 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			call, modern := m.sessionCall(r)
 			res, err := m.core.CallTool(ctx, call)
 			if modern {
-				return m.answerCall(res, err, true)
+				return m.proj.AnswerCall(res, err, true)
 			}
 			return m.answerTaskDialect(call, res, err)
 		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
@@ -295,14 +297,14 @@ func (m *Mount) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, mod
 }
 
 // sessionListing is how a tools/list the SDK decoded is answered.
-func sessionListing(req mcp.Request) toolsListing {
+func sessionListing(req mcp.Request) wire.Listing {
 	var meta map[string]any
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		meta = p.Meta
 	}
-	l := toolsListing{labelled: core.ModernMeta(meta)}
+	l := wire.Listing{Labelled: core.ModernMeta(meta)}
 	if r, ok := req.(*mcp.ListToolsRequest); ok {
-		l.execution = !l.labelled && r.ProtocolVersion() == dialectVersion
+		l.Execution = !l.Labelled && r.ProtocolVersion() == dialectVersion
 	}
 	return l
 }
@@ -345,7 +347,7 @@ type plainErrorWriter struct {
 	// overload, when set, learns of a call refused by admission control,
 	// whose answer the writer replaces: status 200 (as a session-era
 	// request's error is answered) with a Retry-After header.
-	overload *overloadNote
+	overload *wire.OverloadNote
 
 	started bool // headers passed through
 	status  int  // the intercepted status; 0 when passing through
@@ -353,7 +355,7 @@ type plainErrorWriter struct {
 }
 
 func (w *plainErrorWriter) WriteHeader(code int) {
-	if !w.started && w.status == 0 && (w.overload.get() != nil || code >= 400 &&
+	if !w.started && w.status == 0 && (w.overload.Get() != nil || code >= 400 &&
 		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain")) {
 		w.status = code
 		return
@@ -366,7 +368,7 @@ func (w *plainErrorWriter) WriteHeader(code int) {
 }
 
 func (w *plainErrorWriter) Write(p []byte) (int, error) {
-	if !w.started && w.status == 0 && w.overload.get() != nil {
+	if !w.started && w.status == 0 && w.overload.Get() != nil {
 		w.status = http.StatusOK // an implicit WriteHeader
 	}
 	if w.status != 0 {
@@ -392,18 +394,18 @@ func (w *plainErrorWriter) finish() {
 		return
 	}
 	w.Header().Del("X-Content-Type-Options")
-	if rej := w.overload.get(); rej != nil {
-		writeOverloaded(w.ResponseWriter, w.id, rej, http.StatusOK)
+	if rej := w.overload.Get(); rej != nil {
+		wire.WriteOverloaded(w.ResponseWriter, w.id, rej, http.StatusOK)
 		return
 	}
-	code := int64(codeInvalidRequest)
+	code := int64(wire.CodeInvalidRequest)
 	switch {
 	case w.status == http.StatusNotFound:
-		code = codeMethodNotFound
+		code = wire.CodeMethodNotFound
 	case w.status >= 500:
-		code = codeInternalError
+		code = wire.CodeInternalError
 	}
-	writeRPCError(w.ResponseWriter, rpcError{status: w.status, id: w.id, code: code, message: strings.TrimSpace(w.buf.String())})
+	wire.WriteRefusal(w.ResponseWriter, wire.Refusal{Status: w.status, ID: w.id, Code: code, Message: strings.TrimSpace(w.buf.String())})
 }
 
 // checkBatch checks a session-era JSON-RPC batch before the SDK sees it:
@@ -411,14 +413,14 @@ func (w *plainErrorWriter) finish() {
 // number a 64-bit float cannot represent; then, as the SDK reads a batch,
 // every element a JSON-RPC message (-32700 otherwise) and every request's
 // method one the SDK takes.
-func (m *Mount) checkBatch(body []byte) (rpcError, bool) {
+func (m *Mount) checkBatch(body []byte) (wire.Refusal, bool) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(body, &elems); err != nil {
-		return rpcError{status: http.StatusBadRequest, code: codeParseError, message: "parse error: " + err.Error()}, true
+		return wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeParseError, Message: "parse error: " + err.Error()}, true
 	}
 	if len(elems) == 0 {
-		return rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
-			message: "invalid request: an empty JSON-RPC batch"}, true
+		return wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			Message: "invalid request: an empty JSON-RPC batch"}, true
 	}
 	for i, el := range elems {
 		if e, bad := checkBatchElement(i, el); bad {
@@ -429,7 +431,7 @@ func (m *Mount) checkBatch(body []byte) (rpcError, bool) {
 	for _, el := range elems {
 		msg, err := jsonrpc.DecodeMessage(el)
 		if err != nil {
-			return rpcError{status: http.StatusBadRequest, code: codeParseError, message: "malformed payload: " + err.Error()}, true
+			return wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeParseError, Message: "malformed payload: " + err.Error()}, true
 		}
 		decoded = append(decoded, msg)
 	}
@@ -440,26 +442,26 @@ func (m *Mount) checkBatch(body []byte) (rpcError, bool) {
 			}
 		}
 	}
-	return rpcError{}, false
+	return wire.Refusal{}, false
 }
 
 // checkBatchElement checks element i of a batch.
-func checkBatchElement(i int, el json.RawMessage) (rpcError, bool) {
-	var msg rpcMessage
+func checkBatchElement(i int, el json.RawMessage) (wire.Refusal, bool) {
+	var msg wire.Message
 	if err := json.Unmarshal(el, &msg); err != nil {
-		return rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
-			message: fmt.Sprintf("invalid request: batch element %d is not a JSON-RPC message: %v", i, err)}, true
+		return wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			Message: fmt.Sprintf("invalid request: batch element %d is not a JSON-RPC message: %v", i, err)}, true
 	}
-	if len(msg.ID) > 0 && !validID(msg.ID) {
-		e := errInvalidID(msg.ID)
-		e.message = fmt.Sprintf("batch element %d: %s", i, e.message)
+	if len(msg.ID) > 0 && !wire.ValidID(msg.ID) {
+		e := wire.ErrInvalidID(msg.ID)
+		e.Message = fmt.Sprintf("batch element %d: %s", i, e.Message)
 		return e, true
 	}
 	if err := catalog.CheckNumbers(msg.Params); err != nil {
-		return rpcError{status: http.StatusBadRequest, code: codeInvalidParams,
-			message: fmt.Sprintf("invalid params of batch element %d: %s", i, paramsPath(err))}, true
+		return wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidParams,
+			Message: fmt.Sprintf("invalid params of batch element %d: %s", i, wire.ParamsPath(err))}, true
 	}
-	return rpcError{}, false
+	return wire.Refusal{}, false
 }
 
 // registerTaskMethods registers the tasks/* methods with the SDK server:
@@ -477,14 +479,14 @@ func (m *Mount) registerTaskMethods(server *mcp.Server) error {
 		return fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
 	}
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
-		func(context.Context, *mcp.ServerSession, *taskParams) (*core.ToolResult, error) {
-			return nil, errMethodNotFound("tasks/result")
+		func(context.Context, *mcp.ServerSession, *wire.TaskParams) (*core.ToolResult, error) {
+			return nil, wire.ErrMethodNotFound("tasks/result")
 		}); err != nil {
 		return fmt.Errorf("mcpmount: register tasks/result: %w", err)
 	}
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/list",
 		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
-			return nil, errMethodNotFound("tasks/list")
+			return nil, wire.ErrMethodNotFound("tasks/list")
 		}); err != nil {
 		return fmt.Errorf("mcpmount: register tasks/list: %w", err)
 	}
@@ -492,25 +494,61 @@ func (m *Mount) registerTaskMethods(server *mcp.Server) error {
 }
 
 // getTask answers tasks/get (the SDK's handler; see getTaskOf).
-func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*detailedTaskResult, error) {
+func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.DetailedTaskResult, error) {
 	if p == nil {
-		return m.gotTask(m.core.GetTask(ctx, false, nil))
+		return m.proj.GotTask(m.core.GetTask(ctx, false, nil))
 	}
-	return m.gotTask(m.core.GetTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
+	return m.proj.GotTask(m.core.GetTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
 }
 
 // updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
-func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateParams) (*ackResult, error) {
+func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *wire.UpdateParams) (*wire.AckResult, error) {
 	if p == nil {
-		return ack(m.core.UpdateTask(ctx, false, nil, nil))
+		return wire.Ack(m.core.UpdateTask(ctx, false, nil, nil))
 	}
-	return ack(m.core.UpdateTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID, p.InputResponses))
+	return wire.Ack(m.core.UpdateTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID, p.InputResponses))
 }
 
 // cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
-func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*ackResult, error) {
+func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.AckResult, error) {
 	if p == nil {
-		return ack(m.core.CancelTask(ctx, false, nil))
+		return wire.Ack(m.core.CancelTask(ctx, false, nil))
 	}
-	return ack(m.core.CancelTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
+	return wire.Ack(m.core.CancelTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
+}
+
+// observe wraps the method handlers with the request's span and its
+// metrics. With neither a tracer nor a recorder it adds nothing.
+func (m *Mount) observe(next mcp.MethodHandler) mcp.MethodHandler {
+	if m.obs.Tracer == nil && m.obs.Requests == nil {
+		return next
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req) // not a request: nothing answers it
+		}
+		var header map[string][]string
+		if extra := req.GetExtra(); extra != nil {
+			header = extra.Header
+		}
+		tool := ""
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+			tool = p.Name
+		}
+		return m.obs.Observed(ctx, method, requestMeta(req), header, tool, func(ctx context.Context) (mcp.Result, error) {
+			return next(ctx, method, req)
+		})
+	}
+}
+
+// requestMeta is the request's params._meta (nil when it has no params).
+func requestMeta(req mcp.Request) map[string]any {
+	p := req.GetParams()
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p.GetMeta()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 )
 
@@ -147,8 +148,8 @@ func (m *Mount) checkSession(w http.ResponseWriter, id, owner string, reqID json
 	if m.sessions.ownedBy(id, owner) {
 		return true
 	}
-	writeRPCError(w, rpcError{status: http.StatusNotFound, id: reqID, code: codeInvalidRequest,
-		message: "session not found: it ended or never existed; send initialize to start a new one"})
+	wire.WriteRefusal(w, wire.Refusal{Status: http.StatusNotFound, ID: reqID, Code: wire.CodeInvalidRequest,
+		Message: "session not found: it ended or never existed; send initialize to start a new one"})
 	return false
 }
 
@@ -157,7 +158,7 @@ func (m *Mount) checkSession(w http.ResponseWriter, id, owner string, reqID json
 func (m *Mount) serveSessionStream(w http.ResponseWriter, r *http.Request, id string) {
 	caller, err := m.authenticate(r)
 	if err != nil {
-		writeUnauthorized(w, err)
+		wire.WriteUnauthorized(w, err)
 		return
 	}
 	if !m.checkSession(w, id, core.Principal(caller), nil) {
@@ -184,8 +185,8 @@ func (m *Mount) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) boo
 	}
 	m.log.Warn("MCP session limit reached; initialize refused", zap.Int("maxSessions", m.maxSessions))
 	w.Header().Set("Retry-After", "60")
-	writeRPCError(w, rpcError{status: http.StatusServiceUnavailable, id: reqID, code: codeInternalError,
-		message: "too many open MCP sessions; retry later, or end unused sessions with DELETE"})
+	wire.WriteRefusal(w, wire.Refusal{Status: http.StatusServiceUnavailable, ID: reqID, Code: wire.CodeInternalError,
+		Message: "too many open MCP sessions; retry later, or end unused sessions with DELETE"})
 	return false
 }
 

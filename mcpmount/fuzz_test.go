@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
 // The fuzz target of what a caller sends the mount: a POST body and the
@@ -55,7 +56,7 @@ var fuzzWireSeeds = []string{
 func FuzzDecode(f *testing.F) {
 	for _, body := range fuzzWireSeeds {
 		method, name := "", ""
-		var msg rpcMessage
+		var msg wire.Message
 		if json.Unmarshal([]byte(body), &msg) == nil {
 			method = msg.Method
 			var p struct {
@@ -79,9 +80,9 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		m := &Mount{}
-		in := &incoming{header: r.Header, body: body}
+		in := &wire.Incoming{Header: r.Header, Body: body}
 		w := httptest.NewRecorder()
-		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' && nestingDepth(body) <= maxNesting {
+		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' && wire.NestingDepth(body) <= wire.MaxNesting {
 			// A batch that passes goes to the SDK's handler: check the
 			// batch alone.
 			if e, bad := m.checkBatch(trimmed); bad {
@@ -130,16 +131,16 @@ func checkRefusal(t *testing.T, w *httptest.ResponseRecorder, sent int) {
 	if out.JSONRPC != "2.0" || out.Error == nil || out.Error.Code == 0 || out.Error.Message == "" {
 		t.Fatalf("refusal is not a JSON-RPC error: %s", w.Body)
 	}
-	if string(out.ID) != "null" && !validID(out.ID) {
+	if string(out.ID) != "null" && !wire.ValidID(out.ID) {
 		t.Fatalf("refusal echoes the invalid id %s", out.ID)
 	}
 }
 
 // checkAccepted checks a request decode accepted.
-func checkAccepted(t *testing.T, r *http.Request, in *incoming) {
+func checkAccepted(t *testing.T, r *http.Request, in *wire.Incoming) {
 	t.Helper()
-	msg := in.msg
-	if msg.JSONRPC != "2.0" || msg.Method == "" || !validID(msg.ID) {
+	msg := in.Msg
+	if msg.JSONRPC != "2.0" || msg.Method == "" || !wire.ValidID(msg.ID) {
 		t.Fatalf("accepted an invalid envelope: %+v", msg)
 	}
 	// decode → encode → decode is stable.
@@ -147,38 +148,38 @@ func checkAccepted(t *testing.T, r *http.Request, in *incoming) {
 	if err != nil {
 		t.Fatalf("encode the accepted message: %v", err)
 	}
-	var again rpcMessage
+	var again wire.Message
 	if err := json.Unmarshal(enc, &again); err != nil {
 		t.Fatalf("decode the encoded message: %v", err)
 	}
-	if again.Method != msg.Method || !bytes.Equal(canonicalID(again.ID), canonicalID(msg.ID)) {
+	if again.Method != msg.Method || !bytes.Equal(wire.CanonicalID(again.ID), wire.CanonicalID(msg.ID)) {
 		t.Fatalf("round trip changed the message: %+v -> %+v", msg, again)
 	}
 	// The id is echoed as a valid id, the same after a second pass.
-	id := canonicalID(msg.ID)
-	if !validID(id) || !bytes.Equal(canonicalID(id), id) {
+	id := wire.CanonicalID(msg.ID)
+	if !wire.ValidID(id) || !bytes.Equal(wire.CanonicalID(id), id) {
 		t.Fatalf("canonicalID(%s) = %s, not stable", msg.ID, id)
 	}
-	body, _ := encodeResponse(msg.ID, nil, core.InvalidParams("x"))
+	body, _ := wire.EncodeResponse(msg.ID, nil, core.InvalidParams("x"))
 	var resp struct {
 		ID json.RawMessage `json:"id"`
 	}
 	if err := json.Unmarshal(body, &resp); err != nil || !bytes.Equal(resp.ID, id) {
 		t.Fatalf("response %s does not echo the id %s (%v)", body, id, err)
 	}
-	if !in.modern {
+	if !in.Modern {
 		return
 	}
 	if !modernMethod(msg.Method) {
 		t.Fatalf("accepted the 2026-07-28 method %q", msg.Method)
 	}
 	var v string
-	if json.Unmarshal(in.meta[mcp.MetaKeyProtocolVersion], &v) != nil || v != ProtocolVersion {
-		t.Fatalf("accepted the _meta version %s", in.meta[mcp.MetaKeyProtocolVersion])
+	if json.Unmarshal(in.Meta[mcp.MetaKeyProtocolVersion], &v) != nil || v != ProtocolVersion {
+		t.Fatalf("accepted the _meta version %s", in.Meta[mcp.MetaKeyProtocolVersion])
 	}
-	tasks, err := checkMetaTriple(in.meta)
-	if err == nil && tasks != core.CapsFromRaw(in.meta[mcp.MetaKeyClientCapabilities]).Tasks() {
-		t.Fatalf("checkMetaTriple and capsFromRaw disagree on the Tasks extension: %s", in.meta[mcp.MetaKeyClientCapabilities])
+	tasks, err := checkMetaTriple(in.Meta)
+	if err == nil && tasks != core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).Tasks() {
+		t.Fatalf("checkMetaTriple and capsFromRaw disagree on the Tasks extension: %s", in.Meta[mcp.MetaKeyClientCapabilities])
 	}
 	if msg.Method == "tools/call" {
 		if call, problem := decodeCall(r.Header, in); call == nil && problem == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
@@ -157,7 +158,7 @@ type Mount struct {
 	authenticate auth.Authenticator
 	log          *zap.Logger
 	catalog      catalog.Source
-	proj         projector
+	proj         wire.Projector
 	cacheTTLMs   int64
 	maxBody      int64
 	gate         *httpgate.Gate
@@ -181,6 +182,9 @@ type Mount struct {
 	keepAlive time.Duration
 	tracer    trace.Tracer // nil: no tracing
 	metrics   Recorder     // nil: no metrics
+	// obs traces and measures requests; lister answers tools/list.
+	obs    wire.Observer
+	lister wire.Lister
 	// listening ends when Shutdown is called: every subscriptions/listen
 	// stream then ends.
 	listening    context.Context
@@ -201,7 +205,7 @@ func New(opts Options) (*Mount, error) {
 		authenticate: opts.Authenticate,
 		log:          opts.Logger,
 		catalog:      opts.Catalog,
-		proj:         projector{pollIntervalMs: opts.PollInterval.Milliseconds()},
+		proj:         wire.Projector{PollIntervalMs: opts.PollInterval.Milliseconds()},
 		cacheTTLMs:   opts.CacheTTL.Milliseconds(),
 		maxBody:      opts.MaxBodyBytes,
 		metrics:      opts.Metrics,
@@ -235,6 +239,11 @@ func New(opts Options) (*Mount, error) {
 		},
 	})
 	m.tracker = m.core.Tracker()
+	m.obs = wire.Observer{Tracer: m.tracer}
+	if opts.Metrics != nil {
+		m.obs.Requests = opts.Metrics
+	}
+	m.lister = wire.Lister{Core: m.core, Catalog: opts.Catalog, Log: m.log, CacheTTLMs: m.cacheTTLMs}
 	m.listening, m.endListening = context.WithCancel(context.Background())
 	gate, err := httpgate.New(httpgate.Options{
 		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
@@ -333,50 +342,54 @@ func (m *Mount) newSessionServer(opts Options) error {
 	return nil
 }
 
-// toolsListing is how a dialect lists tools.
-type toolsListing struct {
-	// labelled: the result carries resultType, ttlMs and cacheScope
-	// (2026-07-28).
-	labelled bool
-	// execution: each tool says whether it runs as a task (the 2025-11-25
-	// dialect).
-	execution bool
+// ExtensionTasks is the id of the MCP Tasks extension this mount implements
+// (revision 2026-07-28).
+const ExtensionTasks = core.ExtensionTasks
+
+// ProtocolVersion is the per-request (stateless) MCP revision the mount
+// serves. Requests without the per-request _meta triple are served by the
+// SDK's legacy path.
+const ProtocolVersion = wire.ProtocolVersion
+
+// Recorder records the mount's metrics. telemetry/export.Metrics implements
+// it on a Prometheus registry. Methods must be safe for concurrent use and
+// cheap: they run on every request.
+type Recorder interface {
+	// Request records one answered request: its JSON-RPC method (one of
+	// a fixed set, "other" for the rest, "unknown" when the body had
+	// none), its outcome (Outcome*) and its latency.
+	Request(method, outcome string, d time.Duration)
+	// SSEStream records an SSE response stream that opens (+1) or
+	// closes (-1).
+	SSEStream(delta int)
+	// AdmissionRejected records a request refused by admission control,
+	// with a short fixed reason.
+	AdmissionRejected(reason string)
+	// BlockingCall records a task-less tools/call that starts (+1) or
+	// stops (-1) waiting for its run.
+	BlockingCall(delta int)
+	// OwnershipCancelled records a run cancelled because the request that
+	// owned it went away before its response was sent.
+	OwnershipCancelled()
+	// MRTRRound records an InputRequiredResult sent.
+	MRTRRound()
 }
 
-// toolsListModern is the 2026-07-28 listing.
-var toolsListModern = toolsListing{labelled: true}
-
-// listTools answers tools/list: the catalog's tools offered to the
-// caller (signals.ToolSpec.OfferedTo: its tenant may see them and its
-// token grants their scopes).
-func (m *Mount) listTools(ctx context.Context, l toolsListing) (mcp.Result, error) {
-	caller, err := m.core.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tools, err := m.catalog.Tools(ctx)
-	if err != nil {
-		m.log.Error("read the tool catalog", zap.Error(err))
-		return nil, core.Internal()
-	}
-	res := &listToolsResult{Tools: []toolDescriptor{}}
-	for _, t := range tools {
-		spec := t.Spec()
-		if !spec.OfferedTo(caller) {
-			continue
-		}
-		d := toolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema(),
-			OutputSchema: t.OutputSchema(), Annotations: spec.Annotations}
-		if l.execution {
-			d.Execution = &toolExecution{TaskSupport: taskSupport(spec)}
-		}
-		res.Tools = append(res.Tools, d)
-	}
-	if l.labelled {
-		ttl := m.cacheTTLMs
-		res.ResultType = resultComplete
-		res.TTLMs = &ttl
-		res.CacheScope = "private"
-	}
-	return res, nil
-}
+// Outcomes of a request, as Recorder.Request receives them.
+const (
+	// OutcomeOK is a result.
+	OutcomeOK = wire.OutcomeOK
+	// OutcomeToolError is a CallToolResult with isError.
+	OutcomeToolError = wire.OutcomeToolError
+	// OutcomeInputRequired is an InputRequiredResult (MRTR).
+	OutcomeInputRequired = wire.OutcomeInputRequired
+	// OutcomeTask is a CreateTaskResult.
+	OutcomeTask = wire.OutcomeTask
+	// OutcomeError is a JSON-RPC error.
+	OutcomeError = wire.OutcomeError
+	// OutcomeCancelled is a request whose client went away.
+	OutcomeCancelled = wire.OutcomeCancelled
+	// OutcomeRejected is a request refused before any method ran (gate,
+	// credential, body, headers, version).
+	OutcomeRejected = wire.OutcomeRejected
+)

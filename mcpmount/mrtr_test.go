@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -55,7 +56,7 @@ func accept(content map[string]any) map[string]any {
 // wantInvalidState fails unless r is -32602 about the requestState.
 func wantInvalidState(t *testing.T, r rpc, what string) {
 	t.Helper()
-	if r.Error == nil || r.Error.Code != codeInvalidParams || !strings.Contains(r.Error.Message, "requestState") {
+	if r.Error == nil || r.Error.Code != wire.CodeInvalidParams || !strings.Contains(r.Error.Message, "requestState") {
 		t.Fatalf("%s requestState: want -32602 naming requestState, got HTTP %d %s", what, r.Status, r.Raw)
 	}
 	if !strings.Contains(r.Error.Message, what) {
@@ -211,7 +212,7 @@ func TestMRTRNeedsElicitation(t *testing.T) {
 			args["filename"] = "a.txt"
 		}
 		r := c.call("tools/call", map[string]any{"name": tool, "arguments": args}, nil)
-		if r.Error == nil || r.Error.Code != codeMissingCapabity {
+		if r.Error == nil || r.Error.Code != wire.CodeMissingCapability {
 			t.Fatalf("%s without elicitation: want -32021, got HTTP %d %s", tool, r.Status, r.Raw)
 		}
 		var data struct {

@@ -23,6 +23,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/internal/testing/visibility"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -245,7 +246,7 @@ func TestIntegrationAdmission(t *testing.T) {
 			if tc.reason == "" {
 				wantResult(t, r)
 			} else {
-				wantError(t, r, http.StatusServiceUnavailable, codeInternalError)
+				wantError(t, r, http.StatusServiceUnavailable, wire.CodeInternalError)
 				var data struct {
 					RetryAfter int    `json:"retryAfter"`
 					Reason     string `json:"reason"`
@@ -270,7 +271,7 @@ func TestIntegrationAdmission(t *testing.T) {
 					legacy := post(t, s.URL+"/mcp", map[string]string{"Content-Type": "application/json", "Accept": acceptJSON,
 						"Authorization": "Bearer " + tc.key},
 						[]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"conformance-delay","arguments":{"delayMs":200}}}`))
-					wantError(t, legacy, http.StatusOK, codeInternalError)
+					wantError(t, legacy, http.StatusOK, wire.CodeInternalError)
 					if legacy.Header.Get("Retry-After") != "1" || !strings.Contains(string(legacy.Error.Data), `"retryAfter":1`) {
 						t.Fatalf("legacy refusal: Retry-After %q body %s", legacy.Header.Get("Retry-After"), legacy.Raw)
 					}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
 // Per-tool scopes. A tool may need OAuth scopes (signals.ToolSpec.Scopes):
@@ -23,25 +24,25 @@ import (
 // the required scopes is refused, and a JSON-RPC error of the same
 // message. It lets every other request through, and leaves an unknown or
 // unavailable tool to callTool, which answers it as for any caller.
-func (m *Mount) permitCall(w http.ResponseWriter, r *http.Request, in *incoming) bool {
-	if in.msg.Method != "tools/call" || !in.caller.Scoped {
+func (m *Mount) permitCall(w http.ResponseWriter, r *http.Request, in *wire.Incoming) bool {
+	if in.Msg.Method != "tools/call" || !in.Caller.Scoped {
 		return true
 	}
 	var name string
-	if json.Unmarshal(in.params["name"], &name) != nil || name == "" {
+	if json.Unmarshal(in.Params["name"], &name) != nil || name == "" {
 		return true
 	}
 	t, err := m.catalog.Lookup(r.Context(), name)
-	if err != nil || !t.Spec().VisibleTo(in.caller.Tenant) {
+	if err != nil || !t.Spec().VisibleTo(in.Caller.Tenant) {
 		return true
 	}
-	refusal := m.core.ScopeRefusal(in.caller, t.Spec())
+	refusal := m.core.ScopeRefusal(in.Caller, t.Spec())
 	if refusal == nil {
 		return true
 	}
 	auth.Challenge(w, refusal)
-	e := unauthorized(refusal)
-	e.id = in.msg.ID
+	e := wire.Unauthorized(refusal)
+	e.ID = in.Msg.ID
 	m.refuse(w, in, e)
 	return false
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/testing/oidctest"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -162,7 +163,7 @@ func TestToolScopes(t *testing.T) {
 	// A token without the scope calls refund: 403, before any run.
 	refused := func(what string, r rpc) {
 		t.Helper()
-		if r.Status != http.StatusForbidden || r.Error == nil || r.Error.Code != codeInvalidRequest ||
+		if r.Status != http.StatusForbidden || r.Error == nil || r.Error.Code != wire.CodeInvalidRequest ||
 			!strings.Contains(r.Error.Message, "refunds:write") || !strings.HasPrefix(r.Error.Message, "forbidden: ") {
 			t.Errorf("%s: HTTP %d %s, want 403 naming refunds:write", what, r.Status, r.Raw)
 		}
@@ -205,7 +206,7 @@ func TestToolScopes(t *testing.T) {
 	}
 	peer.send(t, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"refund","arguments":{}}}`))
 	e, _ := peer.response(t)["error"].(map[string]any)
-	if msg, _ := e["message"].(string); e["code"] != float64(codeInvalidRequest) || !strings.Contains(msg, "insufficient scope") ||
+	if msg, _ := e["message"].(string); e["code"] != float64(wire.CodeInvalidRequest) || !strings.Contains(msg, "insufficient scope") ||
 		!strings.Contains(msg, "refunds:write") {
 		t.Errorf("stdio tools/call: error %v, want -32600 naming refunds:write", e)
 	}

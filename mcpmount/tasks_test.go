@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
@@ -211,7 +212,7 @@ func TestProjection(t *testing.T) {
 		name   string
 		snap   signals.Snapshot
 		status string
-		check  func(t *testing.T, d *detailedTaskResult)
+		check  func(t *testing.T, d *wire.DetailedTaskResult)
 	}{
 		{"pending", with(func(s *signals.Snapshot) { s.Status = signals.StatusPending }), "working", nil},
 		{"running", with(func(s *signals.Snapshot) { s.Status = signals.StatusRunning }), "working", nil},
@@ -222,21 +223,21 @@ func TestProjection(t *testing.T) {
 			s.Interrupts = []signals.Interrupt{{ID: "x", Kind: signals.KindExternalEvent}}
 		}), "working", nil},
 		{"waiting-input, non-flat schema", with(func(s *signals.Snapshot) { s.Status = signals.StatusWaitingInput; s.Interrupts = open }),
-			"input_required", func(t *testing.T, d *detailedTaskResult) {
+			"input_required", func(t *testing.T, d *wire.DetailedTaskResult) {
 				got := d.InputRequests[open[0].ID].Params.RequestedSchema
 				if string(got) != signals.FallbackSchema {
 					t.Errorf("schema = %s", got)
 				}
 			}},
-		{"completed", with(func(s *signals.Snapshot) { completeWith(s, "ok") }), "completed", func(t *testing.T, d *detailedTaskResult) {
-			if d.Result == nil || d.Result.IsError || d.Result.Content[0].Text != "ok" || d.Result.ResultType != resultComplete || d.Error != nil {
+		{"completed", with(func(s *signals.Snapshot) { completeWith(s, "ok") }), "completed", func(t *testing.T, d *wire.DetailedTaskResult) {
+			if d.Result == nil || d.Result.IsError || d.Result.Content[0].Text != "ok" || d.Result.ResultType != wire.ResultComplete || d.Error != nil {
 				t.Errorf("result = %+v", d.Result)
 			}
 		}},
 		{"tool failure", with(func(s *signals.Snapshot) {
 			s.Status = signals.StatusFailed
 			s.Error = &signals.RunError{Code: "x", Message: "broke"}
-		}), "completed", func(t *testing.T, d *detailedTaskResult) {
+		}), "completed", func(t *testing.T, d *wire.DetailedTaskResult) {
 			if d.Result == nil || !d.Result.IsError || d.Result.Content[0].Text != "broke" || d.Error != nil {
 				t.Errorf("result = %+v", d.Result)
 			}
@@ -244,21 +245,21 @@ func TestProjection(t *testing.T) {
 		{"protocol failure", with(func(s *signals.Snapshot) {
 			s.Status = signals.StatusFailed
 			s.Error = &signals.RunError{Code: "x", Message: "rpc", RPCCode: -32603}
-		}), "failed", func(t *testing.T, d *detailedTaskResult) {
+		}), "failed", func(t *testing.T, d *wire.DetailedTaskResult) {
 			if d.Error == nil || d.Error.Code != -32603 || d.Error.Message != "rpc" || d.Result != nil {
 				t.Errorf("error = %+v result = %+v", d.Error, d.Result)
 			}
 		}},
-		{"cancelled", with(func(s *signals.Snapshot) { s.Status = signals.StatusCancelled }), "cancelled", func(t *testing.T, d *detailedTaskResult) {
+		{"cancelled", with(func(s *signals.Snapshot) { s.Status = signals.StatusCancelled }), "cancelled", func(t *testing.T, d *wire.DetailedTaskResult) {
 			if d.Result != nil || d.Error != nil || d.InputRequests != nil {
 				t.Errorf("cancelled carries %+v", d)
 			}
 		}},
 	}
-	p := projector{pollIntervalMs: 250}
+	p := wire.Projector{PollIntervalMs: 250}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := p.detailedTask(tt.snap)
+			d := p.DetailedTask(tt.snap)
 			// A task that waits for the client's input is polled less often.
 			wantPoll := int64(250)
 			if tt.status == "input_required" {

@@ -71,9 +71,6 @@ var layers = map[string]Layer{
 // leaf libraries that are no part of any contract.
 var publicMayImport = map[string]bool{
 	"internal/httpgate": true,
-	// The MCP core is the mount's implementation: mcpmount exports none
-	// of its types.
-	"mcpmount/internal/core": true,
 }
 
 // layerOf returns the layer of the package at rel (a path relative to the

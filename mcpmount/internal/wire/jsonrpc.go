@@ -1,4 +1,4 @@
-package mcpmount
+package wire
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // negotiation and its one SSE stream, which every dialect writes through.
 
 // rpcMessage is one decoded JSON-RPC message of a POST body.
-type rpcMessage struct {
+type Message struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method"`
@@ -35,12 +35,12 @@ type rpcMessage struct {
 
 // rpcError is a refusal of a request before any method ran, with the
 // request id (null when unknown) and the HTTP status it is answered with.
-type rpcError struct {
-	status  int
-	id      json.RawMessage
-	code    int64
-	message string
-	data    any
+type Refusal struct {
+	Status  int
+	ID      json.RawMessage
+	Code    int64
+	Message string
+	Data    any
 }
 
 // refusal is the body of a refusal: its members in the order the mount
@@ -58,13 +58,13 @@ type refusalError struct {
 }
 
 // writeRPCError writes a refusal.
-func writeRPCError(w http.ResponseWriter, e rpcError) {
-	id := e.id
+func WriteRefusal(w http.ResponseWriter, e Refusal) {
+	id := e.ID
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	b, _ := json.Marshal(refusal{Error: refusalError{Code: e.code, Data: e.data, Message: e.message}, ID: id, JSONRPC: "2.0"})
-	writeBody(w, b, e.status)
+	b, _ := json.Marshal(refusal{Error: refusalError{Code: e.Code, Data: e.Data, Message: e.Message}, ID: id, JSONRPC: "2.0"})
+	WriteBody(w, b, e.Status)
 }
 
 // response is a JSON-RPC response as the mount encodes it: members in the
@@ -80,8 +80,8 @@ type response struct {
 // error that is not a JSON-RPC error is an internal error). It returns the
 // HTTP status SEP-2575 gives the error's code (404 for -32601; 400 for
 // -32602, -32021 and -32022), 0 for a result or another error.
-func encodeResponse(id json.RawMessage, res mcp.Result, err error) ([]byte, int) {
-	out := response{JSONRPC: "2.0", ID: canonicalID(id)}
+func EncodeResponse(id json.RawMessage, res mcp.Result, err error) ([]byte, int) {
+	out := response{JSONRPC: "2.0", ID: CanonicalID(id)}
 	status := 0
 	if err != nil {
 		var rpcErr *jsonrpc.Error
@@ -93,10 +93,10 @@ func encodeResponse(id json.RawMessage, res mcp.Result, err error) ([]byte, int)
 	} else {
 		out.Result = res
 	}
-	body, merr := marshalUnescaped(out)
+	body, merr := MarshalUnescaped(out)
 	if merr != nil {
 		out.Result, out.Error, status = nil, core.Internal(), 0
-		body, _ = marshalUnescaped(out)
+		body, _ = MarshalUnescaped(out)
 	}
 	return body, status
 }
@@ -105,9 +105,9 @@ func encodeResponse(id json.RawMessage, res mcp.Result, err error) ([]byte, int)
 // when it gives none (the answer is 200).
 func errorStatus(code int64) int {
 	switch code {
-	case codeMethodNotFound:
+	case CodeMethodNotFound:
 		return http.StatusNotFound
-	case codeInvalidParams, codeMissingCapabity, codeUnsupportedVer:
+	case CodeInvalidParams, CodeMissingCapability, CodeUnsupportedVersion:
 		return http.StatusBadRequest
 	}
 	return 0
@@ -115,19 +115,19 @@ func errorStatus(code int64) int {
 
 // writeJSON writes an encoded message as an application/json response
 // with status (0: 200).
-func writeJSON(w http.ResponseWriter, body []byte, status int) {
+func WriteJSON(w http.ResponseWriter, body []byte, status int) {
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	if status == 0 {
 		status = http.StatusOK
 	}
-	writeBody(w, body, status)
+	WriteBody(w, body, status)
 }
 
 // writeBody writes a whole application/json body with status. Its length
 // is sent ahead (Content-Length): the ownership tracker flushes the
 // response before the handler returns, which would otherwise make it a
 // chunked one, ended by a write of its own.
-func writeBody(w http.ResponseWriter, body []byte, status int) {
+func WriteBody(w http.ResponseWriter, body []byte, status int) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -137,14 +137,14 @@ func writeBody(w http.ResponseWriter, body []byte, status int) {
 
 // writeHeaderMismatch writes the -32020 answer to a request whose headers
 // do not mirror its body, found after the checks of validateModern.
-func writeHeaderMismatch(w http.ResponseWriter, id json.RawMessage, message string) {
-	body, _ := marshalUnescaped(response{JSONRPC: "2.0", ID: canonicalID(id),
-		Error: &jsonrpc.Error{Code: codeHeaderMismatch, Message: message}})
-	writeBody(w, body, http.StatusBadRequest)
+func WriteHeaderMismatch(w http.ResponseWriter, id json.RawMessage, message string) {
+	body, _ := MarshalUnescaped(response{JSONRPC: "2.0", ID: CanonicalID(id),
+		Error: &jsonrpc.Error{Code: CodeHeaderMismatch, Message: message}})
+	WriteBody(w, body, http.StatusBadRequest)
 }
 
 // encodeNotification encodes a JSON-RPC notification.
-func encodeNotification(method string, params any) ([]byte, error) {
+func EncodeNotification(method string, params any) ([]byte, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s params: %w", method, err)
@@ -154,7 +154,7 @@ func encodeNotification(method string, params any) ([]byte, error) {
 
 // marshalUnescaped is json.Marshal without HTML escaping, as the SDK
 // encodes its messages.
-func marshalUnescaped(v any) ([]byte, error) {
+func MarshalUnescaped(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -166,14 +166,14 @@ func marshalUnescaped(v any) ([]byte, error) {
 
 // canonicalID is a request id (a string or an integer; checkEnvelope
 // checked it) as the SDK echoes it: decoded and encoded again.
-func canonicalID(id json.RawMessage) json.RawMessage {
+func CanonicalID(id json.RawMessage) json.RawMessage {
 	id = bytes.TrimSpace(id)
 	if len(id) > 0 && id[0] == '"' {
 		var s string
 		if json.Unmarshal(id, &s) != nil {
 			return id
 		}
-		if b, err := marshalUnescaped(s); err == nil {
+		if b, err := MarshalUnescaped(s); err == nil {
 			return b
 		}
 		return id
@@ -186,30 +186,30 @@ func canonicalID(id json.RawMessage) json.RawMessage {
 }
 
 // negotiation is what a request's Accept header allows, read once.
-type negotiation struct {
-	// jsonOK and streamOK: the response types the Accept values allow,
+type Negotiation struct {
+	// JSONOK and StreamOK: the response types the Accept values allow,
 	// wildcards included, read leniently as the SDK's transport reads them.
-	jsonOK, streamOK bool
-	// prefersSSE: text/event-stream is listed before application/json.
-	prefersSSE bool
-	// listsSSE: text/event-stream is listed.
-	listsSSE bool
+	JSONOK, StreamOK bool
+	// PrefersSSE: text/event-stream is listed before application/json.
+	PrefersSSE bool
+	// ListsSSE: text/event-stream is listed.
+	ListsSSE bool
 }
 
-// negotiate reads the Accept header of r.
-func negotiate(r *http.Request) negotiation {
-	var n negotiation
-	decided := false // prefersSSE is settled by the first of the two types
+// Negotiate reads the Accept header of r.
+func Negotiate(r *http.Request) Negotiation {
+	var n Negotiation
+	decided := false // PrefersSSE is settled by the first of the two types
 	for _, value := range r.Header.Values("Accept") {
 		for _, part := range strings.Split(value, ",") {
 			base, _, _ := strings.Cut(part, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*":
-				n.jsonOK = true
+				n.JSONOK = true
 			case "text/event-stream", "text/*":
-				n.streamOK = true
+				n.StreamOK = true
 			case "*/*":
-				n.jsonOK, n.streamOK = true, true
+				n.JSONOK, n.StreamOK = true, true
 			}
 			if !strings.Contains(part, "/json") && !strings.Contains(part, "/event-stream") {
 				continue // neither of the types that decide a preference
@@ -220,9 +220,9 @@ func negotiate(r *http.Request) negotiation {
 			}
 			switch mt {
 			case "text/event-stream":
-				n.listsSSE = true
+				n.ListsSSE = true
 				if !decided {
-					n.prefersSSE, decided = true, true
+					n.PrefersSSE, decided = true, true
 				}
 			case "application/json":
 				decided = true
@@ -236,8 +236,10 @@ func negotiate(r *http.Request) negotiation {
 // keep-alive comment lines go between whole events, whoever writes them:
 // the mount's own handlers (event) or, as an http.ResponseWriter, the
 // SDK's. Once stopped, nothing more is written by keep-alives.
-type eventStream struct {
-	w http.ResponseWriter
+type EventStream struct {
+	// W is the response the stream writes to (a wrapper may replace it
+	// before the stream is opened).
+	W http.ResponseWriter
 
 	mu      sync.Mutex
 	started bool // headers sent by open
@@ -246,59 +248,59 @@ type eventStream struct {
 	wg      sync.WaitGroup
 }
 
-func newEventStream(w http.ResponseWriter) *eventStream {
-	return &eventStream{w: w, done: make(chan struct{})}
+func NewEventStream(w http.ResponseWriter) *EventStream {
+	return &EventStream{W: w, done: make(chan struct{})}
 }
 
 // Header implements http.ResponseWriter.
-func (s *eventStream) Header() http.Header { return s.w.Header() }
+func (s *EventStream) Header() http.Header { return s.W.Header() }
 
 // WriteHeader forwards the status unless open sent the headers already.
-func (s *eventStream) WriteHeader(code int) {
+func (s *EventStream) WriteHeader(code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
 		return
 	}
-	s.w.WriteHeader(code)
+	s.W.WriteHeader(code)
 }
 
 // Write implements http.ResponseWriter.
-func (s *eventStream) Write(p []byte) (int, error) {
+func (s *EventStream) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Write(p)
+	return s.W.Write(p)
 }
 
 // Flush implements http.Flusher.
-func (s *eventStream) Flush() {
+func (s *EventStream) Flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = http.NewResponseController(s.w).Flush()
+	_ = http.NewResponseController(s.W).Flush()
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
-func (s *eventStream) Unwrap() http.ResponseWriter { return s.w }
+func (s *EventStream) Unwrap() http.ResponseWriter { return s.W }
 
-// open sends the SSE response headers now (status 200), unless the
+// Open sends the SSE response headers now (status 200), unless the
 // response has started or the stream stopped.
-func (s *eventStream) open() {
+func (s *EventStream) Open() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started || s.stopped {
 		return
 	}
-	h := s.w.Header()
+	h := s.W.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	s.w.WriteHeader(http.StatusOK)
-	_ = http.NewResponseController(s.w).Flush()
+	s.W.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(s.W).Flush()
 	s.started = true
 }
 
-// event writes one message as an SSE event and flushes it.
-func (s *eventStream) event(data []byte) {
+// Event writes one message as an SSE event and flushes it.
+func (s *EventStream) Event(data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b bytes.Buffer
@@ -306,14 +308,14 @@ func (s *eventStream) event(data []byte) {
 	b.WriteString("event: message\ndata: ")
 	b.Write(data)
 	b.WriteString("\n\n")
-	_, _ = s.w.Write(b.Bytes())
-	_ = http.NewResponseController(s.w).Flush()
+	_, _ = s.W.Write(b.Bytes())
+	_ = http.NewResponseController(s.W).Flush()
 }
 
-// keepAlive opens the stream and writes a comment line every interval
+// KeepAlive opens the stream and writes a comment line every interval
 // until stop.
-func (s *eventStream) keepAlive(interval time.Duration) {
-	s.open()
+func (s *EventStream) KeepAlive(interval time.Duration) {
+	s.Open()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
@@ -322,20 +324,20 @@ func (s *eventStream) keepAlive(interval time.Duration) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		every(interval, s.done, func() {
+		Every(interval, s.done, func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if !s.stopped {
-				_, _ = s.w.Write([]byte(": keep-alive\n\n"))
-				_ = http.NewResponseController(s.w).Flush()
+				_, _ = s.W.Write([]byte(": keep-alive\n\n"))
+				_ = http.NewResponseController(s.W).Flush()
 			}
 		})
 	}()
 }
 
-// stop ends the keep-alives and waits until none is being written. It may
+// Stop ends the keep-alives and waits until none is being written. It may
 // be called more than once.
-func (s *eventStream) stop() {
+func (s *EventStream) Stop() {
 	s.mu.Lock()
 	if !s.stopped {
 		s.stopped = true
@@ -347,7 +349,7 @@ func (s *eventStream) stop() {
 
 // every calls tick every interval until done is closed: the one keep-alive
 // loop of the mount (SSE comment lines, progress heartbeats).
-func every(interval time.Duration, done <-chan struct{}, tick func()) {
+func Every(interval time.Duration, done <-chan struct{}, tick func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -1,4 +1,4 @@
-package mcpmount
+package wire
 
 import (
 	"encoding/json"
@@ -13,18 +13,20 @@ import (
 // overloadNote carries a refusal by admission control from the tools/call
 // handler to the HTTP layer, which answers it with status 503 and
 // Retry-After.
-type overloadNote struct {
+type OverloadNote struct {
 	mu  sync.Mutex
 	rej *admission.Rejection
 }
 
-func (n *overloadNote) set(rej *admission.Rejection) {
+// Set records the refusal.
+func (n *OverloadNote) Set(rej *admission.Rejection) {
 	n.mu.Lock()
 	n.rej = rej
 	n.mu.Unlock()
 }
 
-func (n *overloadNote) get() *admission.Rejection {
+// Get returns the refusal recorded, nil when none (or n is nil).
+func (n *OverloadNote) Get() *admission.Rejection {
 	if n == nil {
 		return nil
 	}
@@ -35,7 +37,7 @@ func (n *overloadNote) get() *admission.Rejection {
 
 // writeOverloaded writes the answer to a call refused by admission control,
 // with status and a Retry-After header.
-func writeOverloaded(w http.ResponseWriter, id json.RawMessage, rej *admission.Rejection, status int) {
+func WriteOverloaded(w http.ResponseWriter, id json.RawMessage, rej *admission.Rejection, status int) {
 	w.Header().Set("Retry-After", strconv.Itoa(rej.RetryAfterSeconds()))
-	writeRPCError(w, rpcError{status: status, id: id, code: codeInternalError, message: rej.Error(), data: core.OverloadData(rej)})
+	WriteRefusal(w, Refusal{Status: status, ID: id, Code: CodeInternalError, Message: rej.Error(), Data: core.OverloadData(rej)})
 }

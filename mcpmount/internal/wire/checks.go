@@ -1,4 +1,4 @@
-package mcpmount
+package wire
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 // maxNesting is the deepest nesting of arrays and objects a message may
 // have, the message object itself counting as one level: the SDK's JSON
 // decoder refuses deeper ones.
-const maxNesting = 1000
+const MaxNesting = 1000
 
 // nestingDepth returns the deepest nesting of arrays and objects in the
 // JSON text b (strings skipped). It does not validate b.
-func nestingDepth(b []byte) int {
+func NestingDepth(b []byte) int {
 	depth, deepest := 0, 0
 	inString, escaped := false, false
 	for _, c := range b {
@@ -49,7 +49,7 @@ func nestingDepth(b []byte) int {
 // validID reports whether raw is a JSON-RPC request id this server can
 // answer: a string or an integer (fitting 64 bits). The SDK would refuse
 // other ids in plain text, or truncate a fractional one.
-func validID(raw json.RawMessage) bool {
+func ValidID(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return false
@@ -64,30 +64,30 @@ func validID(raw json.RawMessage) bool {
 
 // errInvalidID is the -32600 answer to an id that is not a string or an
 // integer. The id cannot be echoed, so the answer's id is null.
-func errInvalidID(raw json.RawMessage) rpcError {
+func ErrInvalidID(raw json.RawMessage) Refusal {
 	shown := string(bytes.TrimSpace(raw))
 	if len(shown) > 40 {
 		shown = shown[:37] + "..."
 	}
-	return rpcError{status: http.StatusBadRequest, code: codeInvalidRequest,
-		message: fmt.Sprintf("invalid request: the id %s is not a string or an integer", shown)}
+	return Refusal{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+		Message: fmt.Sprintf("invalid request: the id %s is not a string or an integer", shown)}
 }
 
 // checkEnvelope checks a decoded single message: JSON-RPC 2.0, a method,
 // and an id (when present) that is a string or an integer.
-func checkEnvelope(msg *rpcMessage) (rpcError, bool) {
+func CheckEnvelope(msg *Message) (Refusal, bool) {
 	if msg.JSONRPC != "2.0" || msg.Method == "" || string(msg.ID) == "null" {
 		id := msg.ID
-		if len(id) > 0 && !validID(id) {
+		if len(id) > 0 && !ValidID(id) {
 			id = nil
 		}
-		return rpcError{status: http.StatusBadRequest, id: id, code: codeInvalidRequest,
-			message: `invalid request: want a JSON-RPC 2.0 request or notification with a method`}, true
+		return Refusal{Status: http.StatusBadRequest, ID: id, Code: CodeInvalidRequest,
+			Message: `invalid request: want a JSON-RPC 2.0 request or notification with a method`}, true
 	}
-	if len(msg.ID) > 0 && !validID(msg.ID) {
-		return errInvalidID(msg.ID), true
+	if len(msg.ID) > 0 && !ValidID(msg.ID) {
+		return ErrInvalidID(msg.ID), true
 	}
-	return rpcError{}, false
+	return Refusal{}, false
 }
 
 // checkNumbers refuses a request whose params hold a number a 64-bit float
@@ -95,21 +95,21 @@ func checkEnvelope(msg *rpcMessage) (rpcError, bool) {
 // naming where it is. (Such a number in tools/call arguments was set aside
 // before, in in.argumentsProblem.) The status is 400; the caller sets the
 // legacy protocol's.
-func checkNumbers(msg *rpcMessage, in *incoming) (rpcError, bool) {
+func CheckNumbers(msg *Message, in *Incoming) (Refusal, bool) {
 	raw := msg.Params
-	if in.argumentsProblem != nil {
-		raw, _ = json.Marshal(in.params) // with the arguments set aside
+	if in.ArgumentsProblem != nil {
+		raw, _ = json.Marshal(in.Params) // with the arguments set aside
 	}
 	err := catalog.CheckNumbers(raw)
 	if err == nil {
-		return rpcError{}, false
+		return Refusal{}, false
 	}
-	return rpcError{status: http.StatusBadRequest, id: msg.ID, code: codeInvalidParams,
-		message: "invalid params: " + paramsPath(err)}, true
+	return Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: CodeInvalidParams,
+		Message: "invalid params: " + ParamsPath(err)}, true
 }
 
 // paramsPath words a NumberRangeError found in params.
-func paramsPath(err error) string {
+func ParamsPath(err error) string {
 	var nre *catalog.NumberRangeError
 	if errors.As(err, &nre) && nre.Path != "" {
 		e := *nre

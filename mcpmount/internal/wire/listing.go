@@ -1,0 +1,68 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+)
+
+// Listing is how a dialect lists tools.
+type Listing struct {
+	// Labelled: the result carries resultType, ttlMs and cacheScope
+	// (2026-07-28).
+	Labelled bool
+	// Execution: each tool says whether it runs as a task (the 2025-11-25
+	// dialect).
+	Execution bool
+}
+
+// ListModern is the 2026-07-28 listing.
+var ListModern = Listing{Labelled: true}
+
+// Lister answers tools/list from the catalog, in every dialect.
+type Lister struct {
+	Core    *core.Core
+	Catalog catalog.Source
+	Log     *zap.Logger
+	// CacheTTLMs is the ttlMs of a labelled listing.
+	CacheTTLMs int64
+}
+
+// List answers tools/list: the catalog's tools offered to the caller
+// (signals.ToolSpec.OfferedTo: its tenant may see them and its token
+// grants their scopes), listed as l says.
+func (m Lister) List(ctx context.Context, l Listing) (mcp.Result, error) {
+	caller, err := m.Core.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := m.Catalog.Tools(ctx)
+	if err != nil {
+		m.Log.Error("read the tool catalog", zap.Error(err))
+		return nil, core.Internal()
+	}
+	res := &ListToolsResult{Tools: []ToolDescriptor{}}
+	for _, t := range tools {
+		spec := t.Spec()
+		if !spec.OfferedTo(caller) {
+			continue
+		}
+		d := ToolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema(),
+			OutputSchema: t.OutputSchema(), Annotations: spec.Annotations}
+		if l.Execution {
+			d.Execution = &ToolExecution{TaskSupport: TaskSupport(spec)}
+		}
+		res.Tools = append(res.Tools, d)
+	}
+	if l.Labelled {
+		ttl := m.CacheTTLMs
+		res.ResultType = ResultComplete
+		res.TTLMs = &ttl
+		res.CacheScope = "private"
+	}
+	return res, nil
+}

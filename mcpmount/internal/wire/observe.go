@@ -1,0 +1,128 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/telemetry"
+)
+
+// Outcomes of a request, as mcpmount.Recorder.Request receives them.
+const (
+	// OutcomeOK is a result.
+	OutcomeOK = "ok"
+	// OutcomeToolError is a CallToolResult with isError.
+	OutcomeToolError = "tool_error"
+	// OutcomeInputRequired is an InputRequiredResult (MRTR).
+	OutcomeInputRequired = "input_required"
+	// OutcomeTask is a CreateTaskResult.
+	OutcomeTask = "task"
+	// OutcomeError is a JSON-RPC error.
+	OutcomeError = "error"
+	// OutcomeCancelled is a request whose client went away.
+	OutcomeCancelled = "cancelled"
+	// OutcomeRejected is a request refused before any method ran (gate,
+	// credential, body, headers, version).
+	OutcomeRejected = "rejected"
+)
+
+// methodLabel bounds the method label to the methods the endpoint knows.
+func MethodLabel(method string) string {
+	switch method {
+	case "":
+		return "unknown"
+	case "server/discover", "initialize", "ping", "tools/list", "tools/call",
+		"tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list",
+		"resources/list", "resources/read", "prompts/list", "prompts/get":
+		return method
+	}
+	return "other"
+}
+
+// outcomeOf classifies a method handler's answer.
+func OutcomeOf(res mcp.Result, err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return OutcomeCancelled
+	case err != nil:
+		return OutcomeError
+	}
+	switch r := res.(type) {
+	case *core.ToolResult:
+		if r.IsError {
+			return OutcomeToolError
+		}
+	case *core.InputRequired:
+		return OutcomeInputRequired
+	case *CreateTaskResult:
+		return OutcomeTask
+	}
+	return OutcomeOK
+}
+
+// Span attributes of the mount.
+const (
+	attrMethod = attribute.Key("mcp.method.name")
+	attrCode   = attribute.Key("rpc.jsonrpc.error_code")
+)
+
+// Observer traces and measures the requests of every dialect. A zero
+// Observer adds nothing.
+type Observer struct {
+	// Tracer starts each request's server span (nil: none).
+	Tracer trace.Tracer
+	// Requests records each answered request (nil: none).
+	Requests interface {
+		Request(method, outcome string, d time.Duration)
+	}
+}
+
+// Observed runs handle, the handler of one request of method, under the
+// request's server span (the child of the trace context of meta, its
+// params._meta, or without one there of header, its HTTP headers) and
+// records its metrics. tool names the tool of a tools/call ("" otherwise).
+func (m Observer) Observed(ctx context.Context, method string, meta map[string]any, header map[string][]string, tool string,
+	handle func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	if m.Tracer == nil && m.Requests == nil {
+		return handle(ctx)
+	}
+	start := time.Now()
+	var span trace.Span
+	if m.Tracer != nil {
+		ctx = telemetry.Extract(ctx, meta, header)
+		name := method
+		attrs := []attribute.KeyValue{attrMethod.String(method)}
+		if tool != "" {
+			name += " " + tool
+			attrs = append(attrs, core.AttrTool.String(tool))
+		}
+		ctx, span = m.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	}
+	res, err := handle(ctx)
+	outcome := OutcomeOf(res, err)
+	if span != nil {
+		if err != nil {
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				span.SetAttributes(attrCode.Int64(rpcErr.Code))
+			}
+			span.SetStatus(codes.Error, err.Error())
+		} else if outcome == OutcomeToolError {
+			span.SetStatus(codes.Error, outcome)
+		}
+		span.SetAttributes(attribute.String("openwop.outcome", outcome))
+		span.End()
+	}
+	if m.Requests != nil {
+		m.Requests.Request(MethodLabel(method), outcome, time.Since(start))
+	}
+	return res, err
+}
