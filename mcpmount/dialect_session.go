@@ -34,7 +34,7 @@ import (
 // serveSessionEra hands a checked session-era request to the SDK.
 func (m *Mount) serveSessionEra(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	if e, bad := m.sdkMethodUnknown(in.Msg.Method, in.Msg.ID); bad {
-		m.refuse(w, in, e)
+		m.obs.Refuse(w, in, e)
 		return
 	}
 	switch {
@@ -56,12 +56,12 @@ func (m *Mount) serveSessionEra(w http.ResponseWriter, r *http.Request, in *wire
 // mount checks its elements, the SDK answers them.
 func (m *Mount) serveBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
 	if m.modernHeader(r) {
-		m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
 		return
 	}
 	if e, bad := m.checkBatch(body); bad {
-		m.refuse(w, in, e)
+		m.obs.Refuse(w, in, e)
 		return
 	}
 	if in.Session == "" {
@@ -181,10 +181,7 @@ func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incomi
 		call.stream = wire.NewEventStream(pw)
 		out = call.stream
 		defer call.stream.Stop()
-		if m.metrics != nil {
-			m.metrics.SSEStream(1)
-			defer m.metrics.SSEStream(-1)
-		}
+		defer m.obs.Stream()()
 	}
 	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(ownership.ClaimHeader)
@@ -520,7 +517,7 @@ func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *wire.Ta
 // observe wraps the method handlers with the request's span and its
 // metrics. With neither a tracer nor a recorder it adds nothing.
 func (m *Mount) observe(next mcp.MethodHandler) mcp.MethodHandler {
-	if m.obs.Tracer == nil && m.obs.Requests == nil {
+	if m.obs.Tracer == nil && m.obs.Metrics == nil {
 		return next
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
@@ -74,7 +75,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(rpcBody("x", "subscriptions/listen", nil, map[string]any{}), "2025-11-25", "subscriptions/listen", "")
 	f.Fuzz(func(t *testing.T, body []byte, version, method, name string) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-		for h, v := range map[string]string{headerProtocolVersion: version, headerMethod: method, headerName: name} {
+		for h, v := range map[string]string{modern.HeaderProtocolVersion: version, modern.HeaderMethod: method, modern.HeaderName: name} {
 			if v != "" {
 				r.Header.Set(h, v)
 			}
@@ -86,7 +87,7 @@ func FuzzDecode(f *testing.F) {
 			// A batch that passes goes to the SDK's handler: check the
 			// batch alone.
 			if e, bad := m.checkBatch(trimmed); bad {
-				m.refuse(w, in, e)
+				m.obs.Refuse(w, in, e)
 				checkRefusal(t, w, len(body)+len(version)+len(method)+len(name))
 			}
 			return
@@ -170,19 +171,19 @@ func checkAccepted(t *testing.T, r *http.Request, in *wire.Incoming) {
 	if !in.Modern {
 		return
 	}
-	if !modernMethod(msg.Method) {
+	if !modern.Served(msg.Method) {
 		t.Fatalf("accepted the 2026-07-28 method %q", msg.Method)
 	}
 	var v string
 	if json.Unmarshal(in.Meta[mcp.MetaKeyProtocolVersion], &v) != nil || v != ProtocolVersion {
 		t.Fatalf("accepted the _meta version %s", in.Meta[mcp.MetaKeyProtocolVersion])
 	}
-	tasks, err := checkMetaTriple(in.Meta)
+	tasks, err := modern.CheckMetaTriple(in.Meta)
 	if err == nil && tasks != core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).Tasks() {
 		t.Fatalf("checkMetaTriple and capsFromRaw disagree on the Tasks extension: %s", in.Meta[mcp.MetaKeyClientCapabilities])
 	}
 	if msg.Method == "tools/call" {
-		if call, problem := decodeCall(r.Header, in); call == nil && problem == "" {
+		if call, problem := modern.DecodeCall(r.Header, in); call == nil && problem == "" {
 			t.Fatal("decodeCall returned neither a call nor a problem")
 		}
 	}

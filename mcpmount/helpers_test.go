@@ -12,6 +12,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/testing/runstest"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -149,7 +150,7 @@ func (c *client) call(method string, params map[string]any, hdr map[string]strin
 		"MCP-Protocol-Version": ProtocolVersion,
 		"Mcp-Method":           method,
 	}
-	if name, ok := nameField(method); ok {
+	if name, ok := modern.NameField(method); ok {
 		if v, ok := params[name].(string); ok {
 			h["Mcp-Name"] = v
 		}

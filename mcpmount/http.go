@@ -15,16 +15,9 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
-
-// refuse writes a refusal of the request and records it.
-func (m *Mount) refuse(w http.ResponseWriter, in *wire.Incoming, e wire.Refusal) {
-	wire.WriteRefusal(w, e)
-	if m.metrics != nil {
-		m.metrics.Request(wire.MethodLabel(in.Msg.Method), wire.OutcomeRejected, time.Since(in.Start))
-	}
-}
 
 // ServeHTTP serves one MCP request. Checks run in this order: Host and
 // Origin (403, internal/httpgate's gate shared with the REST API), method
@@ -59,7 +52,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Modern {
-		m.serve2026(w, r, in)
+		m.modern.Serve(w, r, in)
 		return
 	}
 	m.serveSessionEra(w, r, in)
@@ -70,7 +63,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stream's GET or DELETE.
 func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming) bool {
 	if rej := m.gate.CheckHostOrigin(r); rej != nil {
-		m.refuse(w, in, wire.Refusal{Status: rej.Status, Code: wire.CodeInvalidRequest, Message: rej.Message})
+		m.obs.Refuse(w, in, wire.Refusal{Status: rej.Status, Code: wire.CodeInvalidRequest, Message: rej.Message})
 		return false
 	}
 	in.Session = m.legacySession(r)
@@ -80,7 +73,7 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 			return false
 		}
 		w.Header().Set("Allow", http.MethodPost)
-		m.refuse(w, in, wire.Refusal{Status: http.StatusMethodNotAllowed, Code: wire.CodeInvalidRequest,
+		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusMethodNotAllowed, Code: wire.CodeInvalidRequest,
 			Message: fmt.Sprintf("method %s not allowed: the MCP endpoint takes POST (GET and DELETE only with the %s of a session-era session)",
 				r.Method, headerSessionID)})
 		return false
@@ -88,12 +81,12 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 	caller, err := m.authenticate(r)
 	if err != nil {
 		auth.Challenge(w, err)
-		m.refuse(w, in, wire.Unauthorized(err))
+		m.obs.Refuse(w, in, wire.Unauthorized(err))
 		return false
 	}
 	in.Caller = caller
 	if !httpgate.JSONContentType(r) {
-		m.refuse(w, in, wire.Refusal{Status: http.StatusUnsupportedMediaType, Code: wire.CodeInvalidRequest,
+		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusUnsupportedMediaType, Code: wire.CodeInvalidRequest,
 			Message: httpgate.UnsupportedMediaType(r).Message})
 		return false
 	}
@@ -102,13 +95,13 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			m.refuse(w, in, wire.Refusal{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeInvalidRequest,
+			m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeInvalidRequest,
 				Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)})
 		case httpgate.IsTimeout(err):
-			m.refuse(w, in, wire.Refusal{Status: http.StatusRequestTimeout, Code: wire.CodeInvalidRequest,
+			m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusRequestTimeout, Code: wire.CodeInvalidRequest,
 				Message: "the request body did not arrive in time"})
 		default:
-			m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+			m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 				Message: "failed to read the request body: " + err.Error()})
 		}
 		return false
@@ -125,7 +118,7 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 // have nothing more to check.
 func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming) bool {
 	if depth := wire.NestingDepth(in.Body); depth > wire.MaxNesting {
-		m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeParseError,
+		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeParseError,
 			Message: fmt.Sprintf("parse error: the message nests %d levels deep; at most %d are accepted", depth, wire.MaxNesting)})
 		return false
 	}
@@ -134,7 +127,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		return false
 	}
 	if err := json.Unmarshal(in.Body, &in.Msg); err != nil {
-		m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeParseError, Message: "parse error: " + err.Error()})
+		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeParseError, Message: "parse error: " + err.Error()})
 		return false
 	}
 	msg := &in.Msg
@@ -147,7 +140,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		return false
 	}
 	if e, bad := wire.CheckEnvelope(msg); bad {
-		m.refuse(w, in, e)
+		m.obs.Refuse(w, in, e)
 		return false
 	}
 	if in.Session != "" && !m.checkSession(w, in.Session, core.Principal(in.Caller), msg.ID) {
@@ -162,8 +155,8 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 	in.Modern = m.modernHeader(r) || in.Meta[mcp.MetaKeyProtocolVersion] != nil
 	in.Accept = wire.Negotiate(r)
 	if in.Modern {
-		if e, bad := m.validateModern(r, msg, in.Params, in.Meta, perr); bad {
-			m.refuse(w, in, e)
+		if e, bad := modern.Validate(r, msg, in.Params, in.Meta, perr); bad {
+			m.obs.Refuse(w, in, e)
 			return false
 		}
 	}
@@ -180,7 +173,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 			// As the SDK answers a method's error in the legacy protocol.
 			e.Status = http.StatusOK
 		}
-		m.refuse(w, in, e)
+		m.obs.Refuse(w, in, e)
 		return false
 	}
 	return true
@@ -197,7 +190,7 @@ func (m *Mount) serveNotification(w http.ResponseWriter, r *http.Request, in *wi
 		return
 	}
 	if e, bad := m.sdkMethodUnknown(in.Msg.Method, nil); bad {
-		m.refuse(w, in, e)
+		m.obs.Refuse(w, in, e)
 		return
 	}
 	m.serveSDK(w, r, in, m.sessionRoute(in.Session))
@@ -206,6 +199,6 @@ func (m *Mount) serveNotification(w http.ResponseWriter, r *http.Request, in *wi
 // modernHeader reports whether the MCP-Protocol-Version header names a
 // per-request protocol (anything but a session-era version).
 func (m *Mount) modernHeader(r *http.Request) bool {
-	v := r.Header.Get(headerProtocolVersion)
+	v := r.Header.Get(modern.HeaderProtocolVersion)
 	return v != "" && !wire.LegacyVersion(v)
 }

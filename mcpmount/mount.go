@@ -19,6 +19,7 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
@@ -185,6 +186,8 @@ type Mount struct {
 	// obs traces and measures requests; lister answers tools/list.
 	obs    wire.Observer
 	lister wire.Lister
+	// modern serves 2026-07-28 requests.
+	modern *modern.Dialect
 	// listening ends when Shutdown is called: every subscriptions/listen
 	// stream then ends.
 	listening    context.Context
@@ -241,7 +244,7 @@ func New(opts Options) (*Mount, error) {
 	m.tracker = m.core.Tracker()
 	m.obs = wire.Observer{Tracer: m.tracer}
 	if opts.Metrics != nil {
-		m.obs.Requests = opts.Metrics
+		m.obs.Metrics = opts.Metrics
 	}
 	m.lister = wire.Lister{Core: m.core, Catalog: opts.Catalog, Log: m.log, CacheTTLMs: m.cacheTTLMs}
 	m.listening, m.endListening = context.WithCancel(context.Background())
@@ -254,6 +257,11 @@ func New(opts Options) (*Mount, error) {
 	m.gate = gate
 	m.caps = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	m.caps.AddExtension(ExtensionTasks, map[string]any{})
+	m.modern = modern.New(modern.Options{
+		Core: m.core, Projector: m.proj, Observer: m.obs, Lister: m.lister, Log: m.log,
+		Capabilities: m.caps, Implementation: m.impl, Instructions: m.instructions, CacheTTLMs: m.cacheTTLMs,
+		KeepAlive: m.keepAlive, Listening: m.listening,
+	})
 	if err := m.newSessionServer(opts); err != nil {
 		return nil, err
 	}

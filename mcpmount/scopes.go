@@ -43,6 +43,6 @@ func (m *Mount) permitCall(w http.ResponseWriter, r *http.Request, in *wire.Inco
 	auth.Challenge(w, refusal)
 	e := wire.Unauthorized(refusal)
 	e.ID = in.Msg.ID
-	m.refuse(w, in, e)
+	m.obs.Refuse(w, in, e)
 	return false
 }

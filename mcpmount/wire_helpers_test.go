@@ -15,6 +15,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -204,7 +205,7 @@ func writeCall(addr string, c wireCall) (net.Conn, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n", addr, accept)
 	fmt.Fprintf(&b, "MCP-Protocol-Version: %s\r\nMcp-Method: %s\r\n", ProtocolVersion, c.method)
-	if field, ok := nameField(c.method); ok {
+	if field, ok := modern.NameField(c.method); ok {
 		if v, ok := c.params[field].(string); ok {
 			fmt.Fprintf(&b, "Mcp-Name: %s\r\n", v)
 		}

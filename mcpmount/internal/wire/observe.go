@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -79,10 +80,37 @@ const (
 type Observer struct {
 	// Tracer starts each request's server span (nil: none).
 	Tracer trace.Tracer
-	// Requests records each answered request (nil: none).
-	Requests interface {
-		Request(method, outcome string, d time.Duration)
+	// Metrics records each answered request and SSE stream (nil: none).
+	Metrics Metrics
+}
+
+// Metrics records the requests of the dialects; mcpmount.Recorder
+// implements it.
+type Metrics interface {
+	// Request records one answered request: its method label
+	// (MethodLabel), its outcome (Outcome*) and its latency.
+	Request(method, outcome string, d time.Duration)
+	// SSEStream records an SSE response stream that opens (+1) or
+	// closes (-1).
+	SSEStream(delta int)
+}
+
+// Refuse writes a refusal of the request and records it.
+func (m Observer) Refuse(w http.ResponseWriter, in *Incoming, e Refusal) {
+	WriteRefusal(w, e)
+	if m.Metrics != nil {
+		m.Metrics.Request(MethodLabel(in.Msg.Method), OutcomeRejected, time.Since(in.Start))
 	}
+}
+
+// Stream records an SSE response stream that opens; the returned func
+// records that it closed.
+func (m Observer) Stream() (closed func()) {
+	if m.Metrics == nil {
+		return func() {}
+	}
+	m.Metrics.SSEStream(1)
+	return func() { m.Metrics.SSEStream(-1) }
 }
 
 // Observed runs handle, the handler of one request of method, under the
@@ -91,7 +119,7 @@ type Observer struct {
 // records its metrics. tool names the tool of a tools/call ("" otherwise).
 func (m Observer) Observed(ctx context.Context, method string, meta map[string]any, header map[string][]string, tool string,
 	handle func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
-	if m.Tracer == nil && m.Requests == nil {
+	if m.Tracer == nil && m.Metrics == nil {
 		return handle(ctx)
 	}
 	start := time.Now()
@@ -121,8 +149,8 @@ func (m Observer) Observed(ctx context.Context, method string, meta map[string]a
 		span.SetAttributes(attribute.String("openwop.outcome", outcome))
 		span.End()
 	}
-	if m.Requests != nil {
-		m.Requests.Request(MethodLabel(method), outcome, time.Since(start))
+	if m.Metrics != nil {
+		m.Metrics.Request(MethodLabel(method), outcome, time.Since(start))
 	}
 	return res, err
 }

@@ -1,4 +1,4 @@
-package mcpmount
+package modern
 
 import (
 	"context"
@@ -47,7 +47,7 @@ type taskNotification struct {
 // long poll of its run's history (Runs.Await), which ends when the client
 // leaves. Only taskIds is honoured: the core filters (list changes,
 // resource subscriptions) have nothing to report here.
-func (m *Mount) serveListen(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	caller, msg, params, meta := in.Caller, &in.Msg, in.Params, in.Meta
 	fail := func(status int, code int64, message string, data any) {
 		wire.WriteRefusal(w, wire.Refusal{Status: status, ID: msg.ID, Code: code, Message: message, Data: data})
@@ -138,7 +138,7 @@ type subscribedTask struct {
 // readableTasks returns, once each and in the order given, the ids of wire
 // that name a run the caller may read. Ids that do not (malformed, unknown,
 // another tenant's) are dropped alike.
-func (m *Mount) readableTasks(ctx context.Context, caller signals.Subject, wire []string) ([]subscribedTask, error) {
+func (m *Dialect) readableTasks(ctx context.Context, caller signals.Subject, wire []string) ([]subscribedTask, error) {
 	seen := map[string]bool{}
 	var out []subscribedTask
 	for _, w := range wire {
@@ -162,7 +162,7 @@ func (m *Mount) readableTasks(ctx context.Context, caller signals.Subject, wire 
 // status message (the current step's name and counts, which the run
 // reports as its progress) or open input requests change, until the run
 // is terminal or ctx ends.
-func (m *Mount) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
+func (m *Dialect) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
 	last := ""
 	observe := func(s signals.Snapshot) bool {
 		d := m.proj.DetailedTask(s)

@@ -1,4 +1,4 @@
-package mcpmount
+package modern
 
 import (
 	"bytes"
@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
@@ -30,15 +32,15 @@ import (
 
 // Request headers of the 2026-07-28 streamable HTTP transport.
 const (
-	headerProtocolVersion = "Mcp-Protocol-Version"
-	headerMethod          = "Mcp-Method"
-	headerName            = "Mcp-Name"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
 )
 
-// modernMethods are the methods served to 2026-07-28 requests. Everything
+// Served reports the methods served to 2026-07-28 requests. Everything
 // else (tasks/result, tasks/list, initialize, ping, prompts/*, ...) is
 // -32601 / 404.
-func modernMethod(method string) bool {
+func Served(method string) bool {
 	switch method {
 	case "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel",
 		"subscriptions/listen":
@@ -47,8 +49,8 @@ func modernMethod(method string) bool {
 	return false
 }
 
-// nameField is the params field a method's Mcp-Name header mirrors.
-func nameField(method string) (string, bool) {
+// NameField is the params field a method's Mcp-Name header mirrors.
+func NameField(method string) (string, bool) {
 	switch method {
 	case "tools/call", "prompts/get":
 		return "name", true
@@ -60,9 +62,9 @@ func nameField(method string) (string, bool) {
 	return "", false
 }
 
-// validateModern runs the 2026-07-28 checks in the order the wire reference
+// Validate runs the 2026-07-28 checks in the order the wire reference
 // fixes: _meta keys, headers against the body, version, method.
-func (m *Mount) validateModern(r *http.Request, msg *wire.Message, params, meta map[string]json.RawMessage, perr error) (wire.Refusal, bool) {
+func Validate(r *http.Request, msg *wire.Message, params, meta map[string]json.RawMessage, perr error) (wire.Refusal, bool) {
 	fail := func(status int, code int64, message string, data any) (wire.Refusal, bool) {
 		return wire.Refusal{Status: status, ID: msg.ID, Code: code, Message: message, Data: data}, true
 	}
@@ -82,7 +84,7 @@ func (m *Mount) validateModern(r *http.Request, msg *wire.Message, params, meta 
 	}
 
 	// 2. Headers mirror the body.
-	hv := r.Header.Get(headerProtocolVersion)
+	hv := r.Header.Get(HeaderProtocolVersion)
 	if hv == "" {
 		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "missing required MCP-Protocol-Version header", nil)
 	}
@@ -90,7 +92,7 @@ func (m *Mount) validateModern(r *http.Request, msg *wire.Message, params, meta 
 		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
 			"header mismatch: MCP-Protocol-Version %q does not match _meta %s %q", hv, mcp.MetaKeyProtocolVersion, metaVersion), nil)
 	}
-	hm := r.Header.Values(headerMethod)
+	hm := r.Header.Values(HeaderMethod)
 	if len(hm) == 0 {
 		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "missing required Mcp-Method header", nil)
 	}
@@ -98,10 +100,10 @@ func (m *Mount) validateModern(r *http.Request, msg *wire.Message, params, meta 
 		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
 			"header mismatch: Mcp-Method %q does not match method %q", strings.Join(hm, ","), msg.Method), nil)
 	}
-	if field, ok := nameField(msg.Method); ok {
+	if field, ok := NameField(msg.Method); ok {
 		var bodyName string
 		hasBody := json.Unmarshal(params[field], &bodyName) == nil && params[field] != nil
-		hn := r.Header.Values(headerName)
+		hn := r.Header.Values(HeaderName)
 		switch {
 		case len(hn) == 0 && hasBody:
 			return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
@@ -118,18 +120,18 @@ func (m *Mount) validateModern(r *http.Request, msg *wire.Message, params, meta 
 					"header mismatch: Mcp-Name does not match params.%s", field), nil)
 			}
 			// The SDK compares Mcp-Name verbatim; give it the decoded value.
-			r.Header.Set(headerName, name)
+			r.Header.Set(HeaderName, name)
 		}
 	}
 
 	// 3. Version.
-	if metaVersion != ProtocolVersion {
+	if metaVersion != wire.ProtocolVersion {
 		return fail(http.StatusBadRequest, wire.CodeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", metaVersion),
-			map[string]any{"supported": []string{ProtocolVersion}, "requested": metaVersion})
+			map[string]any{"supported": []string{wire.ProtocolVersion}, "requested": metaVersion})
 	}
 
 	// 4. Method.
-	if !modernMethod(msg.Method) {
+	if !Served(msg.Method) {
 		return fail(http.StatusNotFound, wire.CodeMethodNotFound, fmt.Sprintf("method not found: %q", msg.Method), nil)
 	}
 	return wire.Refusal{}, false
@@ -149,8 +151,8 @@ func decodeHeaderValue(v string) (string, bool) {
 	return string(b), true
 }
 
-// serve2026 serves one checked 2026-07-28 request.
-func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+// Serve serves one checked 2026-07-28 request.
+func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	msg := &in.Msg
 	if msg.Method == "subscriptions/listen" {
 		m.serveListen(w, r, in)
@@ -160,24 +162,24 @@ func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *wire.Incom
 	// handler: Accept, then Last-Event-ID, then Mcp-Name against the
 	// typed params of tools/call.
 	if !in.Accept.JSONOK || !in.Accept.StreamOK {
-		m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
+		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
 			Message: "Accept must contain both 'application/json' and 'text/event-stream'"})
 		return
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
-		m.refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
+		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
 			Message: "can't send Last-Event-ID for POST request"})
 		return
 	}
 	var call *core.CallRequest
 	if msg.Method == "tools/call" {
 		var problem string
-		if call, problem = decodeCall(r.Header, in); problem != "" {
+		if call, problem = DecodeCall(r.Header, in); problem != "" {
 			wire.WriteHeaderMismatch(w, msg.ID, problem)
 			return
 		}
 	}
-	ex := &exchange2026{w: w, id: msg.ID}
+	ex := &exchange{w: w, id: msg.ID}
 	if in.Accept.PrefersSSE || msg.Method == "tools/call" && in.Meta["progressToken"] != nil {
 		// Progress notifications need a stream.
 		ex.stream = wire.NewEventStream(w)
@@ -185,10 +187,7 @@ func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *wire.Incom
 		h.Set("Cache-Control", "no-cache, no-transform")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Connection", "keep-alive")
-		if m.metrics != nil {
-			m.metrics.SSEStream(1)
-			defer m.metrics.SSEStream(-1)
-		}
+		defer m.obs.Stream()()
 		defer ex.stream.Stop()
 	}
 	if call != nil {
@@ -201,13 +200,13 @@ func (m *Mount) serve2026(w http.ResponseWriter, r *http.Request, in *wire.Incom
 
 // method2026 runs the handler of a 2026-07-28 method but tools/call and
 // subscriptions/listen, under the request's span and metrics.
-func (m *Mount) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
-	declared, err := checkMetaTriple(in.Meta)
+func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
+	declared, err := CheckMetaTriple(in.Meta)
 	if err != nil {
 		return nil, err
 	}
 	var meta map[string]any // for the trace context it may carry
-	if m.tracer != nil {
+	if m.obs.Tracer != nil {
 		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
 	}
 	ctx = auth.WithSubject(ctx, in.Caller)
@@ -231,9 +230,8 @@ func (m *Mount) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result, 
 // serveCall2026 serves a 2026-07-28 tools/call under the request-ownership
 // tracker: the run the call starts or continues is cancelled unless its
 // whole response is delivered.
-func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange2026) {
-	hc := &httpCall{overload: &wire.OverloadNote{}, stream: ex.stream}
-	call.Response = hc
+func (m *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange) {
+	call.Response = ex
 	if ex.stream != nil {
 		call.Notify = ex
 	}
@@ -244,7 +242,7 @@ func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.I
 		}
 		call.Claim = m.tracker.Lookup(r.Header)
 		res, err := m.handleCall2026(r.Context(), in, call)
-		if rej := hc.overload.Get(); rej != nil {
+		if rej := ex.overload.Get(); rej != nil {
 			wire.WriteOverloaded(w, in.Msg.ID, rej, http.StatusServiceUnavailable)
 			return
 		}
@@ -254,8 +252,8 @@ func (m *Mount) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.I
 
 // handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under
 // the request's span and metrics.
-func (m *Mount) handleCall2026(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
-	if _, err := checkMetaTriple(in.Meta); err != nil {
+func (m *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
+	if _, err := CheckMetaTriple(in.Meta); err != nil {
 		return nil, err
 	}
 	var meta map[string]any
@@ -269,11 +267,11 @@ func (m *Mount) handleCall2026(ctx context.Context, in *wire.Incoming, call *cor
 	})
 }
 
-// decodeCall decodes the params of a 2026-07-28 tools/call into a call
+// DecodeCall decodes the params of a 2026-07-28 tools/call into a call
 // request. A request whose typed params do not decode, or that names its
 // tool without the Mcp-Name header, gets problem, the -32020 message.
-func decodeCall(h http.Header, in *wire.Incoming) (call *core.CallRequest, problem string) {
-	if h.Get(headerName) == "" {
+func DecodeCall(h http.Header, in *wire.Incoming) (call *core.CallRequest, problem string) {
+	if h.Get(HeaderName) == "" {
 		return nil, `missing required Mcp-Name header for method "tools/call"`
 	}
 	p := in.Params
@@ -299,19 +297,21 @@ func decodeOptional(raw json.RawMessage, v any) bool {
 	return json.Unmarshal(raw, v) == nil
 }
 
-// exchange2026 writes the answer of one 2026-07-28 request: JSON, or
+// exchange writes the answer of one 2026-07-28 request: JSON, or
 // events on its SSE stream.
-type exchange2026 struct {
+type exchange struct {
 	w      http.ResponseWriter
 	id     json.RawMessage
 	stream *wire.EventStream // nil: a JSON response
+	// overload learns of a tools/call refused by admission control.
+	overload wire.OverloadNote
 }
 
 // answer writes the response: res, or err. On a stream, a result or an
 // error without an HTTP status is an event; an error with one (SEP-2575)
 // is a JSON body with that status, as the go-sdk writes it. A request
 // whose client went away gets nothing.
-func (ex *exchange2026) answer(m *Mount, res mcp.Result, err error) {
+func (ex *exchange) answer(m *Dialect, res mcp.Result, err error) {
 	if err == nil {
 		m.annotateServerInfo(res)
 	} else if errors.Is(err, context.Canceled) {
@@ -331,9 +331,23 @@ func (ex *exchange2026) answer(m *Mount, res mcp.Result, err error) {
 	ex.stream.Event(body)
 }
 
+// KeepAlive starts the keep-alives of the request's SSE stream, if it
+// has one (core.Response).
+func (ex *exchange) KeepAlive(interval time.Duration) (stop func()) {
+	if ex.stream == nil {
+		return func() {}
+	}
+	ex.stream.KeepAlive(interval)
+	return ex.stream.Stop
+}
+
+// Overloaded notes the refusal, which the response answers with status
+// 503 and Retry-After (core.Response).
+func (ex *exchange) Overloaded(rej *admission.Rejection) { ex.overload.Set(rej) }
+
 // NotifyProgress sends a progress notification as an event of the
 // request's stream.
-func (ex *exchange2026) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
+func (ex *exchange) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
 	b, err := wire.EncodeNotification("notifications/progress", params)
 	if err != nil {
 		return err
@@ -342,11 +356,11 @@ func (ex *exchange2026) NotifyProgress(_ context.Context, params *mcp.ProgressNo
 	return nil
 }
 
-// checkMetaTriple decodes the _meta clientInfo (when present) and
+// CheckMetaTriple decodes the _meta clientInfo (when present) and
 // clientCapabilities as the SDK's request validation does, with its
 // answers, and reports whether the capabilities declare the Tasks
 // extension.
-func checkMetaTriple(meta map[string]json.RawMessage) (tasks bool, err error) {
+func CheckMetaTriple(meta map[string]json.RawMessage) (tasks bool, err error) {
 	if raw, ok := meta[mcp.MetaKeyClientInfo]; ok && string(raw) != "null" {
 		var info mcp.Implementation
 		if json.Unmarshal(raw, &info) != nil {
@@ -364,7 +378,7 @@ func checkMetaTriple(meta map[string]json.RawMessage) (tasks bool, err error) {
 	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil {
 		return false, core.InvalidParams(`missing or invalid _meta field "` + mcp.MetaKeyClientCapabilities + `"`)
 	}
-	_, tasks = caps.Extensions[ExtensionTasks]
+	_, tasks = caps.Extensions[core.ExtensionTasks]
 	return tasks, nil
 }
 
@@ -386,14 +400,14 @@ func (r *discoverResult) SetMeta(meta map[string]any) { r.Meta = meta }
 
 // discover answers server/discover: the versions the endpoint serves, the
 // server's capabilities and instructions, cacheable for the CacheTTL.
-func (m *Mount) discover() mcp.Result {
+func (m *Dialect) discover() mcp.Result {
 	return &discoverResult{ResultType: wire.ResultComplete, TTLMs: m.cacheTTLMs, CacheScope: "public",
 		SupportedVersions: mcp.SupportedProtocolVersions(), Capabilities: m.caps, Instructions: m.instructions}
 }
 
 // annotateServerInfo names the server in a result's _meta, as the SDK
 // does for every 2026-07-28 result (SEP-2575), unless the result names one.
-func (m *Mount) annotateServerInfo(res mcp.Result) {
+func (m *Dialect) annotateServerInfo(res mcp.Result) {
 	if res == nil {
 		return
 	}
