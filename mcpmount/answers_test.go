@@ -284,7 +284,7 @@ func TestRefusedAnswerDialect(t *testing.T) {
 	s := newStack(t, nil, "")
 	for _, tt := range badAnswers() {
 		t.Run(tt.name, func(t *testing.T) {
-			ss := newStdioSession(t, s, dialectVersion)
+			ss := newStdioSession(t, s, "2025-11-25")
 			created := ss.call("tools/call", map[string]any{"name": tt.tool, "arguments": tt.args, "task": map[string]any{}})
 			id, _ := created["task"].(map[string]any)["taskId"].(string)
 			deadline := time.Now().Add(30 * time.Second)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/session"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
@@ -86,7 +87,7 @@ func FuzzDecode(f *testing.F) {
 		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' && wire.NestingDepth(body) <= wire.MaxNesting {
 			// A batch that passes goes to the SDK's handler: check the
 			// batch alone.
-			if e, bad := m.checkBatch(trimmed); bad {
+			if e, bad := session.CheckBatch(trimmed); bad {
 				m.obs.Refuse(w, in, e)
 				checkRefusal(t, w, len(body)+len(version)+len(method)+len(name))
 			}

@@ -127,7 +127,7 @@ func TestHandWrittenOpenWOPAnswers(t *testing.T) {
 				t.Fatalf("after the refusal tasks/get = %v", got)
 			}
 			// The run answers getRun itself: no resolution reached it.
-			snap, err := s.mount.runs.Get(context.Background(), auth.Anonymous(), runOf(t, id))
+			snap, err := s.runs.Get(context.Background(), auth.Anonymous(), runOf(t, id))
 			if err != nil || len(snap.Resolved) != 0 || len(snap.Interrupts) != 1 {
 				t.Fatalf("run = %+v, %v", snap, err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/session"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
@@ -55,7 +56,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.modern.Serve(w, r, in)
 		return
 	}
-	m.serveSessionEra(w, r, in)
+	m.session.Serve(w, r, in)
 }
 
 // intake runs the checks of a request up to its body, which it reads. It
@@ -66,16 +67,16 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		m.obs.Refuse(w, in, wire.Refusal{Status: rej.Status, Code: wire.CodeInvalidRequest, Message: rej.Message})
 		return false
 	}
-	in.Session = m.legacySession(r)
+	in.Session = m.session.SessionOf(r)
 	if r.Method != http.MethodPost {
 		if in.Session != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
-			m.serveSessionStream(w, r, in.Session)
+			m.session.ServeStream(w, r, in.Session)
 			return false
 		}
 		w.Header().Set("Allow", http.MethodPost)
 		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusMethodNotAllowed, Code: wire.CodeInvalidRequest,
 			Message: fmt.Sprintf("method %s not allowed: the MCP endpoint takes POST (GET and DELETE only with the %s of a session-era session)",
-				r.Method, headerSessionID)})
+				r.Method, session.HeaderSessionID)})
 		return false
 	}
 	caller, err := m.authenticate(r)
@@ -107,7 +108,7 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		return false
 	}
 	in.Body = body
-	r.Header.Del(legacyTaskHeader)
+	session.ClearMarks(r.Header)
 	return true
 }
 
@@ -123,7 +124,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		return false
 	}
 	if trimmed := bytes.TrimSpace(in.Body); len(trimmed) > 0 && trimmed[0] == '[' {
-		m.serveBatch(w, r, in, trimmed)
+		m.session.ServeBatch(w, r, in, trimmed)
 		return false
 	}
 	if err := json.Unmarshal(in.Body, &in.Msg); err != nil {
@@ -134,25 +135,23 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 	if in.Session != "" && msg.Method == "" && wire.IsResponse(msg) {
 		// A session-era client answering a request of the server (an
 		// elicitation): the SDK matches it to the waiting request.
-		if m.checkSession(w, in.Session, core.Principal(in.Caller), nil) {
-			m.serveSDK(w, r, in, m.sessionRoute(in.Session))
-		}
+		m.session.ServeResponse(w, r, in)
 		return false
 	}
 	if e, bad := wire.CheckEnvelope(msg); bad {
 		m.obs.Refuse(w, in, e)
 		return false
 	}
-	if in.Session != "" && !m.checkSession(w, in.Session, core.Principal(in.Caller), msg.ID) {
+	if in.Session != "" && !m.session.CheckSession(w, in.Session, core.Principal(in.Caller), msg.ID) {
 		return false
 	}
 	if len(msg.ID) == 0 {
-		m.serveNotification(w, r, in)
+		m.session.ServeNotification(w, r, in)
 		return false
 	}
 	var perr error
 	in.Params, in.Meta, perr = wire.DecodeParams(msg.Params)
-	in.Modern = m.modernHeader(r) || in.Meta[mcp.MetaKeyProtocolVersion] != nil
+	in.Modern = wire.ModernHeader(r) || in.Meta[mcp.MetaKeyProtocolVersion] != nil
 	in.Accept = wire.Negotiate(r)
 	if in.Modern {
 		if e, bad := modern.Validate(r, msg, in.Params, in.Meta, perr); bad {
@@ -177,28 +176,4 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		return false
 	}
 	return true
-}
-
-// serveNotification answers a notification: 202, unless it belongs to a
-// session-era session, whose SDK handler takes it (notifications/
-// initialized, notifications/cancelled, ...).
-func (m *Mount) serveNotification(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
-	if in.Session == "" {
-		// Nothing to answer, and on a stateless endpoint nothing it could
-		// refer to.
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	if e, bad := m.sdkMethodUnknown(in.Msg.Method, nil); bad {
-		m.obs.Refuse(w, in, e)
-		return
-	}
-	m.serveSDK(w, r, in, m.sessionRoute(in.Session))
-}
-
-// modernHeader reports whether the MCP-Protocol-Version header names a
-// per-request protocol (anything but a session-era version).
-func (m *Mount) modernHeader(r *http.Request) bool {
-	v := r.Header.Get(modern.HeaderProtocolVersion)
-	return v != "" && !wire.LegacyVersion(v)
 }

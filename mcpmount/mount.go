@@ -5,8 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/http"
-	"sync"
+	"io"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,8 +19,8 @@ import (
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/session"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
-	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -151,46 +150,20 @@ const (
 
 // Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
 type Mount struct {
-	// core serves the operations on runs for every dialect; runs and
-	// tracker are its run service and ownership tracker.
-	core         *core.Core
-	runs         runs.Backend
-	tracker      *ownership.Tracker
-	authenticate auth.Authenticator
-	log          *zap.Logger
-	catalog      catalog.Source
-	proj         wire.Projector
-	cacheTTLMs   int64
-	maxBody      int64
+	// core serves the operations on runs for every dialect; modern and
+	// session are the dialects.
+	core    *core.Core
+	modern  *modern.Dialect
+	session *session.Dialect
+	// What the intake needs: the gate, the authenticator, the bound on a
+	// body, the catalog for scope refusals, the request observer.
 	gate         *httpgate.Gate
-	// caps, instructions and impl are the server's capabilities (the
-	// Tasks extension and tools), instructions text and name and version.
-	caps         *mcp.ServerCapabilities
-	instructions string
-	impl         *mcp.Implementation
-	// server is the go-sdk's server of the session era; jsonHandler and
-	// sseHandler serve its requests that belong to no session, and
-	// sessionHandler (stateful) those of HTTP sessions.
-	server         *mcp.Server
-	jsonHandler    http.Handler
-	sseHandler     http.Handler
-	sessionHandler http.Handler
-	sessions       sessions
-	maxSessions    int
-	// calls holds the *httpCall of each session-era HTTP request being
-	// served, by ownership claim key.
-	calls     sync.Map
-	keepAlive time.Duration
-	tracer    trace.Tracer // nil: no tracing
-	metrics   Recorder     // nil: no metrics
-	// obs traces and measures requests; lister answers tools/list.
-	obs    wire.Observer
-	lister wire.Lister
-	// modern serves 2026-07-28 requests.
-	modern *modern.Dialect
-	// listening ends when Shutdown is called: every subscriptions/listen
-	// stream then ends.
-	listening    context.Context
+	authenticate auth.Authenticator
+	maxBody      int64
+	catalog      catalog.Source
+	obs          wire.Observer
+	log          *zap.Logger
+	// endListening ends every subscriptions/listen stream (Shutdown).
 	endListening context.CancelFunc
 	// afterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
@@ -203,23 +176,60 @@ func New(opts Options) (*Mount, error) {
 	if err := applyDefaults(&opts); err != nil {
 		return nil, err
 	}
-	m := &Mount{
-		runs:         runs.CheckOutputs(opts.Runs, opts.Catalog),
-		authenticate: opts.Authenticate,
-		log:          opts.Logger,
-		catalog:      opts.Catalog,
-		proj:         wire.Projector{PollIntervalMs: opts.PollInterval.Milliseconds()},
-		cacheTTLMs:   opts.CacheTTL.Milliseconds(),
-		maxBody:      opts.MaxBodyBytes,
-		metrics:      opts.Metrics,
-		maxSessions:  opts.MaxSessions,
-		keepAlive:    opts.KeepAlive,
-		instructions: opts.Instructions,
-		impl:         &mcp.Implementation{Name: opts.Name, Version: opts.Version},
+	m := &Mount{authenticate: opts.Authenticate, log: opts.Logger, catalog: opts.Catalog, maxBody: opts.MaxBodyBytes}
+	gate, err := httpgate.New(httpgate.Options{
+		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcpmount: %w", err)
+	}
+	m.gate = gate
+	states, err := newStates(opts)
+	if err != nil {
+		return nil, err
 	}
 	if opts.TracerProvider != nil {
-		m.tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
+		m.obs.Tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
 	}
+	if opts.Metrics != nil {
+		m.obs.Metrics = opts.Metrics
+	}
+	m.core = core.New(core.Options{
+		Runs: runs.CheckOutputs(opts.Runs, opts.Catalog), Catalog: opts.Catalog, OAuth: opts.OAuth, Audit: opts.Audit,
+		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
+		States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
+		AfterStart: func(runID string) {
+			if m.afterStart != nil {
+				m.afterStart(runID)
+			}
+		},
+	})
+	proj := wire.Projector{PollIntervalMs: opts.PollInterval.Milliseconds()}
+	lister := wire.Lister{Core: m.core, Catalog: opts.Catalog, Log: m.log, CacheTTLMs: opts.CacheTTL.Milliseconds()}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	caps.AddExtension(ExtensionTasks, map[string]any{})
+	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version}
+	var listening context.Context
+	listening, m.endListening = context.WithCancel(context.Background())
+	m.modern = modern.New(modern.Options{
+		Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Log: m.log,
+		Capabilities: caps, Implementation: impl, Instructions: opts.Instructions, CacheTTLMs: opts.CacheTTL.Milliseconds(),
+		KeepAlive: opts.KeepAlive, Listening: listening,
+	})
+	m.session, err = session.New(session.Options{
+		Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Log: m.log, Authenticate: opts.Authenticate,
+		Capabilities: caps, Implementation: impl, Instructions: opts.Instructions, CacheTTLMs: opts.CacheTTL.Milliseconds(),
+		KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes, SessionIdleTimeout: opts.SessionIdleTimeout,
+		MaxSessions: opts.MaxSessions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newStates builds the codec of MRTR requestStates.
+func newStates(opts Options) (*requeststate.Codec, error) {
 	key := opts.MRTRKey
 	if key == nil {
 		key = make([]byte, 32)
@@ -231,41 +241,32 @@ func New(opts Options) (*Mount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
-	m.core = core.New(core.Options{
-		Runs: m.runs, Catalog: opts.Catalog, OAuth: opts.OAuth, Audit: opts.Audit, Log: m.log,
-		Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.tracer, RunTrace: opts.RunTrace,
-		States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
-		AfterStart: func(runID string) {
-			if m.afterStart != nil {
-				m.afterStart(runID)
-			}
-		},
-	})
-	m.tracker = m.core.Tracker()
-	m.obs = wire.Observer{Tracer: m.tracer}
-	if opts.Metrics != nil {
-		m.obs.Metrics = opts.Metrics
-	}
-	m.lister = wire.Lister{Core: m.core, Catalog: opts.Catalog, Log: m.log, CacheTTLMs: m.cacheTTLMs}
-	m.listening, m.endListening = context.WithCancel(context.Background())
-	gate, err := httpgate.New(httpgate.Options{
-		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("mcpmount: %w", err)
-	}
-	m.gate = gate
-	m.caps = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
-	m.caps.AddExtension(ExtensionTasks, map[string]any{})
-	m.modern = modern.New(modern.Options{
-		Core: m.core, Projector: m.proj, Observer: m.obs, Lister: m.lister, Log: m.log,
-		Capabilities: m.caps, Implementation: m.impl, Instructions: m.instructions, CacheTTLMs: m.cacheTTLMs,
-		KeepAlive: m.keepAlive, Listening: m.listening,
-	})
-	if err := m.newSessionServer(opts); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return states, nil
+}
+
+// ServeStdio serves one MCP client over a newline-delimited message stream
+// (stdin and stdout for a local client) as caller, until the input ends or
+// ctx is done. The request-ownership rule holds as on HTTP: a call owns the
+// run it starts or continues until its response is written; a
+// notifications/cancelled naming the call, or the end of the input, cancels
+// the runs the unanswered calls own (reason mcp-request-cancelled).
+// ServeStdio returns once those cancellations are done. Nothing but MCP
+// messages is written to out.
+func (m *Mount) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser) error {
+	return m.session.ServeStdio(ctx, caller, in, out)
+}
+
+// Shutdown ends the mount's long-lived streams, so that a graceful HTTP
+// shutdown is not held by streams that never end by themselves: every
+// subscriptions/listen stream ends, now and from now on, with its listen
+// result, and every session-era HTTP session is closed (a session closes
+// once its calls in flight have returned; its GET stream then ends).
+// Clients may start new sessions afterwards. Call it as the server starts
+// shutting down (http.Server.RegisterOnShutdown). It returns when every
+// session is closed, or with ctx's error when ctx ends first.
+func (m *Mount) Shutdown(ctx context.Context) error {
+	m.endListening()
+	return m.session.Shutdown(ctx)
 }
 
 // applyDefaults checks opts and fills in the defaults.
@@ -312,42 +313,6 @@ func orDefault[T time.Duration | int64 | int](v *T, def T) {
 	if *v <= 0 {
 		*v = def
 	}
-}
-
-// newSessionServer builds the go-sdk server of the session era and its
-// HTTP handlers.
-func (m *Mount) newSessionServer(opts Options) error {
-	server := mcp.NewServer(m.impl, &mcp.ServerOptions{
-		Instructions: opts.Instructions,
-		Capabilities: m.caps,
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
-			c.TTLMs = int(m.cacheTTLMs)
-			c.CacheScope = "public"
-		},
-	})
-	server.AddReceivingMiddleware(m.observe, m.middleware)
-	if err := m.registerTaskMethods(server); err != nil {
-		return err
-	}
-	m.server = server
-	getServer := func(*http.Request) *mcp.Server { return server }
-	// ServeHTTP does the Host check (DNS-rebinding protection) itself, with
-	// AllowedHosts for local reverse proxies; the SDK's fixed one is off.
-	m.jsonHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
-		DisableLocalhostProtection: true,
-	})
-	m.sseHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
-		DisableLocalhostProtection: true,
-	})
-	// Session-era sessions: server requests (elicitation) need a session
-	// to answer on; responses are SSE so that they ride the call's stream.
-	m.sessionHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		JSONResponse: false, SessionTimeout: opts.SessionIdleTimeout, MaxRequestBodyBytes: m.maxBody,
-		DisableLocalhostProtection: true,
-	})
-	return nil
 }
 
 // ExtensionTasks is the id of the MCP Tasks extension this mount implements

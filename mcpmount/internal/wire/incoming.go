@@ -81,3 +81,15 @@ func DecodeParams(raw json.RawMessage) (map[string]json.RawMessage, map[string]j
 func DecodeValid(raw json.RawMessage, v any) error {
 	return json.NewDecoder(bytes.NewReader(raw)).Decode(v)
 }
+
+// HeaderProtocolVersion is the request header that names the protocol
+// revision.
+const HeaderProtocolVersion = "Mcp-Protocol-Version"
+
+// ModernHeader reports whether the MCP-Protocol-Version header names a
+// per-request protocol (anything but a session-era version).
+func ModernHeader(r *http.Request) bool {
+	v := r.Header.Get(HeaderProtocolVersion)
+	return v != "" && !LegacyVersion(v)
+}
+

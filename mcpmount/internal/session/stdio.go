@@ -1,4 +1,4 @@
-package mcpmount
+package session
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // the runs the unanswered calls own (reason mcp-request-cancelled).
 // ServeStdio returns once those cancellations are done. Nothing but MCP
 // messages is written to out.
-func (m *Mount) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser) error {
+func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser) error {
 	t := legacyTaskTransport{m.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out})}
 	err := m.server.Run(auth.WithSubject(ctx, caller), t)
 	m.tracker.Wait()

@@ -1,4 +1,4 @@
-package mcpmount
+package session
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package mcpmount
+package session
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
 )
 
-// headerSessionID is the session header of the session-era (2025-xx)
+// HeaderSessionID is the session header of the session-era (2025-xx)
 // streamable HTTP transport.
-const headerSessionID = "Mcp-Session-Id"
+const HeaderSessionID = "Mcp-Session-Id"
 
 // sessions records the live session-era HTTP sessions of the stateful SDK
 // handler and the caller each belongs to. A session is bound to the caller
@@ -114,7 +114,7 @@ func (s *sessions) count() int {
 // trackSession records the session an initialize request created, bound
 // to its caller, until the session ends (DELETE, idle expiry). Sessions
 // without an id (stdio, the stateless handler) are not recorded.
-func (m *Mount) trackSession(ctx context.Context, req mcp.Request) {
+func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil || ss.ID() == "" {
 		return
@@ -132,19 +132,19 @@ func (m *Mount) trackSession(ctx context.Context, req mcp.Request) {
 	}()
 }
 
-// legacySession returns the Mcp-Session-Id of a session-era request, or ""
+// SessionOf returns the Mcp-Session-Id of a session-era request, or ""
 // (no header, or a 2026-07-28 request, which is stateless whatever it
 // carries).
-func (m *Mount) legacySession(r *http.Request) string {
-	if m.modernHeader(r) {
+func (m *Dialect) SessionOf(r *http.Request) string {
+	if wire.ModernHeader(r) {
 		return ""
 	}
-	return r.Header.Get(headerSessionID)
+	return r.Header.Get(HeaderSessionID)
 }
 
-// checkSession answers 404 unless session id is live and belongs to the
+// CheckSession answers 404 unless session id is live and belongs to the
 // caller's principal; a foreign session reads exactly like an unknown one.
-func (m *Mount) checkSession(w http.ResponseWriter, id, owner string, reqID json.RawMessage) bool {
+func (m *Dialect) CheckSession(w http.ResponseWriter, id, owner string, reqID json.RawMessage) bool {
 	if m.sessions.ownedBy(id, owner) {
 		return true
 	}
@@ -153,15 +153,15 @@ func (m *Mount) checkSession(w http.ResponseWriter, id, owner string, reqID json
 	return false
 }
 
-// serveSessionStream serves GET (the session's standalone SSE stream) and
+// ServeStream serves GET (the session's standalone SSE stream) and
 // DELETE (end the session) for a session-era client.
-func (m *Mount) serveSessionStream(w http.ResponseWriter, r *http.Request, id string) {
+func (m *Dialect) ServeStream(w http.ResponseWriter, r *http.Request, id string) {
 	caller, err := m.authenticate(r)
 	if err != nil {
 		wire.WriteUnauthorized(w, err)
 		return
 	}
-	if !m.checkSession(w, id, core.Principal(caller), nil) {
+	if !m.CheckSession(w, id, core.Principal(caller), nil) {
 		return
 	}
 	if r.Method == http.MethodDelete {
@@ -179,7 +179,7 @@ func (m *Mount) serveSessionStream(w http.ResponseWriter, r *http.Request, id st
 
 // sessionStarted reports whether a new session may start, answering 503
 // when MaxSessions are open.
-func (m *Mount) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) bool {
+func (m *Dialect) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) bool {
 	if m.sessions.count() < m.maxSessions {
 		return true
 	}
@@ -190,16 +190,11 @@ func (m *Mount) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) boo
 	return false
 }
 
-// Shutdown ends the mount's long-lived streams, so that a graceful HTTP
-// shutdown is not held by streams that never end by themselves: every
-// subscriptions/listen stream ends, now and from now on, with its listen
-// result, and every session-era HTTP session is closed (a session closes
-// once its calls in flight have returned; its GET stream then ends).
-// Clients may start new sessions afterwards. Call it as the server starts
-// shutting down (http.Server.RegisterOnShutdown). It returns when every
-// session is closed, or with ctx's error when ctx ends first.
-func (m *Mount) Shutdown(ctx context.Context) error {
-	m.endListening()
+// Shutdown closes every HTTP session (a session closes once its calls in
+// flight have returned; its GET stream then ends). Clients may start new
+// sessions afterwards. It returns when every session is closed, or with
+// ctx's error when ctx ends first.
+func (m *Dialect) Shutdown(ctx context.Context) error {
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
@@ -218,5 +213,18 @@ func (m *Mount) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("mcpmount: shut down: %w", ctx.Err())
+	}
+}
+
+// ClearMarks removes from h what only the dialect may set on a request
+// (a client must not mark its own call as a 2025-11-25 task).
+func ClearMarks(h http.Header) { h.Del(legacyTaskHeader) }
+
+// ServeResponse hands a session-era client's response to a request of the
+// server (an elicitation) to the session's SDK handler, which matches it
+// to the waiting request, once the session is checked.
+func (m *Dialect) ServeResponse(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+	if m.CheckSession(w, in.Session, core.Principal(in.Caller), nil) {
+		m.serveSDK(w, r, in, m.sessionRoute(in.Session))
 	}
 }

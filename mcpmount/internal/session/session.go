@@ -1,4 +1,4 @@
-package mcpmount
+package session
 
 import (
 	"bytes"
@@ -31,9 +31,9 @@ import (
 // (middleware); the 2025-11-25 task methods are in
 // dialect_2025_11_25_tasks.go.
 
-// serveSessionEra hands a checked session-era request to the SDK.
-func (m *Mount) serveSessionEra(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
-	if e, bad := m.sdkMethodUnknown(in.Msg.Method, in.Msg.ID); bad {
+// Serve hands a checked session-era request to the SDK.
+func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+	if e, bad := sdkMethodUnknown(in.Msg.Method, in.Msg.ID); bad {
 		m.obs.Refuse(w, in, e)
 		return
 	}
@@ -52,15 +52,15 @@ func (m *Mount) serveSessionEra(w http.ResponseWriter, r *http.Request, in *wire
 	}
 }
 
-// serveBatch serves a session-era JSON-RPC batch (2026-07-28 has none): the
+// ServeBatch serves a session-era JSON-RPC batch (2026-07-28 has none): the
 // mount checks its elements, the SDK answers them.
-func (m *Mount) serveBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
-	if m.modernHeader(r) {
+func (m *Dialect) ServeBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
+	if wire.ModernHeader(r) {
 		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
-			Message: "JSON-RPC batches are not supported in protocol " + ProtocolVersion})
+			Message: "JSON-RPC batches are not supported in protocol " + wire.ProtocolVersion})
 		return
 	}
-	if e, bad := m.checkBatch(body); bad {
+	if e, bad := CheckBatch(body); bad {
 		m.obs.Refuse(w, in, e)
 		return
 	}
@@ -68,7 +68,7 @@ func (m *Mount) serveBatch(w http.ResponseWriter, r *http.Request, in *wire.Inco
 		m.serveSDK(w, r, in, sdkRoute{handler: m.jsonHandler})
 		return
 	}
-	if m.checkSession(w, in.Session, core.Principal(in.Caller), nil) {
+	if m.CheckSession(w, in.Session, core.Principal(in.Caller), nil) {
 		m.serveSDK(w, r, in, m.sessionRoute(in.Session))
 	}
 }
@@ -88,7 +88,7 @@ var sdkMethods = map[string]bool{
 // sdkMethodUnknown refuses, before the SDK sees it, a session-era message
 // whose method the SDK does not take: -32601 with status 200, as a
 // method's error is answered in that protocol.
-func (m *Mount) sdkMethodUnknown(method string, id json.RawMessage) (wire.Refusal, bool) {
+func sdkMethodUnknown(method string, id json.RawMessage) (wire.Refusal, bool) {
 	if sdkMethods[method] {
 		return wire.Refusal{}, false
 	}
@@ -111,7 +111,7 @@ type sdkRoute struct {
 // sessionRoute is the route of requests that belong to a session-era
 // session (id "" for the initialize that starts one): the stateful
 // handler, always SSE.
-func (m *Mount) sessionRoute(id string) sdkRoute {
+func (m *Dialect) sessionRoute(id string) sdkRoute {
 	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
 }
 
@@ -157,7 +157,7 @@ func (c *httpCall) Overloaded(rej *admission.Rejection) {
 // While the request is served, its httpCall is registered under its
 // claim's key, and a session's request is recorded with its session, whose
 // end settles it.
-func (m *Mount) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incoming, route sdkRoute) {
+func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incoming, route sdkRoute) {
 	id := in.Msg.ID
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
 	defer pw.finish()
@@ -209,7 +209,7 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 
 // httpCall returns the HTTP request that holds claim, or nil (stdio, or
 // no claim).
-func (m *Mount) httpCall(claim *ownership.Claim) *httpCall {
+func (m *Dialect) httpCall(claim *ownership.Claim) *httpCall {
 	if claim == nil {
 		return nil
 	}
@@ -224,7 +224,7 @@ func (m *Mount) httpCall(claim *ownership.Claim) *httpCall {
 // session-era requests, and rewrites initialize results: no Tasks
 // extension (it is undefined before 2026-07-28), and the dialect's tasks
 // capability for 2025-11-25.
-func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
@@ -265,7 +265,7 @@ func (m *Mount) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // that declared the Tasks extension accepts a task; a session-era one with
 // params.task wants one, and in 2025-11-25 a tool that runs only as a task
 // must be called with params.task.
-func (m *Mount) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, modern bool) {
+func (m *Dialect) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, modern bool) {
 	p := r.Params
 	modern = core.ModernMeta(p.Meta)
 	call = &core.CallRequest{Name: p.Name, Arguments: p.Arguments, Caps: core.CapsFromMeta(p.Meta),
@@ -405,12 +405,12 @@ func (w *plainErrorWriter) finish() {
 	wire.WriteRefusal(w.ResponseWriter, wire.Refusal{Status: w.status, ID: w.id, Code: code, Message: strings.TrimSpace(w.buf.String())})
 }
 
-// checkBatch checks a session-era JSON-RPC batch before the SDK sees it:
+// CheckBatch checks a session-era JSON-RPC batch before the SDK sees it:
 // not empty, every element an object with a valid id (when present) and no
 // number a 64-bit float cannot represent; then, as the SDK reads a batch,
 // every element a JSON-RPC message (-32700 otherwise) and every request's
 // method one the SDK takes.
-func (m *Mount) checkBatch(body []byte) (wire.Refusal, bool) {
+func CheckBatch(body []byte) (wire.Refusal, bool) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(body, &elems); err != nil {
 		return wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeParseError, Message: "parse error: " + err.Error()}, true
@@ -434,7 +434,7 @@ func (m *Mount) checkBatch(body []byte) (wire.Refusal, bool) {
 	}
 	for _, msg := range decoded {
 		if req, ok := msg.(*jsonrpc.Request); ok {
-			if e, bad := m.sdkMethodUnknown(req.Method, nil); bad {
+			if e, bad := sdkMethodUnknown(req.Method, nil); bad {
 				return e, true
 			}
 		}
@@ -465,7 +465,7 @@ func checkBatchElement(i int, el json.RawMessage) (wire.Refusal, bool) {
 // the Tasks extension's, which refuse a session-era request that did not
 // declare it, and the 2025-11-25 dialect's tasks/result and tasks/list,
 // which the middleware serves (anything else gets -32601).
-func (m *Mount) registerTaskMethods(server *mcp.Server) error {
+func (m *Dialect) registerTaskMethods(server *mcp.Server) error {
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
 		return fmt.Errorf("mcpmount: register tasks/get: %w", err)
 	}
@@ -491,7 +491,7 @@ func (m *Mount) registerTaskMethods(server *mcp.Server) error {
 }
 
 // getTask answers tasks/get (the SDK's handler; see getTaskOf).
-func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.DetailedTaskResult, error) {
+func (m *Dialect) getTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.DetailedTaskResult, error) {
 	if p == nil {
 		return m.proj.GotTask(m.core.GetTask(ctx, false, nil))
 	}
@@ -499,7 +499,7 @@ func (m *Mount) getTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskP
 }
 
 // updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
-func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *wire.UpdateParams) (*wire.AckResult, error) {
+func (m *Dialect) updateTask(ctx context.Context, _ *mcp.ServerSession, p *wire.UpdateParams) (*wire.AckResult, error) {
 	if p == nil {
 		return wire.Ack(m.core.UpdateTask(ctx, false, nil, nil))
 	}
@@ -507,7 +507,7 @@ func (m *Mount) updateTask(ctx context.Context, _ *mcp.ServerSession, p *wire.Up
 }
 
 // cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
-func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.AckResult, error) {
+func (m *Dialect) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.AckResult, error) {
 	if p == nil {
 		return wire.Ack(m.core.CancelTask(ctx, false, nil))
 	}
@@ -516,7 +516,7 @@ func (m *Mount) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *wire.Ta
 
 // observe wraps the method handlers with the request's span and its
 // metrics. With neither a tracer nor a recorder it adds nothing.
-func (m *Mount) observe(next mcp.MethodHandler) mcp.MethodHandler {
+func (m *Dialect) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	if m.obs.Tracer == nil && m.obs.Metrics == nil {
 		return next
 	}
@@ -548,4 +548,57 @@ func requestMeta(req mcp.Request) map[string]any {
 		return nil
 	}
 	return p.GetMeta()
+}
+
+// ServeNotification answers a notification: 202, unless it belongs to a
+// session-era session, whose SDK handler takes it (notifications/
+// initialized, notifications/cancelled, ...).
+func (m *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+	if in.Session == "" {
+		// Nothing to answer, and on a stateless endpoint nothing it could
+		// refer to.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if e, bad := sdkMethodUnknown(in.Msg.Method, nil); bad {
+		m.obs.Refuse(w, in, e)
+		return
+	}
+	m.serveSDK(w, r, in, m.sessionRoute(in.Session))
+}
+
+// newServer builds the go-sdk server of the session era and its
+// HTTP handlers.
+func (m *Dialect) newServer(opts Options) error {
+	server := mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Capabilities: opts.Capabilities,
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs = int(m.cacheTTLMs)
+			c.CacheScope = "public"
+		},
+	})
+	server.AddReceivingMiddleware(m.observe, m.middleware)
+	if err := m.registerTaskMethods(server); err != nil {
+		return err
+	}
+	m.server = server
+	getServer := func(*http.Request) *mcp.Server { return server }
+	// ServeHTTP does the Host check (DNS-rebinding protection) itself, with
+	// AllowedHosts for local reverse proxies; the SDK's fixed one is off.
+	m.jsonHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
+		DisableLocalhostProtection: true,
+	})
+	m.sseHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
+		DisableLocalhostProtection: true,
+	})
+	// Session-era sessions: server requests (elicitation) need a session
+	// to answer on; responses are SSE so that they ride the call's stream.
+	m.sessionHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		JSONResponse: false, SessionTimeout: opts.SessionIdleTimeout, MaxRequestBodyBytes: m.maxBody,
+		DisableLocalhostProtection: true,
+	})
+	return nil
 }

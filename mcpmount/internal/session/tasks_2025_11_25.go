@@ -1,4 +1,4 @@
-package mcpmount
+package session
 
 import (
 	"context"
@@ -160,7 +160,7 @@ func legacyRequest(req mcp.Request) bool {
 }
 
 // dialect serves the dialect's tasks/* methods to a session-era request.
-func (m *Mount) dialect(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func (m *Dialect) dialect(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 	if method == "tasks/list" {
 		p, _ := req.GetParams().(*listTasksParams)
 		return m.listTasks(ctx, p)
@@ -192,7 +192,7 @@ func (m *Mount) dialect(ctx context.Context, method string, req mcp.Request) (mc
 
 // legacyTarget decodes the taskId of a dialect request. Every id the
 // caller cannot use gets errTaskNotFound, as in the Tasks extension.
-func (m *Mount) legacyTarget(ctx context.Context, req mcp.Request) (signals.Subject, string, error) {
+func (m *Dialect) legacyTarget(ctx context.Context, req mcp.Request) (signals.Subject, string, error) {
 	caller, err := m.core.Caller(ctx)
 	if err != nil {
 		return signals.Subject{}, "", err
@@ -215,7 +215,7 @@ func (m *Mount) legacyTarget(ctx context.Context, req mcp.Request) (signals.Subj
 // legacyCancel answers tasks/cancel: the run is cancelled as cancelRun
 // does (reason caller-requested) and the task answered, cancelled. A
 // terminal task cannot be cancelled (-32602, as the revision says).
-func (m *Mount) legacyCancel(ctx context.Context, caller signals.Subject, id string) (mcp.Result, error) {
+func (m *Dialect) legacyCancel(ctx context.Context, caller signals.Subject, id string) (mcp.Result, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), core.CancelTimeout)
 	defer cancel()
 	snap, err := m.runs.Cancel(cctx, caller, id, signals.ReasonCallerRequested)
@@ -239,7 +239,7 @@ func (m *Mount) legacyCancel(ctx context.Context, caller signals.Subject, id str
 // listTasks answers tasks/list: the caller's runs (its tenant's), from
 // Temporal visibility, a page at a time with the run service's sealed
 // cursors.
-func (m *Mount) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result, error) {
+func (m *Dialect) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result, error) {
 	caller, err := m.core.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -274,7 +274,7 @@ func (m *Mount) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result, 
 // the related-task _meta), and its answer resolves the interrupt through
 // the path of tasks/update. A request that cannot carry server requests (a
 // stateless one) waits: the task reads input_required meanwhile.
-func (m *Mount) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, claim *ownership.Claim) (mcp.Result, error) {
+func (m *Dialect) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, claim *ownership.Claim) (mcp.Result, error) {
 	snap, err := m.runs.Get(ctx, caller, id)
 	if err != nil {
 		return nil, m.core.LookupErr(ctx, "get run", id, err)
@@ -355,7 +355,7 @@ func unasked(snap signals.Snapshot, asked map[string]bool) []signals.Interrupt {
 // open (the client could not answer, the caller is not an eligible
 // approver) is then left to others, and the request waits for the run's
 // end.
-func (m *Mount) elicitInputs(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, open []signals.Interrupt, asked map[string]bool) error {
+func (m *Dialect) elicitInputs(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, open []signals.Interrupt, asked map[string]bool) error {
 	sort.SliceStable(open, func(i, j int) bool { return open[i].ID < open[j].ID })
 	a := taskAsker{ss: ss, taskID: runid.Project(id)}
 	for _, it := range open {
@@ -400,7 +400,7 @@ func (a taskAsker) Ask(ctx context.Context, message string, requestedSchema any)
 // params.task (a tool that forbids tasks, and in 2025-11-25 one that runs
 // only as a task); anything else as answerCall encodes it, without
 // resultType.
-func (m *Mount) answerTaskDialect(call *core.CallRequest, res mcp.Result, err error) (mcp.Result, error) {
+func (m *Dialect) answerTaskDialect(call *core.CallRequest, res mcp.Result, err error) (mcp.Result, error) {
 	if refusal := (*core.TaskRefusal)(nil); errors.As(err, &refusal) {
 		switch {
 		case refusal.Forbidden:
