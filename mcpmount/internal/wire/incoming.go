@@ -92,4 +92,3 @@ func ModernHeader(r *http.Request) bool {
 	v := r.Header.Get(HeaderProtocolVersion)
 	return v != "" && !LegacyVersion(v)
 }
-
