@@ -7,6 +7,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 )
 
 // Backend returns b with every run start, answer and cancellation written
@@ -110,7 +111,7 @@ func outcome(err error) (Outcome, string) {
 		return OutcomeRefused, "tenant-mismatch"
 	case errors.Is(err, runs.ErrNotEligible):
 		return OutcomeRefused, "not-eligible"
-	case errors.As(err, new(*runs.AnswerError)):
+	case errors.As(err, new(*answers.Error)):
 		return OutcomeRefused, "invalid-answer"
 	case errors.Is(err, runs.ErrNotApplied):
 		return OutcomeRecorded, "not-applied"

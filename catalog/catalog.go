@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 )
 
 // Source is where the mount and the REST API find tools. Implementations
@@ -115,11 +116,11 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 		t.schema = emptyObject
 	}
 	var err error
-	if t.args, err = compileObjectSchema(t.schema); err != nil {
+	if t.args, err = CompileSchema(t.schema); err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", spec.Name, err)
 	}
 	if len(bytes.TrimSpace(spec.OutputSchema)) > 0 {
-		if t.output, err = compileObjectSchema(spec.OutputSchema); err != nil {
+		if t.output, err = CompileSchema(spec.OutputSchema); err != nil {
 			return nil, fmt.Errorf("tool %s: output schema: %w", spec.Name, err)
 		}
 	}
@@ -134,7 +135,7 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 		if len(bytes.TrimSpace(schema)) == 0 {
 			schema = emptyObject
 		}
-		rs, err := compileObjectSchema(schema)
+		rs, err := CompileSchema(schema)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: pre-run input %q schema: %w", spec.Name, in.Key, err)
 		}
@@ -189,24 +190,11 @@ func checkRunTimeout(spec signals.ToolSpec) error {
 	return nil
 }
 
-// CompileSchema compiles a JSON Schema whose type is object.
+// CompileSchema compiles a JSON Schema whose type is object: the
+// contract's compiler (answers.CompileSchema), which the catalog compiles
+// every tool's schemas with.
 func CompileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
-	return compileObjectSchema(raw)
-}
-
-func compileObjectSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("decode schema: %w", err)
-	}
-	if s.Type != "object" {
-		return nil, fmt.Errorf("schema type is %q, want object", s.Type)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("resolve schema: %w", err)
-	}
-	return rs, nil
+	return answers.CompileSchema(raw)
 }
 
 // Name is the tool's name.

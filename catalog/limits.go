@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/openwop/temporal-mcp/signals"
 )
 
 // MaxArgumentsBytes bounds the JSON of a run's arguments (and of each
-// pre-run input answer). A run's input travels as one Temporal payload,
-// which a Temporal server refuses above 2 MB by default; arguments past
-// this bound are refused before any run starts, with an error that says so.
-const MaxArgumentsBytes = 1 << 20
+// pre-run input answer): the contract's signals.MaxInputBytes, which also
+// bounds an answer's content. Arguments past it are refused before any run
+// starts, with an error that says so.
+const MaxArgumentsBytes = signals.MaxInputBytes
 
 // NumberRangeError reports a JSON number that does not fit a 64-bit float
 // (e.g. 1e309). Such a value cannot be decoded, validated or passed to a

@@ -19,6 +19,7 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
@@ -354,9 +355,9 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 	if err == nil {
 		// Runs checks it too before it signals; checked here, a refused
 		// answer costs no call.
-		err = runs.CheckAnswer(*open, res)
+		err = answers.Check(*open, res)
 	}
-	if ae := (*runs.AnswerError)(nil); errors.As(err, &ae) {
+	if ae := (*answers.Error)(nil); errors.As(err, &ae) {
 		err = errors.New(ae.Problem)
 	}
 	if err != nil {
@@ -447,7 +448,7 @@ func eventNode(e signals.Event) string {
 }
 
 // resolutionOf turns a resumeValue into a Resolution of the interrupt,
-// which Runs then checks against the question (runs.CheckAnswer). An
+// which Runs then checks against the question (answers.Check). An
 // approval (or any interrupt that asks an action) takes exactly
 // {"action": <one of its actions>}; "reject" takes the decline path. Other
 // interrupts take an object, or {"declined": true}.

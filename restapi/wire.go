@@ -18,6 +18,7 @@ import (
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
@@ -125,7 +126,7 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 // to its wire answer. Errors the service does not name are logged and
 // answered 500 without detail.
 func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op string, err error) {
-	var answer *runs.AnswerError
+	var answer *answers.Error
 	switch {
 	case errors.As(err, &answer):
 		writeError(w, http.StatusBadRequest, "validation_error", "resumeValue: "+answer.Problem)

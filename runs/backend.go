@@ -48,8 +48,8 @@ type Backend interface {
 	Events(ctx context.Context, caller signals.Subject, runID string, afterSequence int, wait time.Duration) (signals.EventPage, signals.Snapshot, error)
 
 	// Resolve resolves one open interrupt and returns after the run
-	// applied it. An answer that does not fit the question (CheckAnswer)
-	// is refused with an *AnswerError before anything reaches the run.
+	// applied it. An answer that does not fit the question (answers.Check)
+	// is refused with an *answers.Error before anything reaches the run.
 	// With Held (a caller that read the run in the same request) a
 	// backend may check the resolution against that snapshot instead of
 	// reading the run again; the answer is the same either way.

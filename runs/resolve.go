@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 )
 
 // Resolve answers resolveInterruptByRun: it checks that the interrupt is
 // open, that the caller is an eligible approver and that the answer fits
-// the question (CheckAnswer: an answer that does not is refused with an
-// *AnswerError and nothing is signalled), signals the resolution (with
+// the question (answers.Check: an answer that does not is refused with an
+// *answers.Error and nothing is signalled), signals the resolution (with
 // ResolvedBy set to the caller) and returns the snapshot after the run
 // applied it. Of two concurrent resolutions one returns nil and the other
 // ErrAlreadyResolved. It reads the run once before the signal and once
@@ -34,7 +35,7 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 }
 
 // resolve checks r against snap (the interrupt open, the caller eligible,
-// the answer fitting the question: CheckAnswer), signals it and reads the run after the
+// the answer fitting the question: answers.Check), signals it and reads the run after the
 // run applied it (queries are strongly consistent: the query waits for the
 // workflow task the signal caused).
 func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, r signals.Resolution) (signals.Snapshot, error) {
@@ -51,7 +52,7 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 	if !it.Eligible(caller) {
 		return snap, ErrNotEligible
 	}
-	if err := CheckAnswer(it, r); err != nil {
+	if err := answers.Check(it, r); err != nil {
 		return snap, err
 	}
 	r.ResolvedBy = caller

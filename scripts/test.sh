@@ -89,7 +89,8 @@ if [ "${OPENWOP_FUZZ:-1}" != 0 ]; then
 mcpmount FuzzDecode
 mcpmount/internal/core FuzzInputResponses
 mcpmount/requeststate FuzzOpen FuzzOpenSigned FuzzSealOpen
-runs FuzzOpenCursor FuzzCheckAnswer
+runs FuzzOpenCursor
+signals/answers FuzzCheckAnswer
 auth FuzzPeekIssuer FuzzVerify FuzzKeySet
 catalog FuzzLoadDeclarations
 FUZZ

@@ -422,6 +422,13 @@ type Resolution struct {
 	RequestID string `json:"requestId"`
 }
 
+// MaxInputBytes bounds the JSON a caller sends into a run: a run's
+// arguments, each pre-run input's answer and the content of each
+// Resolution. A run's input travels as one Temporal payload, which a
+// Temporal server refuses above 2 MB by default; input past this bound is
+// refused before it reaches the run, with an error that says so.
+const MaxInputBytes = 1 << 20
+
 // Resolved records an applied resolution in the snapshot.
 type Resolved struct {
 	Resolution

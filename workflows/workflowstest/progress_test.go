@@ -8,8 +8,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 	"github.com/openwop/temporal-mcp/workflows"
 	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
@@ -57,20 +57,20 @@ func TestResultProgress(t *testing.T) {
 }
 
 // TestRefusalIsTheServers: a refused answer is refused as the server
-// refuses it (runs.CheckAnswer), naming the rule.
+// refuses it (answers.Check), naming the rule.
 func TestRefusalIsTheServers(t *testing.T) {
 	env := workflowstest.New(registry(t))
 	env.Answer("approve", workflowstest.Choose("accept"))
-	answers := []workflowstest.Answer{workflowstest.Accept(map[string]any{"note": "x", "pages": "two"}),
+	scripted := []workflowstest.Answer{workflowstest.Accept(map[string]any{"note": "x", "pages": "two"}),
 		workflowstest.Accept(noteAnswer{Note: "x", Pages: 2})}
-	env.AnswerFunc("note", func(q workflowstest.Question) workflowstest.Answer { return answers[len(q.Refusals)] })
+	env.AnswerFunc("note", func(q workflowstest.Question) workflowstest.Answer { return scripted[len(q.Refusals)] })
 	res, err := env.Call("ship", orderIn{OrderID: "A-3"})
 	if err != nil || res.Status() != signals.StatusCompleted {
 		t.Fatalf("Call = %v, %v", res, err)
 	}
 	q, _ := res.Question("note")
-	var ae *runs.AnswerError
+	var ae *answers.Error
 	if len(q.Refusals) != 1 || !errors.As(q.Refusals[0], &ae) || ae.InterruptID != q.ID {
-		t.Fatalf("refusals = %v, want one *runs.AnswerError for %s", q.Refusals, q.ID)
+		t.Fatalf("refusals = %v, want one *answers.Error for %s", q.Refusals, q.ID)
 	}
 }

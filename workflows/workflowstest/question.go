@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 )
 
 // Question is a question a tool asked, as an agent sees it.
@@ -125,9 +125,9 @@ func (e *Env) answer(q *Question, it signals.Interrupt, snap signals.Snapshot) {
 }
 
 // check checks a as the server checks an answer before it signals it
-// (the caller's eligibility, then runs.CheckAnswer against the question as
+// (the caller's eligibility, then answers.Check against the question as
 // the run published it), and returns the resolution to signal. A refused
-// content is a *runs.AnswerError, as the server's -32602 or 400 says it.
+// content is an *answers.Error, as the server's -32602 or 400 says it.
 func (e *Env) check(it signals.Interrupt, snap signals.Snapshot, a Answer) (signals.Resolution, error) {
 	by := a.By
 	if by.SubjectID == "" {
@@ -151,7 +151,7 @@ func (e *Env) check(it signals.Interrupt, snap signals.Snapshot, a Answer) (sign
 		return res, err
 	}
 	res.Content = content
-	if err := runs.CheckAnswer(it, res); err != nil {
+	if err := answers.Check(it, res); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -2,7 +2,8 @@
 // one package: what may be tracked (source, docs and small fixtures, never
 // a built binary or a file over 2 MiB); how the packages are layered (no
 // import from a lower layer into a higher one, none from a public package
-// into internal/ but the leaf libraries named in layers.go); how long a
+// into internal/ but the leaf libraries named in layers.go, none from an
+// author library into the run service or a protocol edge); how long a
 // production function may be; and that the documentation holds (README.md
 // stays a front door whose Go code is the code of an example the
 // end-to-end tests build, its other blocks parse, and every path, relative

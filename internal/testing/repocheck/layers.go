@@ -73,6 +73,39 @@ var publicMayImport = map[string]bool{
 	"internal/httpgate": true,
 }
 
+// authorLibraries are the packages a tool author's program links (a
+// prefix ending in "/" covers the packages under it): the author library,
+// its test kit and the activity side. They share the contract with the
+// server (package signals and what is under it), never the server itself:
+// serverOnly lists what none of them may depend on, directly or through
+// another package.
+var authorLibraries = []string{"workflows", "workflows/", "activities", "activities/"}
+
+// serverOnly are the server's packages an author library must not depend
+// on: the run service and the protocol edges.
+var serverOnly = []string{"runs", "mcpmount", "restapi"}
+
+// isAuthorLibrary reports whether rel is one of authorLibraries.
+func isAuthorLibrary(rel string) bool {
+	for _, key := range authorLibraries {
+		if rel == key || strings.HasSuffix(key, "/") && strings.HasPrefix(rel, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverPackage returns the entry of serverOnly that rel is or is under,
+// or "".
+func serverPackage(rel string) string {
+	for _, name := range serverOnly {
+		if rel == name || strings.HasPrefix(rel, name+"/") {
+			return name
+		}
+	}
+	return ""
+}
+
 // layerOf returns the layer of the package at rel (a path relative to the
 // module) and whether one is assigned.
 func layerOf(rel string) (Layer, bool) {

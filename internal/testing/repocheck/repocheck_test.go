@@ -88,9 +88,12 @@ func checkTracked(path string) string {
 
 // listedPackage is what go list -json says of a package.
 type listedPackage struct {
-	ImportPath string
-	Imports    []string
-	Module     *struct{ Path string }
+	ImportPath   string
+	Imports      []string
+	Deps         []string
+	TestImports  []string
+	XTestImports []string
+	Module       *struct{ Path string }
 }
 
 // TestLayers fails for a production import that runs from a lower layer to
@@ -147,4 +150,102 @@ func checkImports(p listedPackage) []string {
 		}
 	}
 	return problems
+}
+
+// TestAuthorLibraries fails when an author library (workflows,
+// workflows/workflowstest, activities: the packages a tool's worker and
+// its tests link) depends on the run service or a protocol edge, directly
+// or through another package, or when its tests import one: what the
+// server and a worker share is the contract (signals and what is under it,
+// e.g. the answer check of signals/answers), never the server.
+func TestAuthorLibraries(t *testing.T) {
+	root := repoRoot(t)
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	checked := 0
+	for dec.More() {
+		var p listedPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list: %v", err)
+		}
+		if p.Module != nil && isAuthorLibrary(strings.TrimPrefix(p.ImportPath, p.Module.Path+"/")) {
+			checked++
+		}
+		for _, problem := range checkAuthorLibrary(p) {
+			t.Error(problem)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no author library package found: is the table in layers.go current?")
+	}
+}
+
+// checkAuthorLibrary returns the problems of one package with serverOnly:
+// none when it is not an author library.
+func checkAuthorLibrary(p listedPackage) []string {
+	if p.Module == nil {
+		return nil
+	}
+	prefix := p.Module.Path + "/"
+	rel := strings.TrimPrefix(p.ImportPath, prefix)
+	if !isAuthorLibrary(rel) {
+		return nil
+	}
+	var problems []string
+	report := func(how string, imports []string) {
+		for _, imp := range imports {
+			if !strings.HasPrefix(imp, prefix) {
+				continue
+			}
+			if name := serverPackage(strings.TrimPrefix(imp, prefix)); name != "" {
+				problems = append(problems, fmt.Sprintf("%s %s %s: an author library shares the contract (signals) with the server, never the server's %s",
+					rel, how, strings.TrimPrefix(imp, prefix), name))
+			}
+		}
+	}
+	report("depends on", p.Deps)
+	report("has tests that import", append(append([]string(nil), p.TestImports...), p.XTestImports...))
+	return problems
+}
+
+// TestCheckAuthorLibrary: the rule of TestAuthorLibraries catches a
+// dependency on the server through another package and a test's import,
+// and leaves the contract and every other package alone.
+func TestCheckAuthorLibrary(t *testing.T) {
+	const mod = "github.com/openwop/temporal-mcp/"
+	module := &struct{ Path string }{Path: strings.TrimSuffix(mod, "/")}
+	tests := []struct {
+		name string
+		p    listedPackage
+		want []string // each a problem's prefix
+	}{
+		{"contract only", listedPackage{ImportPath: mod + "workflows/workflowstest", Module: module,
+			Deps: []string{mod + "signals", mod + "signals/answers", mod + "catalog", "go.temporal.io/sdk/client"}}, nil},
+		{"through another package", listedPackage{ImportPath: mod + "workflows", Module: module,
+			Deps: []string{mod + "signals", mod + "runs"}}, []string{"workflows depends on runs"}},
+		{"a test", listedPackage{ImportPath: mod + "activities", Module: module,
+			XTestImports: []string{mod + "mcpmount/ownership"}}, []string{"activities has tests that import mcpmount/ownership"}},
+		{"not an author library", listedPackage{ImportPath: mod + "audit", Module: module,
+			Deps: []string{mod + "runs"}}, nil},
+		{"a name that only starts alike", listedPackage{ImportPath: mod + "workflowsx", Module: module,
+			Deps: []string{mod + "runs"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := checkAuthorLibrary(tt.p)
+			if len(got) != len(tt.want) {
+				t.Fatalf("problems = %q, want %d starting %q", got, len(tt.want), tt.want)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tt.want[i]) {
+					t.Errorf("problem %d = %q, want it to start %q", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
 }

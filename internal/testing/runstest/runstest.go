@@ -10,6 +10,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
@@ -337,7 +338,7 @@ func (f *Fake) Resolve(_ context.Context, caller signals.Subject, id string, res
 	if !in.Eligible(caller) {
 		return cloneSnapshot(*s), runs.ErrNotEligible
 	}
-	if err := runs.CheckAnswer(in, res); err != nil {
+	if err := answers.Check(in, res); err != nil {
 		return cloneSnapshot(*s), err
 	}
 	res.ResolvedBy = caller

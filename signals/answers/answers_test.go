@@ -1,4 +1,4 @@
-package runs_test
+package answers_test
 
 import (
 	"encoding/json"
@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 )
 
-// TestCheckAnswer: an answer is checked against the question the run
+// TestCheck: an answer is checked against the question the run
 // published: the action offered, the content against the schema (type,
 // required, enum, additional properties, bounds), JSON text for a schema a
 // form cannot ask.
-func TestCheckAnswer(t *testing.T) {
+func TestCheck(t *testing.T) {
 	flat := signals.Interrupt{ID: "r-i1", Kind: signals.KindClarification, Schema: json.RawMessage(`{"type":"object",
 		"properties":{"page":{"type":"boolean"},"n":{"type":"integer","minimum":1,"maximum":5},
 		"s":{"type":"string","minLength":2,"maxLength":3},"c":{"type":"string","enum":["a","b"]}},
@@ -60,16 +60,16 @@ func TestCheckAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := runs.CheckAnswer(tt.it, signals.Resolution{InterruptID: tt.it.ID, Action: tt.action, Content: json.RawMessage(tt.content)})
+			err := answers.Check(tt.it, signals.Resolution{InterruptID: tt.it.ID, Action: tt.action, Content: json.RawMessage(tt.content)})
 			if tt.rule == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
 				return
 			}
-			var ae *runs.AnswerError
+			var ae *answers.Error
 			if !errors.As(err, &ae) || ae.InterruptID != tt.it.ID || !strings.Contains(ae.Problem, tt.rule) {
-				t.Fatalf("got %v, want an *AnswerError for %s naming %q", err, tt.it.ID, tt.rule)
+				t.Fatalf("got %v, want an *answers.Error for %s naming %q", err, tt.it.ID, tt.rule)
 			}
 		})
 	}
