@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/openwop/temporal-mcp/internal/liveness"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -27,9 +28,10 @@ const (
 	// lookup reads Temporal again.
 	DefaultMaxAge = 2 * time.Second
 	// DefaultLiveWindow is how recently a worker must have polled to count
-	// as live. Temporal refreshes a poller's last access when a long poll
-	// (at most 60 s) starts and ends.
-	DefaultLiveWindow = 90 * time.Second
+	// as live: the server's one window (90 s), which the run service's
+	// worker watch uses too. Temporal refreshes a poller's last access
+	// when a long poll (at most 60 s) starts and ends.
+	DefaultLiveWindow = liveness.Window
 	// DefaultDeadAfter is how long a publication must have been dead
 	// before the reader removes it.
 	DefaultDeadAfter = 15 * time.Minute
@@ -311,7 +313,7 @@ func (l *Live) readLocked(ctx context.Context) (*view, error) {
 	for _, t := range l.declared {
 		queues[t.spec.TaskQueue] = true
 	}
-	alive, err := livenessOf(ctx, l.c, l.opts.Namespace, queues)
+	alive, err := workerSignsOf(ctx, l.c, l.opts.Namespace, queues)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +335,7 @@ type candidate struct {
 
 // build turns publications and the workers' liveness into a view. A tool
 // only closed publications list is known, and unavailable.
-func (l *Live) build(now time.Time, pubs []listed, alive liveness) *view {
+func (l *Live) build(now time.Time, pubs []listed, alive workerSigns) *view {
 	byName := map[string][]candidate{}
 	gone := map[string]listed{} // the newest closed publication of each tool
 	for _, p := range pubs {
@@ -447,7 +449,7 @@ func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError)
 
 // collect terminates the running publications (pubs) whose worker has not
 // been live for DeadAfter (crashed workers never withdraw theirs).
-func (l *Live) collect(ctx context.Context, now time.Time, pubs []listed, alive liveness) {
+func (l *Live) collect(ctx context.Context, now time.Time, pubs []listed, alive workerSigns) {
 	if l.opts.DeadAfter < 0 {
 		return
 	}
@@ -535,9 +537,10 @@ func decodePublication(dc converter.DataConverter, info *workflowpb.WorkflowExec
 // identity.
 type pollers map[string]time.Time
 
+// live reports whether identity polled within window of now.
 func (p pollers) live(identity string, now time.Time, window time.Duration) bool {
 	t, ok := p[identity]
-	return ok && now.Sub(t) < window
+	return ok && liveness.Polled(t, now, window)
 }
 
 // pollersOf describes each task queue's workflow pollers.

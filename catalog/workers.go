@@ -40,10 +40,10 @@ type beat struct {
 	publication bool
 }
 
-// liveness is what Temporal knows of the workers of some task queues:
+// workerSigns is what Temporal knows of the workers of some task queues:
 // their heartbeats (ListWorkers) and their workflow pollers
 // (DescribeTaskQueue). A worker is judged by its own signs only.
-type liveness struct {
+type workerSigns struct {
 	beats map[workerKey]beat
 	polls map[string]pollers // by task queue
 }
@@ -53,7 +53,7 @@ type liveness struct {
 // one that crashed once its heartbeat is older than twice its interval plus
 // HeartbeatSlack, or than window), otherwise by its own pollers, seen
 // within window.
-func (l liveness) live(taskQueue, identity string, now time.Time, window time.Duration) bool {
+func (l workerSigns) live(taskQueue, identity string, now time.Time, window time.Duration) bool {
 	if b, ok := l.beats[workerKey{taskQueue, identity}]; ok {
 		if !b.running {
 			return false
@@ -67,7 +67,7 @@ func (l liveness) live(taskQueue, identity string, now time.Time, window time.Du
 
 // anyLive reports whether any worker serves taskQueue, each judged as
 // live judges it.
-func (l liveness) anyLive(taskQueue string, now time.Time, window time.Duration) bool {
+func (l workerSigns) anyLive(taskQueue string, now time.Time, window time.Duration) bool {
 	for id := range l.polls[taskQueue] {
 		if l.live(taskQueue, id, now, window) {
 			return true
@@ -81,17 +81,17 @@ func (l liveness) anyLive(taskQueue string, now time.Time, window time.Duration)
 	return false
 }
 
-// livenessOf reads the heartbeats and pollers of the workers of queues.
-func livenessOf(ctx context.Context, c client.Client, namespace string, queues map[string]bool) (liveness, error) {
+// workerSignsOf reads the heartbeats and pollers of the workers of queues.
+func workerSignsOf(ctx context.Context, c client.Client, namespace string, queues map[string]bool) (workerSigns, error) {
 	polls, err := pollersOf(ctx, c, queues)
 	if err != nil {
-		return liveness{}, err
+		return workerSigns{}, err
 	}
 	beats, err := heartbeatsOf(ctx, c, namespace, queues)
 	if err != nil {
-		return liveness{}, err
+		return workerSigns{}, err
 	}
-	return liveness{beats: beats, polls: polls}, nil
+	return workerSigns{beats: beats, polls: polls}, nil
 }
 
 // heartbeatsOf lists the last heartbeat of each worker of queues (Temporal

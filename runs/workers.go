@@ -11,6 +11,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+
+	"github.com/openwop/temporal-mcp/internal/liveness"
 )
 
 // Defaults of the worker watch.
@@ -25,10 +27,6 @@ const (
 	// pollerRecheck is how long one reading of a task queue's pollers
 	// answers whether a queue marked unserved is served again.
 	pollerRecheck = time.Second
-	// pollerWindow is how recently a worker must have polled a task queue
-	// to count (as catalog.DefaultLiveWindow: Temporal refreshes a poller's
-	// last access when a long poll of at most 60 s starts and ends).
-	pollerWindow = 90 * time.Second
 	// quietPolls is how long no worker must have polled a task queue, on
 	// top of a getRun query that got no answer, for the queue to be
 	// marked unserved: a worker that is only slow (short of CPU, or busy
@@ -47,13 +45,14 @@ const (
 //
 // A queue is marked unserved when a getRun query of one of its runs got no
 // answer within the read's patience and no worker has polled the queue for
-// quietPolls, or when no worker has polled it for pollerWindow. Until the
-// mark, each read of a run there waits the patience, then describes it. It is
-// served again once Temporal reports a poll newer than the last one it
-// reported when the mark was set: a worker (re)started polling. Temporal
-// does not forget a killed worker's pollers at once (their last access
-// stays listed for minutes), which is why a fresh poll, not the list of
-// pollers, decides.
+// quietPolls, or when no worker has polled it for liveness.Window (90 s,
+// the window the catalog judges a worker by). Until the mark, each read of
+// a run there waits the patience, then describes it. It is served again
+// once Temporal reports a poll newer than the last one it reported when
+// the mark was set: a worker (re)started polling. Temporal does not
+// forget a killed worker's pollers at once (their last access stays listed
+// for minutes), which is why a fresh poll, not the list of pollers,
+// decides.
 //
 // Each outage is logged once at WARN when it is noticed, and at INFO when
 // it ends.
@@ -244,7 +243,7 @@ func (w *workers) markLocked(queue string, st *queueState, newest time.Time, why
 
 // check reads queue's pollers (unless it is marked unserved, which
 // unserved checks) and marks it unserved when no worker has polled it for
-// pollerWindow. It reports whether the queue is served, and remembers the
+// liveness.Window. It reports whether the queue is served, and remembers the
 // queue so that later calls of unservedQueues check it too.
 func (w *workers) check(ctx context.Context, queue string) (bool, error) {
 	if w.unserved(ctx, queue) {
@@ -256,7 +255,7 @@ func (w *workers) check(ctx context.Context, queue string) (bool, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	served := any && w.now().Sub(newest) < pollerWindow
+	served := any && liveness.Polled(newest, w.now(), liveness.Window)
 	st := w.state(queue, !served) // remembered, to be checked again
 	if served || st == nil {
 		return served, nil
@@ -265,7 +264,7 @@ func (w *workers) check(ctx context.Context, queue string) (bool, error) {
 		st.checked = w.now()
 		why := "no worker has ever polled the task queue"
 		if any {
-			why = fmt.Sprintf("no worker has polled the task queue for %s", pollerWindow)
+			why = fmt.Sprintf("no worker has polled the task queue for %s", liveness.Window)
 		}
 		w.markLocked(queue, st, newest, why)
 	}

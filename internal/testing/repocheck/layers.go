@@ -38,6 +38,7 @@ var layers = map[string]Layer{
 	"telemetry/":            LayerLibrary,
 	"admission":             LayerLibrary,
 	"internal/httpgate":     LayerLibrary,
+	"internal/liveness":     LayerLibrary,
 	"mcpmount/ownership":    LayerLibrary,
 	"mcpmount/requeststate": LayerLibrary,
 	"auth":                  LayerDomain,
@@ -71,6 +72,7 @@ var layers = map[string]Layer{
 // leaf libraries that are no part of any contract.
 var publicMayImport = map[string]bool{
 	"internal/httpgate": true,
+	"internal/liveness": true,
 }
 
 // authorLibraries are the packages a tool author's program links (a
