@@ -26,7 +26,7 @@ type backend struct {
 	trail *Trail
 }
 
-func (a *backend) Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error) {
+func (a *backend) Start(ctx context.Context, req runs.NewRun) (signals.Snapshot, error) {
 	snap, err := a.next.Start(ctx, req)
 	r := Record{Action: ActionStart, RunID: snap.RunID, Tool: req.Tool.Name, Subject: req.Caller, Transport: req.Transport}
 	a.trail.Write(withOutcome(r, err))

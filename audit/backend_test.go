@@ -61,7 +61,7 @@ func TestBackendOutcomes(t *testing.T) {
 		{"cancel", func() { _, _ = b.Cancel(ctx, alice, id, signals.ReasonMCPRequestCancelled) },
 			map[string]string{"action": "cancel", "outcome": "ok", "cancelReason": "mcp-request-cancelled", "runId": id}},
 		{"start", func() {
-			_, _ = b.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "refund"}, Caller: alice, Transport: signals.TransportREST,
+			_, _ = b.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "refund"}, Caller: alice, Transport: signals.TransportREST,
 				Arguments: json.RawMessage(`{"amount":"argument-secret"}`)})
 		}, map[string]string{"action": "start", "outcome": "ok", "tool": "refund", "transport": "rest", "issuer": "urn:openwop:api-key"}},
 	}

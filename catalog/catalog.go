@@ -154,7 +154,7 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 func withoutNullSchemas(spec signals.ToolSpec) signals.ToolSpec {
 	spec.InputSchema, spec.OutputSchema = nonNull(spec.InputSchema), nonNull(spec.OutputSchema)
 	if len(spec.PreRunInputs) > 0 {
-		inputs := make([]signals.InputRequest, len(spec.PreRunInputs))
+		inputs := make([]signals.PreRunInput, len(spec.PreRunInputs))
 		for i, in := range spec.PreRunInputs {
 			in.Schema = nonNull(in.Schema)
 			inputs[i] = in

@@ -49,7 +49,7 @@ type startCounter struct {
 	calls int
 }
 
-func (c *startCounter) Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error) {
+func (c *startCounter) Start(ctx context.Context, req runs.NewRun) (signals.Snapshot, error) {
 	c.mu.Lock()
 	c.calls++
 	c.mu.Unlock()

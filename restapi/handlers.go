@@ -95,7 +95,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		h.writeRejection(w, err)
 		return
 	}
-	snap, err := h.runs.Start(r.Context(), runs.StartRequest{
+	snap, err := h.runs.Start(r.Context(), runs.NewRun{
 		Tool:         spec,
 		Arguments:    args,
 		Caller:       caller,

@@ -28,7 +28,7 @@ var testTools = []signals.ToolSpec{
 	{Name: "conformance-approval", Description: "asks an approval", CanSuspend: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
 	{Name: "demo-fixture", Description: "a fixture outside the conformance suite", InputSchema: json.RawMessage(`{"type":"object"}`)},
 	{Name: "acme-only", Description: "for acme", Tenants: []string{"acme"}},
-	{Name: "with-prerun", Description: "asks a confirmation first", InputSchema: json.RawMessage(`{"type":"object"}`), PreRunInputs: []signals.InputRequest{
+	{Name: "with-prerun", Description: "asks a confirmation first", InputSchema: json.RawMessage(`{"type":"object"}`), PreRunInputs: []signals.PreRunInput{
 		{Key: "confirm", Message: "Confirm?", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
 	}},
 }

@@ -28,7 +28,7 @@ type Backend interface {
 	// immediate Get resolves). The caller must check that req.Tool names
 	// a registered tool, and call Release once the answer that names the
 	// run was delivered (or the run cancelled).
-	Start(ctx context.Context, req StartRequest) (signals.Snapshot, error)
+	Start(ctx context.Context, req NewRun) (signals.Snapshot, error)
 	// Release tells the backend that the caller of Start took the run
 	// over: the answer naming it was delivered, or the run was cancelled.
 	// A backend that journals the runs not yet handed over (Options.Journal)

@@ -37,7 +37,7 @@ func TestStartOnToolTaskQueue(t *testing.T) {
 	s := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: testenv.UniqueTaskQueue(t) + "-idle", Namespace: env.Namespace})
 	ctx := ctxT(t)
 	delay.TaskQueue, delay.WorkflowType = toolQueue, "custom-delay-type"
-	snap, err := s.Start(ctx, runs.StartRequest{Tool: delay, Arguments: json.RawMessage(`{"delayMs":10}`), Caller: alice, Transport: signals.TransportREST})
+	snap, err := s.Start(ctx, runs.NewRun{Tool: delay, Arguments: json.RawMessage(`{"delayMs":10}`), Caller: alice, Transport: signals.TransportREST})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestPlainContract(t *testing.T) {
 	}
 	startPlain := func(t *testing.T, ctx context.Context, tool signals.ToolSpec, args string) signals.Snapshot {
 		t.Helper()
-		snap, err := s.Start(ctx, runs.StartRequest{Tool: tool, Arguments: json.RawMessage(args), Caller: alice, Transport: signals.TransportMCP})
+		snap, err := s.Start(ctx, runs.NewRun{Tool: tool, Arguments: json.RawMessage(args), Caller: alice, Transport: signals.TransportMCP})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func ExampleNew() {
 		log.Fatalln(err)
 	}
 	caller := signals.Subject{Issuer: "example", SubjectID: "alice", Tenant: "acme"}
-	snap, err := svc.Start(ctx, runs.StartRequest{
+	snap, err := svc.Start(ctx, runs.NewRun{
 		Tool: tool.Spec(), Arguments: args, Caller: caller, Transport: signals.TransportREST,
 	})
 	if err != nil {

@@ -27,7 +27,7 @@ func TestJournalRecoverAfterCrash(t *testing.T) {
 	}
 	svc1 := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace, Journal: j1})
 	startWaiting := func(svc *runs.Service, name string) string {
-		snap, err := svc.Start(ctxT(t), runs.StartRequest{Tool: signals.ToolSpec{Name: "confirm_delete"},
+		snap, err := svc.Start(ctxT(t), runs.NewRun{Tool: signals.ToolSpec{Name: "confirm_delete"},
 			Arguments: json.RawMessage(`{"filename":"` + name + `"}`), Caller: alice, Transport: signals.TransportMCP})
 		if err != nil {
 			t.Fatal(err)

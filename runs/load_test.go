@@ -179,7 +179,7 @@ func TestTemporalCallsBounded(t *testing.T) {
 // lifecycle starts an approval run, waits until it asks, answers it and
 // reads it completed.
 func lifecycle(ctx context.Context, s *runs.Service) error {
-	snap, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"},
+	snap, err := s.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"},
 		Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 	if err != nil {
 		return err

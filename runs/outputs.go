@@ -63,7 +63,7 @@ func (c *checked) check(ctx context.Context, snap signals.Snapshot) signals.Snap
 	return snap
 }
 
-func (c *checked) Start(ctx context.Context, req StartRequest) (signals.Snapshot, error) {
+func (c *checked) Start(ctx context.Context, req NewRun) (signals.Snapshot, error) {
 	snap, err := c.Backend.Start(ctx, req)
 	return c.check(ctx, snap), err
 }

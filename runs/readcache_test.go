@@ -22,7 +22,7 @@ func TestReadsShared(t *testing.T) {
 	ctx := ctxT(t)
 	startWaiting := func() signals.Snapshot {
 		t.Helper()
-		snap, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"},
+		snap, err := s.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"},
 			Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 		if err != nil {
 			t.Fatal(err)

@@ -127,7 +127,7 @@ func TestRoundTrips(t *testing.T) {
 
 	// Start answers once the run exists; an immediate Get resolves (the
 	// query waits for the first workflow task) with the getRun query alone.
-	snap, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+	snap, err := s.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestRoundTrips(t *testing.T) {
 		{"Cancel of a run this service started", s, []string{callSignal, callCancel}},
 		{"Cancel of a run another service started", runs.New(c, nil, runs.Options{TaskQueue: tq}), []string{callDescribe, callSignal, callCancel}},
 	} {
-		run, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+		run, err := s.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +278,7 @@ func TestPlainRoundTrips(t *testing.T) {
 	ctx := ctxT(t)
 	spec := signals.ToolSpec{Name: "hold", TaskQueue: tq, WorkflowType: "PlainHold", Contract: signals.ContractPlain}
 	starter := runs.New(c, env.Logger, runs.Options{Namespace: env.Namespace, ReadWindow: -1})
-	snap, err := starter.Start(ctx, runs.StartRequest{Tool: spec, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+	snap, err := starter.Start(ctx, runs.NewRun{Tool: spec, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestAwaitCalls(t *testing.T) {
 	}
 	t.Cleanup(w.Stop)
 	spec := signals.ToolSpec{Name: "echo", TaskQueue: tq, WorkflowType: "PlainEcho", Contract: signals.ContractPlain}
-	snap, err := s.Start(ctx, runs.StartRequest{Tool: spec, Arguments: json.RawMessage(`{"msg":"hi"}`), Caller: alice, Transport: signals.TransportMCP})
+	snap, err := s.Start(ctx, runs.NewRun{Tool: spec, Arguments: json.RawMessage(`{"msg":"hi"}`), Caller: alice, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestAwaitCalls(t *testing.T) {
 
 	// An openwop run waiting for approval, followed while it handles five
 	// signals it ignores, then cancelled.
-	run, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+	run, err := s.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"}, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func TestSearchAttributesMissing(t *testing.T) {
 	svc := runs.New(c, testenv.Logger(), runs.Options{Namespace: ns, TaskQueue: testenv.UniqueTaskQueue(t)})
 	caller := signals.Subject{Issuer: "test", SubjectID: "urn:test:alice", Tenant: "acme"}
 	// A plain tool: Start returns once the workflow exists (no worker needed).
-	req := runs.StartRequest{
+	req := runs.NewRun{
 		Tool:      signals.ToolSpec{Name: "plain_tool", Contract: signals.ContractPlain},
 		Arguments: []byte(`{"x":1}`), Caller: caller, Transport: signals.TransportMCP,
 	}

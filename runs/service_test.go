@@ -67,7 +67,7 @@ func ctxT(t testing.TB) context.Context {
 func start(t testing.TB, s *runs.Service, tool string, args string, caller signals.Subject) signals.Snapshot {
 	t.Helper()
 	// The spec names no task queue: the run starts on the service's.
-	snap, err := s.Start(ctxT(t), runs.StartRequest{Tool: signals.ToolSpec{Name: tool}, Arguments: json.RawMessage(args), Caller: caller, Transport: signals.TransportMCP})
+	snap, err := s.Start(ctxT(t), runs.NewRun{Tool: signals.ToolSpec{Name: tool}, Arguments: json.RawMessage(args), Caller: caller, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatalf("start %s: %v", tool, err)
 	}

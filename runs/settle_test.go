@@ -54,7 +54,7 @@ func TestFailedStartLeavesNoUnknownRun(t *testing.T) {
 					}
 				}}, true
 			})
-			snap, err := svc.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-delay"},
+			snap, err := svc.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-delay"},
 				Arguments: json.RawMessage(`{"delayMs":1500}`), Caller: alice, Transport: signals.TransportMCP})
 			failed := faults.Failed()
 			if len(failed) != 1 {

@@ -18,8 +18,12 @@ import (
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
-// StartRequest asks Service.Start for a new run.
-type StartRequest struct {
+// NewRun is the run an edge asks Service.Start (Backend.Start) to start:
+// which tool, with what arguments, for whom and through which transport.
+// It is not what the workflow receives: Start mints the run id and starts
+// the workflow with a signals.StartRequest (the run contract's start
+// argument) made from it, or with the arguments alone for a plain tool.
+type NewRun struct {
 	// Tool is the tool to run (from the catalog): its name, task queue,
 	// workflow type and contract.
 	Tool signals.ToolSpec
@@ -32,6 +36,12 @@ type StartRequest struct {
 	// PreRunInputs are the answers to the tool's pre-run input requests.
 	PreRunInputs map[string]json.RawMessage
 }
+
+// StartRequest is the former name of NewRun.
+//
+// Deprecated: use NewRun; signals.StartRequest is the workflow's start
+// argument, a different type.
+type StartRequest = NewRun
 
 // Search attribute keys, typed for the SDK.
 var (
@@ -73,7 +83,7 @@ const startTimeout = 30 * time.Second
 // With Options.Journal the run is recorded before the start call; the
 // caller of a Start that succeeded must call Release once its answer was
 // delivered (or the run cancelled).
-func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot, error) {
+func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, error) {
 	id, err := runid.New(req.Caller.Tenant, s.rand)
 	if err != nil {
 		return signals.Snapshot{}, fmt.Errorf("start run: %w", err)
@@ -87,7 +97,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 	}
 	owner := signals.Owner{Tenant: req.Caller.Tenant, Subject: req.Caller}
 	// The run's creation time, taken once here and passed to the run (its
-	// StartRequest, its memo): every projection reports this value, where
+	// signals.StartRequest, its memo): every projection reports this value, where
 	// Temporal's own start time is known only after a further read.
 	now := time.Now().UTC()
 	input, status, err := startInput(tool, req, owner, now)
@@ -169,7 +179,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (signals.Snapshot
 // starts in: a signals.StartRequest (pending, created its creation time)
 // for a tool of the run contract, the arguments object itself (running)
 // for a plain one.
-func startInput(tool signals.ToolSpec, req StartRequest, owner signals.Owner, created time.Time) (any, signals.Status, error) {
+func startInput(tool signals.ToolSpec, req NewRun, owner signals.Owner, created time.Time) (any, signals.Status, error) {
 	args := req.Arguments
 	if len(args) == 0 {
 		args = []byte("{}")
@@ -197,7 +207,7 @@ func startInput(tool signals.ToolSpec, req StartRequest, owner signals.Owner, cr
 // queue, the id policies that make a start happen at most once, what the
 // Temporal UI shows, the memo and the search attributes (status the
 // status it starts in).
-func (s *Service) startOptions(id string, tool signals.ToolSpec, req StartRequest, owner signals.Owner, status signals.Status) client.StartWorkflowOptions {
+func (s *Service) startOptions(id string, tool signals.ToolSpec, req NewRun, owner signals.Owner, status signals.Status) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: tool.TaskQueue,

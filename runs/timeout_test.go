@@ -51,7 +51,7 @@ func TestPlainFailureShowsRootCause(t *testing.T) {
 	s := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
 	ctx := ctxT(t)
 	tool := signals.ToolSpec{Name: "charge", Description: "charge", TaskQueue: tq, WorkflowType: "PlainCharge", Contract: signals.ContractPlain}
-	snap, err := s.Start(ctx, runs.StartRequest{Tool: tool, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+	snap, err := s.Start(ctx, runs.NewRun{Tool: tool, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestRunTimeout(t *testing.T) {
 	for _, tool := range []signals.ToolSpec{openwop, plain} {
 		t.Run(tool.Name, func(t *testing.T) {
 			ctx := ctxT(t)
-			snap, err := s.Start(ctx, runs.StartRequest{Tool: tool, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
+			snap, err := s.Start(ctx, runs.NewRun{Tool: tool, Arguments: json.RawMessage(`{}`), Caller: alice, Transport: signals.TransportMCP})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ func TestStartTrace(t *testing.T) {
 	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
-	traced, err := s.Start(trace.ContextWithSpanContext(ctx, sc), runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-delay"},
+	traced, err := s.Start(trace.ContextWithSpanContext(ctx, sc), runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-delay"},
 		Arguments: json.RawMessage(`{"delayMs":1}`), Caller: alice, Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)

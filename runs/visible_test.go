@@ -22,7 +22,7 @@ import (
 func TestStartStaticSummary(t *testing.T) {
 	s, c := setup(t)
 	ctx := ctxT(t)
-	snap, err := s.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "greet"}, Arguments: []byte(`{"name":"Ada"}`),
+	snap, err := s.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "greet"}, Arguments: []byte(`{"name":"Ada"}`),
 		Caller: alice, Transport: signals.TransportREST})
 	if err != nil {
 		t.Fatal(err)

@@ -615,13 +615,21 @@ const (
 	TaskRequired  TaskSupport = "required"
 )
 
-// InputRequest is a question a tool asks before its run starts (pre-run
-// elicitation): the answer is passed to the run in StartRequest.PreRunInputs.
-type InputRequest struct {
+// PreRunInput is a question a tool asks before its run starts (pre-run
+// elicitation; ToolSpec.PreRunInputs): the server asks it, and passes the
+// answer to the run in StartRequest.PreRunInputs under Key. A question a
+// run asks while it runs is an Interrupt.
+type PreRunInput struct {
 	Key     string          `json:"key"`
 	Message string          `json:"message"`
 	Schema  json.RawMessage `json:"schema"`
 }
+
+// InputRequest is the former name of PreRunInput.
+//
+// Deprecated: use PreRunInput. (workflows.InputRequest, a question a run
+// asks while it runs, is a different type.)
+type InputRequest = PreRunInput
 
 // Contract says what a tool's workflow implements, and so how the server
 // starts and reads its runs.
@@ -653,7 +661,7 @@ type ToolSpec struct {
 	// CanSuspend is set when the run may raise interrupts.
 	CanSuspend bool `json:"canSuspend"`
 	// PreRunInputs are asked (MRTR) before the run is started.
-	PreRunInputs []InputRequest `json:"preRunInputs,omitempty"`
+	PreRunInputs []PreRunInput `json:"preRunInputs,omitempty"`
 	// Tenants, when non-empty, limits the tool to these tenants.
 	Tenants []string `json:"tenants,omitempty"`
 	// Scopes are the OAuth scopes a caller's token must grant to see and

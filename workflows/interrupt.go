@@ -357,7 +357,10 @@ func Approve(ctx workflow.Context, req ApprovalRequest) (Decision, error) {
 	}, nil
 }
 
-// InputRequest asks a human for structured input (a clarification).
+// InputRequest asks a human for structured input while the run runs (a
+// clarification interrupt: AskInput, AskAs, AskInputs). A question asked
+// before the run starts is a pre-run input (WithPreRunInput, read with
+// PreRunInput; signals.PreRunInput in the tool's spec).
 type InputRequest struct {
 	// Key is the interrupt key (unique per run).
 	Key string

@@ -66,7 +66,7 @@ func Suspends() ToolOption { return func(c *toolConfig) { c.spec.CanSuspend = tr
 // object schema.
 func WithPreRunInput(key, message string, schema json.RawMessage) ToolOption {
 	return func(c *toolConfig) {
-		c.spec.PreRunInputs = append(c.spec.PreRunInputs, signals.InputRequest{Key: key, Message: message, Schema: schema})
+		c.spec.PreRunInputs = append(c.spec.PreRunInputs, signals.PreRunInput{Key: key, Message: message, Schema: schema})
 	}
 }
 

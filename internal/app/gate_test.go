@@ -27,7 +27,7 @@ func TestKeylessServerRefusesCrossSite(t *testing.T) {
 	s.runs.Add(signals.Snapshot{RunID: id, Tool: "delay", Status: signals.StatusWaitingApproval,
 		Owner: signals.Owner{Tenant: "anon:local"}, CreatedAt: now, UpdatedAt: now, LastSequence: -1,
 		Interrupts: []signals.Interrupt{{ID: "i-1", NodeID: "approve", Kind: signals.KindApproval, RequestedAt: now}}})
-	s.runs.OnStart(func(_ runs.StartRequest, snap *signals.Snapshot) { // blocking calls end at once
+	s.runs.OnStart(func(_ runs.NewRun, snap *signals.Snapshot) { // blocking calls end at once
 		snap.Status, snap.StatusMessage = signals.StatusCompleted, signals.StatusCompleted.Message()
 		snap.Result = &signals.ToolResult{Content: []signals.Content{{Type: "text", Text: "done"}}}
 	})

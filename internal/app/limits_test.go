@@ -200,7 +200,7 @@ func TestSlowDripConnectionsAreClosed(t *testing.T) {
 	// Normal calls succeed while the drips hang on.
 	time.Sleep(2 * time.Second)
 	hc := &http.Client{Timeout: 10 * time.Second}
-	s.runs.OnStart(func(_ runs.StartRequest, snap *signals.Snapshot) {
+	s.runs.OnStart(func(_ runs.NewRun, snap *signals.Snapshot) {
 		snap.Status, snap.StatusMessage = signals.StatusCompleted, signals.StatusCompleted.Message()
 		snap.Result = &signals.ToolResult{Content: []signals.Content{{Type: "text", Text: "done"}}}
 	})
@@ -319,7 +319,7 @@ func TestLongResponsesAreNotCut(t *testing.T) {
 		c.HTTPReadTimeout, c.HTTPIdleTimeout = time.Second, time.Second
 	})
 	var started atomic.Int32
-	s.runs.OnStart(func(_ runs.StartRequest, snap *signals.Snapshot) {
+	s.runs.OnStart(func(_ runs.NewRun, snap *signals.Snapshot) {
 		started.Add(1)
 		id := snap.RunID
 		time.AfterFunc(slowFor, func() {

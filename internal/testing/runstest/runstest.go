@@ -34,7 +34,7 @@ type Fake struct {
 	runs map[string]*Run
 	// started holds the ids of the runs Start created, in order.
 	started []string
-	starts  []runs.StartRequest
+	starts  []runs.NewRun
 	// cancelCalls records every Cancel call; cancelled the reason of the
 	// cancellation applied to each run.
 	cancelCalls []CancelCall
@@ -48,7 +48,7 @@ type Fake struct {
 
 	err, waitErr error
 
-	onStart       func(req runs.StartRequest, s *signals.Snapshot)
+	onStart       func(req runs.NewRun, s *signals.Snapshot)
 	onResolve     func(s *signals.Snapshot)
 	onCancel      func(s *signals.Snapshot)
 	beforeResolve func(r *Run)
@@ -86,7 +86,7 @@ func (f *Fake) SetListPage(p runs.ListPage) {
 
 // OnStart sets a hook that shapes the snapshot of each new run (status,
 // interrupts, result) before Start stores and returns it.
-func (f *Fake) OnStart(fn func(req runs.StartRequest, s *signals.Snapshot)) {
+func (f *Fake) OnStart(fn func(req runs.NewRun, s *signals.Snapshot)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.onStart = fn
@@ -142,7 +142,7 @@ func (f *Fake) Update(id string, fn func(*signals.Snapshot)) {
 // Records.
 
 // Starts returns the requests of the runs Start created, in order.
-func (f *Fake) Starts() []runs.StartRequest {
+func (f *Fake) Starts() []runs.NewRun {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.starts)
@@ -157,11 +157,11 @@ func (f *Fake) StartCount() int {
 
 // LastStart returns the request of the last run Start created (the zero
 // request when none was).
-func (f *Fake) LastStart() runs.StartRequest {
+func (f *Fake) LastStart() runs.NewRun {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.starts) == 0 {
-		return runs.StartRequest{}
+		return runs.NewRun{}
 	}
 	return f.starts[len(f.starts)-1]
 }
@@ -246,7 +246,7 @@ func (f *Fake) lookup(caller signals.Subject, id string) (*Run, error) {
 
 // Start creates a running run of req.Tool owned by req.Caller, shaped by
 // the OnStart hook.
-func (f *Fake) Start(_ context.Context, req runs.StartRequest) (signals.Snapshot, error) {
+func (f *Fake) Start(_ context.Context, req runs.NewRun) (signals.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
