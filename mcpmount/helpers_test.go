@@ -30,7 +30,7 @@ func testCatalog() []signals.ToolSpec {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)},
 		{Name: "required_job", Description: "task only", TaskSupport: signals.TaskRequired},
 		{Name: "ask_first", Description: "asks a name first", TaskSupport: signals.TaskOptional,
-			PreRunInputs: []signals.InputRequest{{Key: "user_name", Message: "Your name?",
+			PreRunInputs: []signals.PreRunInput{{Key: "user_name", Message: "Your name?",
 				Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}}},
 		{Name: "acme_only", Description: "for acme", TaskSupport: signals.TaskOptional, Tenants: []string{"acme"}},
 	}
@@ -47,7 +47,7 @@ func staticCatalog(t testing.TB, specs ...signals.ToolSpec) *catalog.Static {
 }
 
 // greetOnStart completes greet runs at once, like the fixture.
-func greetOnStart(req runs.StartRequest, s *signals.Snapshot) {
+func greetOnStart(req runs.NewRun, s *signals.Snapshot) {
 	if req.Tool.Name == "greet" {
 		var a struct{ Name string }
 		_ = json.Unmarshal(req.Arguments, &a)

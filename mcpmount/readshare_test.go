@@ -98,7 +98,7 @@ func TestTasksGetReadShared(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	starter := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
-	snap, err := starter.Start(ctx, runs.StartRequest{Tool: signals.ToolSpec{Name: "conformance-approval"},
+	snap, err := starter.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"},
 		Arguments: json.RawMessage(`{}`), Caller: auth.Anonymous(), Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)

@@ -204,7 +204,7 @@ func TestBlockingCall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(t, nil)
-			s.runs.OnStart(func(_ runs.StartRequest, snap *signals.Snapshot) {
+			s.runs.OnStart(func(_ runs.NewRun, snap *signals.Snapshot) {
 				// Finish the run after Start stored it, while the call waits.
 				id := snap.RunID
 				time.AfterFunc(20*time.Millisecond, func() { s.runs.Update(id, tt.finish) })

@@ -65,7 +65,7 @@ func withProbe(p **probe, more func(*Options)) func(*Options) func(*Mount) {
 }
 
 // Start records the request context of the new run.
-func (p *probe) Start(ctx context.Context, req runs.StartRequest) (signals.Snapshot, error) {
+func (p *probe) Start(ctx context.Context, req runs.NewRun) (signals.Snapshot, error) {
 	snap, err := p.Backend.Start(ctx, req)
 	if err != nil {
 		return snap, err

@@ -37,12 +37,6 @@ type NewRun struct {
 	PreRunInputs map[string]json.RawMessage
 }
 
-// StartRequest is the former name of NewRun.
-//
-// Deprecated: use NewRun; signals.StartRequest is the workflow's start
-// argument, a different type.
-type StartRequest = NewRun
-
 // Search attribute keys, typed for the SDK.
 var (
 	saTenant    = temporal.NewSearchAttributeKeyKeyword(signals.SearchAttrTenant)

@@ -625,12 +625,6 @@ type PreRunInput struct {
 	Schema  json.RawMessage `json:"schema"`
 }
 
-// InputRequest is the former name of PreRunInput.
-//
-// Deprecated: use PreRunInput. (workflows.InputRequest, a question a run
-// asks while it runs, is a different type.)
-type InputRequest = PreRunInput
-
 // Contract says what a tool's workflow implements, and so how the server
 // starts and reads its runs.
 type Contract string

@@ -112,7 +112,7 @@ const maxAnswerRefusals = 8
 // AskOne asks the client one open question of the run through a and
 // resolves its answer through the path of tasks/update (resolveInputs). An
 // answer that does not fit the question, refused by the SDK against the
-// requestedSchema or by runs.CheckAnswer, is not applied: the question
+// requestedSchema or by answers.Check, is not applied: the question
 // stays open and is asked again, its message saying why the last answer
 // was refused, up to maxAnswerRefusals times. It returns the error of an
 // ask the client failed (a JSON-RPC error: asking again would not help) or

@@ -229,7 +229,7 @@ func (m *Core) startRun(ctx context.Context, call *blockingCall, args json.RawMe
 	}
 	defer ticket.Done()
 	spec := call.tool.Spec()
-	snap, err := m.runs.Start(ctx, runs.StartRequest{
+	snap, err := m.runs.Start(ctx, runs.NewRun{
 		Tool:         spec,
 		Arguments:    args,
 		Caller:       call.caller,

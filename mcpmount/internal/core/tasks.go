@@ -12,6 +12,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
@@ -109,7 +110,7 @@ func (m *Core) CancelTask(ctx context.Context, declared bool, rawID json.RawMess
 // resolveInputs resolves the open interrupts that responses answer (keyed
 // by interruptId, each an ElicitResult), in key order. It is the one path of
 // tasks/update, of MRTR retries and of the session-era elicitation answers:
-// every answer is first checked against its question (runs.CheckAnswer, as
+// every answer is first checked against its question (answers.Check, as
 // Runs checks it again before it signals), so that an answer that does not
 // fit is refused (-32602 naming the input key and the rule, an
 // *answerRefusal) before any of the request's answers is signalled, and its
@@ -167,7 +168,7 @@ func answersOf(snap signals.Snapshot, responses map[string]json.RawMessage) ([]s
 		if res.Action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
 			res.Content = er.Content
 		}
-		if refusal := answerRefused(key, runs.CheckAnswer(it, res)); refusal != nil {
+		if refusal := answerRefused(key, answers.Check(it, res)); refusal != nil {
 			return nil, refusal
 		}
 		out = append(out, res)
@@ -189,10 +190,10 @@ func (e *answerRefusal) Error() string {
 // Unwrap returns the refusal's JSON-RPC error.
 func (e *answerRefusal) Unwrap() error { return InvalidParams(e.Error()) }
 
-// answerRefused is the refusal of err when it is a *runs.AnswerError, and
+// answerRefused is the refusal of err when it is an *answers.Error, and
 // nil otherwise.
 func answerRefused(key string, err error) *answerRefusal {
-	var ae *runs.AnswerError
+	var ae *answers.Error
 	if !errors.As(err, &ae) {
 		return nil
 	}
