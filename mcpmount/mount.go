@@ -140,7 +140,13 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultCacheTTL        = 5 * time.Second
+	DefaultCacheTTL = 5 * time.Second
+	// DefaultMRTRMaxRounds caps the input rounds of one task-less
+	// tools/call under multi-round-trip requests (MRTR: the call answers
+	// an InputRequiredResult, the client retries it with the answers, and
+	// so on). The OpenWOP discovery document (restapi) advertises it as
+	// mcp.mrtr.maxRounds.
+	DefaultMRTRMaxRounds   = 8
 	DefaultMRTRStateTTL    = 15 * time.Minute
 	DefaultMaxBlockingWait = 5 * time.Minute
 	DefaultKeepAlive       = 15 * time.Second
@@ -292,7 +298,7 @@ func applyDefaults(opts *Options) error {
 		opts.Version = "dev"
 	}
 	if opts.MRTRMaxRounds == 0 {
-		opts.MRTRMaxRounds = signals.DefaultMRTRMaxRounds
+		opts.MRTRMaxRounds = DefaultMRTRMaxRounds
 	}
 	if opts.MRTRMaxRounds < 1 || opts.MRTRMaxRounds > 16 {
 		return fmt.Errorf("mcpmount: Options.MRTRMaxRounds %d is outside 1..16", opts.MRTRMaxRounds)

@@ -71,7 +71,8 @@ type Options struct {
 	// MCPPath is the path of the MCP mount (DefaultMCPPath when empty).
 	MCPPath string
 	// MRTRMaxRounds is the advertised mcp.mrtr.maxRounds (1..16,
-	// signals.DefaultMRTRMaxRounds when 0). It must match what the mount enforces.
+	// 8 when 0, the mount's default mcpmount.DefaultMRTRMaxRounds). It
+	// must match what the mount enforces (mcpmount.Options.MRTRMaxRounds).
 	MRTRMaxRounds int
 	// Admission bounds the run starts (share one Controller with the MCP
 	// mount). A POST /runs over a limit is refused before any run starts:
@@ -112,6 +113,10 @@ type handler struct {
 	runTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 }
 
+// defaultMRTRMaxRounds is mcpmount.DefaultMRTRMaxRounds, which the mount
+// enforces when it is not configured (TestDiscoveryV2 holds the two equal).
+const defaultMRTRMaxRounds = 8
+
 // New returns the handler serving the discovery document and the REST runs
 // API. It uses Go 1.22 ServeMux patterns, so run ids in paths may use either
 // the projected form (tenant~2Fopaque) or a percent-encoded slash
@@ -149,7 +154,7 @@ func New(opts Options) (http.Handler, error) {
 		h.mcpPath = DefaultMCPPath
 	}
 	if h.maxRound <= 0 {
-		h.maxRound = signals.DefaultMRTRMaxRounds
+		h.maxRound = defaultMRTRMaxRounds
 	}
 	now := opts.Now
 	if now == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/testing/runstest"
+	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -271,7 +272,7 @@ func TestDiscoveryV2(t *testing.T) {
 				{"mcp.features", m.Features, []string{"server-discover", "mrtr", "cacheable-lists", "extensions"}},
 				{"mcp.serverMount.transports", m.ServerMount.Transports, []string{"streamable-http"}},
 				{"mcp.serverUrls", m.ServerURLs, []string{strings.ReplaceAll(tt.wantURL, "HOST", host)}},
-				{"mcp.mrtr.maxRounds", m.MRTR.MaxRounds, signals.DefaultMRTRMaxRounds},
+				{"mcp.mrtr.maxRounds", m.MRTR.MaxRounds, mcpmount.DefaultMRTRMaxRounds},
 				{"runList.maxPageSize", doc.RunList.MaxPageSize, 100},
 				{"runList.filters", doc.RunList.Filters, []string{"workflowId", "status"}},
 				{"interrupt.refKinds", doc.Interrupt.RefKinds, []string{"principal"}},

@@ -29,9 +29,9 @@ func (s *Service) Await(ctx context.Context, caller signals.Subject, runID strin
 		return signals.Snapshot{}, err
 	}
 	if publishedOnly(opts) {
-		return s.awaitShared(ctx, runID, caller.Tenant, done)
+		return s.rd.awaitShared(ctx, runID, caller.Tenant, done)
 	}
-	return s.await(ctx, runID, caller.Tenant, followEveryTask, done)
+	return s.rd.await(ctx, runID, caller.Tenant, followEveryTask, done)
 }
 
 // followMode says when following a run asks getRun.
@@ -47,8 +47,8 @@ const (
 
 // await is Await for a run id of tenant already authorized (Events waits
 // with it too).
-func (s *Service) await(ctx context.Context, id, tenant string, mode followMode, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	at, err := s.followFrom(ctx, id, tenant)
+func (rd *reader) await(ctx context.Context, id, tenant string, mode followMode, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	at, err := rd.followFrom(ctx, id, tenant)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
@@ -61,14 +61,14 @@ func (s *Service) await(ctx context.Context, id, tenant string, mode followMode,
 			// What Get holds of the run may be older than what the caller
 			// is about to see (a blocking call's result, then tasks/get):
 			// the next read is Temporal's.
-			s.reads.drop(id)
+			rd.reads.drop(id)
 			return at.snap, nil
 		}
 		var followErr error
 		if at.plain {
-			at.snap, followErr = s.awaitClose(ctx, id, tenant, at.snap)
+			at.snap, followErr = rd.awaitClose(ctx, id, tenant, at.snap)
 		} else {
-			at.snap, _, followErr = s.follow(ctx, id, tenant, at, mode, done)
+			at.snap, _, followErr = rd.follow(ctx, id, tenant, at, mode, done)
 		}
 		switch {
 		case followErr == nil:
@@ -81,8 +81,8 @@ func (s *Service) await(ctx context.Context, id, tenant string, mode followMode,
 		case errors.Is(followErr, context.DeadlineExceeded):
 			return at.snap, followErr
 		case errors.Is(followErr, errHistory) && restarts < maxRestarts:
-			s.log.Debug("history long poll failed; following the run again", s.fields(ctx, id, zap.Error(followErr))...)
-			if at, err = s.loadDescribed(ctx, id, tenant); err != nil {
+			rd.log.Debug("history long poll failed; following the run again", rd.known.fields(ctx, id, zap.Error(followErr))...)
+			if at, err = rd.loadDescribed(ctx, id, tenant); err != nil {
 				return at.snap, err
 			}
 		default:
@@ -104,25 +104,25 @@ type position struct {
 // process just started starts from the snapshot Start answered, without a
 // call (it waits for the close event alone); any other from a describe call
 // (loadDescribed).
-func (s *Service) followFrom(ctx context.Context, id, tenant string) (position, error) {
-	if started, plain, ok := s.known.takeStarted(id); ok && plain {
+func (rd *reader) followFrom(ctx context.Context, id, tenant string) (position, error) {
+	if started, plain, ok := rd.known.takeStarted(id); ok && plain {
 		// An openwop run is followed from what a describe call saw.
 		return position{snap: started, plain: plain}, nil
 	}
-	return s.loadDescribed(ctx, id, tenant)
+	return rd.loadDescribed(ctx, id, tenant)
 }
 
 // loadDescribed reads the run by describing it first: its snapshot and the
 // history length the describe call saw, which Await follows the history
 // from. Get, Resolve and Cancel use read, which costs one round trip less.
-func (s *Service) loadDescribed(ctx context.Context, id, tenant string) (position, error) {
-	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
+func (rd *reader) loadDescribed(ctx context.Context, id, tenant string) (position, error) {
+	desc, err := rd.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return position{}, lookupErr(id, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	snap, _, seen, err := s.fromDescribe(ctx, id, tenant, info, true)
-	return position{snap: snap, seen: seen, plain: s.plain(info)}, err
+	snap, _, seen, err := rd.fromDescribe(ctx, id, tenant, info, true)
+	return position{snap: snap, seen: seen, plain: rd.plain(info)}, err
 }
 
 // errHistory marks a failure of the history long poll itself.
@@ -131,9 +131,9 @@ var errHistory = errors.New("follow history")
 // follow reads the run's history by long poll from the start and reloads
 // the snapshot after the workflow tasks mode names (events up to at.seen
 // are known already), until done holds or the run closes.
-func (s *Service) follow(ctx context.Context, id, tenant string, at position, mode followMode, done func(signals.Snapshot) bool) (signals.Snapshot, int64, error) {
+func (rd *reader) follow(ctx context.Context, id, tenant string, at position, mode followMode, done func(signals.Snapshot) bool) (signals.Snapshot, int64, error) {
 	snap, seen := at.snap, at.seen
-	it := s.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := rd.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	// task is the last completed workflow task; asked, the last one getRun
 	// was asked after.
 	var task, asked int64
@@ -156,15 +156,15 @@ func (s *Service) follow(ctx context.Context, id, tenant string, at position, mo
 			asked = task
 			// Still running (the run was authorized by the first load):
 			// the getRun query alone tells the new state.
-			if next, err := s.query(ctx, id); err == nil {
+			if next, err := rd.query(ctx, id); err == nil {
 				snap, seen = next, ev.GetEventId()
-			} else if at, err = s.loadDescribed(ctx, id, tenant); err != nil {
+			} else if at, err = rd.loadDescribed(ctx, id, tenant); err != nil {
 				return at.snap, at.seen, err
 			} else {
 				snap, seen = at.snap, at.seen
 			}
 		case isCloseEvent(t):
-			if at, err = s.loadDescribed(ctx, id, tenant); err != nil {
+			if at, err = rd.loadDescribed(ctx, id, tenant); err != nil {
 				return at.snap, at.seen, err
 			}
 			snap, seen = at.snap, at.seen
@@ -172,7 +172,7 @@ func (s *Service) follow(ctx context.Context, id, tenant string, at position, mo
 			continue
 		}
 		// A newer state than Get may hold: its next read is Temporal's.
-		s.reads.drop(id)
+		rd.reads.drop(id)
 		if done(snap) || snap.Status.Terminal() {
 			return snap, seen, nil
 		}
@@ -181,7 +181,7 @@ func (s *Service) follow(ctx context.Context, id, tenant string, at position, mo
 		return snap, seen, ctx.Err()
 	}
 	// The history ended (the run closed): read the final state.
-	at, err := s.loadDescribed(ctx, id, tenant)
+	at, err := rd.loadDescribed(ctx, id, tenant)
 	return at.snap, at.seen, err
 }
 
@@ -194,8 +194,8 @@ func publishes(t enumspb.EventType) bool {
 // awaitClose waits for a plain run's close event (one long poll, as the
 // raw SDK's Get does) and returns the run's final snapshot: held, the run's
 // snapshot while it ran, with what the close event tells.
-func (s *Service) awaitClose(ctx context.Context, id, tenant string, held signals.Snapshot) (signals.Snapshot, error) {
-	it := s.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+func (rd *reader) awaitClose(ctx context.Context, id, tenant string, held signals.Snapshot) (signals.Snapshot, error) {
+	it := rd.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
 	var last *historypb.HistoryEvent
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -207,7 +207,7 @@ func (s *Service) awaitClose(ctx context.Context, id, tenant string, held signal
 	if ctx.Err() != nil {
 		return held, ctx.Err()
 	}
-	if rec, ok := s.decodeClose(last); ok {
+	if rec, ok := rd.decodeClose(last); ok {
 		if rec.Snapshot.Owner.Tenant != tenant {
 			return signals.Snapshot{}, ErrNotFound
 		}
@@ -215,12 +215,12 @@ func (s *Service) awaitClose(ctx context.Context, id, tenant string, held signal
 	}
 	if last == nil || last.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW {
 		// Not a close the run's snapshot can tell: read the run again.
-		at, err := s.loadDescribed(ctx, id, tenant)
+		at, err := rd.loadDescribed(ctx, id, tenant)
 		return at.snap, err
 	}
-	s.known.add(id, factClosed)
-	e, _ := s.known.entry(id)
-	return s.closeSnapshot(held, last, e.timeout).Snapshot, nil
+	rd.known.add(id, factClosed)
+	e, _ := rd.known.entry(id)
+	return rd.closeSnapshot(held, last, e.timeout).Snapshot, nil
 }
 
 // historyErr classifies a failed history long poll: ctx's error when ctx

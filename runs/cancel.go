@@ -33,11 +33,11 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	if reason == "" {
 		reason = signals.ReasonCallerRequested
 	}
-	entry, known := s.known.entry(runID)
+	entry, known := s.rd.known.entry(runID)
 	facts := entry.facts
 	snap := signals.Snapshot{RunID: runID, Tool: entry.tool, Owner: signals.Owner{Tenant: caller.Tenant}, LastSequence: -1}
 	if facts&factClosed != 0 {
-		r, err := s.read(ctx, runID, caller.Tenant)
+		r, err := s.rd.read(ctx, runID, caller.Tenant)
 		if err != nil {
 			return signals.Snapshot{}, err
 		}
@@ -45,29 +45,29 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	}
 	plain := facts&factPlain != 0
 	if !known || plain {
-		info, err := s.describe(ctx, runID, caller.Tenant)
+		info, err := s.rd.describe(ctx, runID, caller.Tenant)
 		if err != nil {
 			return signals.Snapshot{}, err
 		}
-		s.noteDescribed(runID, info)
-		plain = s.plain(info)
+		s.rd.noteDescribed(runID, info)
+		plain = s.rd.plain(info)
 		if plain {
 			facts = factPlain
 		}
 		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			s.known.add(runID, facts|factClosed)
-			rec, err := s.closeRecord(ctx, info)
+			s.rd.known.add(runID, facts|factClosed)
+			rec, err := s.rd.closeRecord(ctx, info)
 			if err != nil {
 				return signals.Snapshot{}, err
 			}
 			return rec.Snapshot, ErrTerminal
 		}
-		s.known.add(runID, facts)
-		snap = s.fromInfo(info)
+		s.rd.known.add(runID, facts)
+		snap = s.rd.fromInfo(info)
 	}
 	req := signals.CancelRequest{Reason: reason, CancelledBy: caller}
 	// What Get held of the run no longer holds once the request is sent.
-	defer s.reads.drop(runID)
+	defer s.rd.reads.drop(runID)
 	if !plain {
 		if err := s.client.SignalWorkflow(ctx, runID, "", signals.SignalCancelReason, req); err != nil {
 			if missing(err) {
@@ -88,7 +88,7 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 		}
 		return snap, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
-	s.log.Info("run cancel requested", s.fields(ctx, runID, zap.String("reason", reason))...)
+	s.log.Info("run cancel requested", s.rd.known.fields(ctx, runID, zap.String("reason", reason))...)
 	snap.Status, snap.StatusMessage = signals.StatusCancelling, signals.StatusCancelling.Message()
 	snap.CancelReason = reason
 	return snap, nil
@@ -97,7 +97,7 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 // terminalSnapshot reads a run that closed (or disappeared) while being
 // cancelled: ErrTerminal with its snapshot, or ErrNotFound.
 func (s *Service) terminalSnapshot(ctx context.Context, id, tenant string, fallback signals.Snapshot) (signals.Snapshot, error) {
-	r, err := s.read(ctx, id, tenant)
+	r, err := s.rd.read(ctx, id, tenant)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return signals.Snapshot{}, ErrNotFound

@@ -16,14 +16,14 @@ func (s *Service) Events(ctx context.Context, caller signals.Subject, runID stri
 	if err := authorize(caller, runID); err != nil {
 		return signals.EventPage{}, signals.Snapshot{}, err
 	}
-	cur, err := s.read(ctx, runID, caller.Tenant)
+	cur, err := s.rd.read(ctx, runID, caller.Tenant)
 	if err != nil {
 		return signals.EventPage{}, signals.Snapshot{}, err
 	}
 	snap, events, described := cur.snap, cur.events, cur.described
 	if snap.LastSequence <= afterSequence && !snap.Status.Terminal() && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		next, err := s.await(wctx, runID, caller.Tenant, followEveryTask, func(x signals.Snapshot) bool { return x.LastSequence > afterSequence })
+		next, err := s.rd.await(wctx, runID, caller.Tenant, followEveryTask, func(x signals.Snapshot) bool { return x.LastSequence > afterSequence })
 		cancel()
 		switch {
 		case err == nil:
@@ -34,7 +34,7 @@ func (s *Service) Events(ctx context.Context, caller signals.Subject, runID stri
 			return signals.EventPage{}, signals.Snapshot{}, err
 		}
 		if snap.Status.Terminal() {
-			if cur, err = s.read(ctx, runID, caller.Tenant); err != nil {
+			if cur, err = s.rd.read(ctx, runID, caller.Tenant); err != nil {
 				return signals.EventPage{}, signals.Snapshot{}, err
 			}
 			snap, events = cur.snap, cur.events

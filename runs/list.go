@@ -97,7 +97,7 @@ func (s *Service) List(ctx context.Context, caller signals.Subject, req ListRequ
 	}
 	page := ListPage{Runs: make([]signals.Snapshot, 0, len(resp.GetExecutions()))}
 	for _, info := range resp.GetExecutions() {
-		page.Runs = append(page.Runs, s.fromInfo(info))
+		page.Runs = append(page.Runs, s.rd.fromInfo(info))
 	}
 	if len(resp.GetNextPageToken()) > 0 {
 		page.NextCursor = s.sealCursor(caller.Tenant, req, resp.GetNextPageToken())

@@ -127,19 +127,19 @@ func (m *runMemo) setQueue(id, queue string) {
 
 // noteDescribed remembers the tool, the task queue and the start trace a
 // describe call found.
-func (s *Service) noteDescribed(id string, info *workflowpb.WorkflowExecutionInfo) {
-	tool, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
+func (rd *reader) noteDescribed(id string, info *workflowpb.WorkflowExecutionInfo) {
+	tool, _ := rd.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
 	var trace string
 	if p, ok := info.GetMemo().GetFields()[signals.MemoTraceParent]; ok {
-		_ = s.dc.FromPayload(p, &trace)
+		_ = rd.dc.FromPayload(p, &trace)
 	}
-	s.known.note(id, tool, true, trace)
-	s.known.setQueue(id, info.GetTaskQueue())
+	rd.known.note(id, tool, true, trace)
+	rd.known.setQueue(id, info.GetTaskQueue())
 }
 
 // fields are the log fields of a line about the run id (telemetry.RunFields,
 // with the tool when the memo knows it), then extra.
-func (s *Service) fields(ctx context.Context, id string, extra ...zap.Field) []zap.Field {
-	e, _ := s.known.entry(id)
+func (m *runMemo) fields(ctx context.Context, id string, extra ...zap.Field) []zap.Field {
+	e, _ := m.entry(id)
 	return append(telemetry.RunFields(ctx, id, e.tool), extra...)
 }

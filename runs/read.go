@@ -28,7 +28,7 @@ func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string,
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	r, err := s.readShared(ctx, runID, caller.Tenant, staleAllowed(opts))
+	r, err := s.rd.readShared(ctx, runID, caller.Tenant, staleAllowed(opts))
 	return r.snap, err
 }
 
@@ -78,25 +78,25 @@ type reading struct {
 // The tenant segment of id has been checked by the caller; a run whose
 // recorded owner is another tenant (or that no service started) reads
 // ErrNotFound, like a missing run.
-func (s *Service) read(ctx context.Context, id, tenant string) (reading, error) {
-	return s.readRun(ctx, id, tenant, s.opts.QueryPatience)
+func (rd *reader) read(ctx context.Context, id, tenant string) (reading, error) {
+	return rd.readRun(ctx, id, tenant, rd.opts.QueryPatience)
 }
 
 // readAfterSignal is read for a caller that must see the effect of a
 // signal it sent: what a run published lags its getRun answer (it holds no
 // resolutions), so the query waits as long as ctx allows, and is asked
 // even while the run's task queue is marked unserved.
-func (s *Service) readAfterSignal(ctx context.Context, id, tenant string) (reading, error) {
-	return s.readRun(ctx, id, tenant, -1)
+func (rd *reader) readAfterSignal(ctx context.Context, id, tenant string) (reading, error) {
+	return rd.readRun(ctx, id, tenant, -1)
 }
 
 // readRun is read with the given query patience (negative: no bound and
 // no shortcut for unserved task queues).
-func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.Duration) (reading, error) {
-	entry, _ := s.known.entry(id)
+func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.Duration) (reading, error) {
+	entry, _ := rd.known.entry(id)
 	facts := entry.facts
 	if facts&factClosed != 0 {
-		return s.readClosed(ctx, id, tenant)
+		return rd.readClosed(ctx, id, tenant)
 	}
 	var (
 		noAnswer bool      // the query got no answer in time
@@ -108,12 +108,12 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 	)
 	if facts&factPlain == 0 {
 		switch {
-		case patience >= 0 && s.workers.unserved(ctx, entry.queue):
-		case patience >= 0 && entry.queue == "" && s.workers.anyDown():
+		case patience >= 0 && rd.workers.unserved(ctx, entry.queue):
+		case patience >= 0 && entry.queue == "" && rd.workers.anyDown():
 			askLater = true
 		default:
 			sent = time.Now()
-			r, answered, late, err := s.queryRun(ctx, id, tenant, entry.queue, patience)
+			r, answered, late, err := rd.queryRun(ctx, id, tenant, entry.queue, patience)
 			if answered || err != nil {
 				return r, err
 			}
@@ -122,7 +122,7 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 			noAnswer = late && entry.queue == ""
 		}
 	}
-	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
+	desc, err := rd.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return reading{}, lookupErr(id, err)
 	}
@@ -130,30 +130,30 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	queue := info.GetTaskQueue()
 	if noAnswer && running {
-		s.workers.late(ctx, queue, sent)
+		rd.workers.late(ctx, queue, sent)
 	}
-	r := reading{plain: s.plain(info)}
-	if askLater && running && !r.plain && !s.workers.unserved(ctx, queue) {
-		if !s.ownedBy(info, tenant) {
+	r := reading{plain: rd.plain(info)}
+	if askLater && running && !r.plain && !rd.workers.unserved(ctx, queue) {
+		if !rd.ownedBy(info, tenant) {
 			return reading{}, ErrNotFound
 		}
-		qr, answered, _, err := s.queryRun(ctx, id, tenant, queue, patience)
+		qr, answered, _, err := rd.queryRun(ctx, id, tenant, queue, patience)
 		if answered || err != nil {
 			if err == nil {
-				s.known.setQueue(id, queue)
+				rd.known.setQueue(id, queue)
 			}
 			return qr, err
 		}
 	}
-	r.snap, r.events, _, err = s.fromDescribe(ctx, id, tenant, info, false)
+	r.snap, r.events, _, err = rd.fromDescribe(ctx, id, tenant, info, false)
 	r.described = running
 	if err == nil {
 		f := r.facts()
 		if !running {
 			f |= factClosed
 		}
-		s.known.add(id, f)
-		s.noteDescribed(id, info)
+		rd.known.add(id, f)
+		rd.noteDescribed(id, info)
 	}
 	return r, err
 }
@@ -167,17 +167,17 @@ func (s *Service) readRun(ctx context.Context, id, tenant string, patience time.
 // run, a missing run); with answered false and a nil error the caller
 // describes the run instead, and late tells that the query got no answer
 // in time (rather than failing).
-func (s *Service) queryRun(ctx context.Context, id, tenant, queue string, patience time.Duration) (r reading, answered, late bool, err error) {
-	resp, late, err := s.awaitQuery(ctx, id, queue, patience)
+func (rd *reader) queryRun(ctx context.Context, id, tenant, queue string, patience time.Duration) (r reading, answered, late bool, err error) {
+	resp, late, err := rd.awaitQuery(ctx, id, queue, patience)
 	if late {
-		s.log.Debug("getRun query got no answer in time; describing the run", s.fields(ctx, id)...)
+		rd.log.Debug("getRun query got no answer in time; describing the run", rd.known.fields(ctx, id)...)
 		return reading{}, false, true, nil
 	}
 	switch {
 	case err == nil && resp.QueryRejected != nil:
-		r, err := s.readClosed(ctx, id, tenant)
+		r, err := rd.readClosed(ctx, id, tenant)
 		if err == nil {
-			s.known.add(id, r.facts()|factClosed)
+			rd.known.add(id, r.facts()|factClosed)
 		}
 		return r, true, false, err
 	case err == nil:
@@ -185,11 +185,11 @@ func (s *Service) queryRun(ctx context.Context, id, tenant, queue string, patien
 		if err := resp.QueryResult.Get(&snap); err != nil {
 			return reading{}, true, false, fmt.Errorf("decode %s of run %s: %w", signals.QueryGetRun, id, err)
 		}
-		s.workers.answered(queue)
+		rd.workers.answered(queue)
 		if snap.Owner.Tenant != tenant {
 			return reading{}, true, false, ErrNotFound
 		}
-		s.known.note(id, snap.Tool, false, "")
+		rd.known.note(id, snap.Tool, false, "")
 		return reading{snap: snap}, true, false, nil
 	case missing(err):
 		return reading{}, true, false, ErrNotFound
@@ -197,26 +197,26 @@ func (s *Service) queryRun(ctx context.Context, id, tenant, queue string, patien
 		return reading{}, true, false, fmt.Errorf("get run %s: %w", id, ctx.Err())
 	}
 	late = serviceerror.ToStatus(err).Code() == codes.DeadlineExceeded
-	s.log.Debug("getRun query failed; describing the run", s.fields(ctx, id, zap.Bool("late", late), zap.Error(err))...)
+	rd.log.Debug("getRun query failed; describing the run", rd.known.fields(ctx, id, zap.Bool("late", late), zap.Error(err))...)
 	return reading{}, false, late, nil
 }
 
 // awaitQuery sends the getRun query of run id (on queue) and waits for its
 // answer as queryRun describes; late reports that it gave up waiting (the
 // query is then cancelled).
-func (s *Service) awaitQuery(ctx context.Context, id, queue string, patience time.Duration) (resp *client.QueryWorkflowWithOptionsResponse, late bool, err error) {
+func (rd *reader) awaitQuery(ctx context.Context, id, queue string, patience time.Duration) (resp *client.QueryWorkflowWithOptionsResponse, late bool, err error) {
 	req := &client.QueryWorkflowWithOptionsRequest{
 		WorkflowID:           id,
 		QueryType:            signals.QueryGetRun,
 		QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
 	}
 	if patience <= 0 {
-		resp, err = s.client.QueryWorkflowWithOptions(ctx, req)
+		resp, err = rd.client.QueryWorkflowWithOptions(ctx, req)
 		return resp, false, err
 	}
 	// The patience counts from when the query leaves this process: a wait
 	// for a call slot (Options.MaxTemporalCalls) is no worker's delay.
-	ctx, release, err := s.limit.hold(ctx)
+	ctx, release, err := rd.limit.hold(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -230,7 +230,7 @@ func (s *Service) awaitQuery(ctx context.Context, id, queue string, patience tim
 	done := make(chan answer, 1)
 	sent := time.Now()
 	go func() {
-		resp, err := s.client.QueryWorkflowWithOptions(qctx, req)
+		resp, err := rd.client.QueryWorkflowWithOptions(qctx, req)
 		done <- answer{resp, err}
 	}()
 	wait := time.NewTimer(patience)
@@ -244,7 +244,7 @@ func (s *Service) awaitQuery(ctx context.Context, id, queue string, patience tim
 	// patience: a worker that stops meanwhile is noticed as soon as when
 	// the query was not late.
 	giveUp := time.Now().Add(slowQueryPatience)
-	for s.workers.late(ctx, queue, sent) && time.Now().Before(giveUp) {
+	for rd.workers.late(ctx, queue, sent) && time.Now().Before(giveUp) {
 		wait.Reset(patience)
 		select {
 		case a := <-done:
@@ -266,12 +266,12 @@ func (r reading) facts() runFacts {
 // readClosed reads a closed run (found closed by the getRun query, or
 // known to be): its close event, and a describe call when that holds no
 // RunRecord.
-func (s *Service) readClosed(ctx context.Context, id, tenant string) (reading, error) {
-	last, err := s.closeEvent(ctx, id, "")
+func (rd *reader) readClosed(ctx context.Context, id, tenant string) (reading, error) {
+	last, err := rd.closeEvent(ctx, id, "")
 	if err != nil {
 		return reading{}, err
 	}
-	if rec, ok := s.decodeClose(last); ok {
+	if rec, ok := rd.decodeClose(last); ok {
 		if rec.Snapshot.Owner.Tenant != tenant {
 			return reading{}, ErrNotFound
 		}
@@ -279,7 +279,7 @@ func (s *Service) readClosed(ctx context.Context, id, tenant string) (reading, e
 	}
 	// No RunRecord: what Temporal knows (search attributes, memo, status)
 	// comes from a describe call.
-	info, err := s.describe(ctx, id, tenant)
+	info, err := rd.describe(ctx, id, tenant)
 	if err != nil {
 		return reading{}, err
 	}
@@ -288,15 +288,15 @@ func (s *Service) readClosed(ctx context.Context, id, tenant string) (reading, e
 		// but a running run's close event is no answer.
 		return reading{}, fmt.Errorf("read run %s: closed, then running", id)
 	}
-	rec := s.closedOutside(info, last)
-	return reading{snap: rec.Snapshot, events: rec.Events, plain: s.plain(info)}, nil
+	rec := rd.closedOutside(info, last)
+	return reading{snap: rec.Snapshot, events: rec.Events, plain: rd.plain(info)}, nil
 }
 
 // closeEvent reads the close event of a closed run (runID "" is the
 // current run of the workflow ID). The server long-polls this request
 // while the run is open, so call it only for a closed run.
-func (s *Service) closeEvent(ctx context.Context, id, runID string) (*historypb.HistoryEvent, error) {
-	it := s.client.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+func (rd *reader) closeEvent(ctx context.Context, id, runID string) (*historypb.HistoryEvent, error) {
+	it := rd.client.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
 	var last *historypb.HistoryEvent
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -309,7 +309,7 @@ func (s *Service) closeEvent(ctx context.Context, id, runID string) (*historypb.
 }
 
 // decodeClose extracts the RunRecord from a close event.
-func (s *Service) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bool) {
+func (rd *reader) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bool) {
 	var payloads *commonpb.Payloads
 	switch {
 	case ev.GetWorkflowExecutionCompletedEventAttributes() != nil:
@@ -323,7 +323,7 @@ func (s *Service) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bo
 		return signals.RunRecord{}, false
 	}
 	var rec signals.RunRecord
-	if err := s.dc.FromPayload(payloads.GetPayloads()[0], &rec); err != nil || rec.Snapshot.RunID == "" {
+	if err := rd.dc.FromPayload(payloads.GetPayloads()[0], &rec); err != nil || rec.Snapshot.RunID == "" {
 		return signals.RunRecord{}, false
 	}
 	return rec, true
@@ -332,16 +332,16 @@ func (s *Service) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bo
 // closedOutside describes a run that closed without a RunRecord in its
 // close event (last): a plain workflow, or a run terminated, timed out or
 // failed outside the harness.
-func (s *Service) closedOutside(info *workflowpb.WorkflowExecutionInfo, last *historypb.HistoryEvent) signals.RunRecord {
-	return s.closeSnapshot(s.fromInfo(info), last, s.runTimeout(info))
+func (rd *reader) closedOutside(info *workflowpb.WorkflowExecutionInfo, last *historypb.HistoryEvent) signals.RunRecord {
+	return rd.closeSnapshot(rd.fromInfo(info), last, rd.runTimeout(info))
 }
 
 // runTimeout is the run timeout the run was started with (0: none
 // recorded).
-func (s *Service) runTimeout(info *workflowpb.WorkflowExecutionInfo) signals.Duration {
+func (rd *reader) runTimeout(info *workflowpb.WorkflowExecutionInfo) signals.Duration {
 	var d signals.Duration
 	if p, ok := info.GetMemo().GetFields()[signals.MemoRunTimeout]; ok {
-		_ = s.dc.FromPayload(p, &d)
+		_ = rd.dc.FromPayload(p, &d)
 	}
 	return d
 }
@@ -350,7 +350,7 @@ func (s *Service) runTimeout(info *workflowpb.WorkflowExecutionInfo) signals.Dur
 // RunRecord, with what its close event last tells: status, result or error,
 // cancel reason, and when. timeout is the run timeout the run was started
 // with (0: none known), which a timed-out run's message names.
-func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEvent, timeout signals.Duration) signals.RunRecord {
+func (rd *reader) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEvent, timeout signals.Duration) signals.RunRecord {
 	if t := last.GetEventTime(); t != nil {
 		snap.UpdatedAt = t.AsTime()
 	}
@@ -367,7 +367,7 @@ func (s *Service) closeSnapshot(snap signals.Snapshot, last *historypb.HistoryEv
 		snap.CancelReason = signals.ReasonCallerRequested
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
 		snap.Status = signals.StatusCompleted
-		snap.Result, snap.Outputs = s.plainResult(last.GetWorkflowExecutionCompletedEventAttributes().GetResult())
+		snap.Result, snap.Outputs = rd.plainResult(last.GetWorkflowExecutionCompletedEventAttributes().GetResult())
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
 		snap.Status = signals.StatusFailed
 		snap.Error = &signals.RunError{Code: CodeTimedOut, Message: timedOutMessage(timeout)}
@@ -416,14 +416,14 @@ func timedOutMessage(timeout signals.Duration) string {
 // plainResult turns the result of a workflow that closed without a
 // RunRecord into a tool result: the JSON value as text, and as structured
 // content (an object as is, anything else as {"result": value}).
-func (s *Service) plainResult(p *commonpb.Payloads) (*signals.ToolResult, json.RawMessage) {
+func (rd *reader) plainResult(p *commonpb.Payloads) (*signals.ToolResult, json.RawMessage) {
 	res := &signals.ToolResult{Content: []signals.Content{}}
 	if len(p.GetPayloads()) == 0 {
 		res.Content = append(res.Content, signals.Content{Type: "text", Text: "the run completed"})
 		return res, nil
 	}
 	var v any
-	if err := s.dc.FromPayload(p.GetPayloads()[0], &v); err != nil {
+	if err := rd.dc.FromPayload(p.GetPayloads()[0], &v); err != nil {
 		res.Content = append(res.Content, signals.Content{Type: "text", Text: "the run completed with a result that is not JSON"})
 		return res, nil
 	}
@@ -442,13 +442,13 @@ func (s *Service) plainResult(p *commonpb.Payloads) (*signals.ToolResult, json.R
 
 // describe describes the run id of tenant: ErrNotFound for a missing run
 // and for one that is not tenant's (see ownedBy).
-func (s *Service) describe(ctx context.Context, id, tenant string) (*workflowpb.WorkflowExecutionInfo, error) {
-	desc, err := s.client.DescribeWorkflowExecution(ctx, id, "")
+func (rd *reader) describe(ctx context.Context, id, tenant string) (*workflowpb.WorkflowExecutionInfo, error) {
+	desc, err := rd.client.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return nil, lookupErr(id, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	if !s.ownedBy(info, tenant) {
+	if !rd.ownedBy(info, tenant) {
 		return nil, ErrNotFound
 	}
 	return info, nil
@@ -457,8 +457,8 @@ func (s *Service) describe(ctx context.Context, id, tenant string) (*workflowpb.
 // ownedBy reports whether the run a describe call found is tenant's: its
 // tenant search attribute names tenant (a run no service started has
 // none).
-func (s *Service) ownedBy(info *workflowpb.WorkflowExecutionInfo, tenant string) bool {
-	t, ok := s.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant)
+func (rd *reader) ownedBy(info *workflowpb.WorkflowExecutionInfo, tenant string) bool {
+	t, ok := rd.keyword(info.GetSearchAttributes(), signals.SearchAttrTenant)
 	return ok && t == tenant
 }
 
@@ -466,28 +466,28 @@ func (s *Service) ownedBy(info *workflowpb.WorkflowExecutionInfo, tenant string)
 // follows the run contract is asked by the getRun query when ask is set,
 // and summarised from the describe data otherwise (or when the query
 // fails).
-func (s *Service) fromDescribe(ctx context.Context, id, tenant string, info *workflowpb.WorkflowExecutionInfo, ask bool) (signals.Snapshot, []signals.Event, int64, error) {
-	if !s.ownedBy(info, tenant) {
+func (rd *reader) fromDescribe(ctx context.Context, id, tenant string, info *workflowpb.WorkflowExecutionInfo, ask bool) (signals.Snapshot, []signals.Event, int64, error) {
+	if !rd.ownedBy(info, tenant) {
 		return signals.Snapshot{}, nil, 0, ErrNotFound
 	}
 	hlen := info.GetHistoryLength()
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		if s.plain(info) || !ask {
-			return s.fromInfo(info), nil, hlen, nil
+		if rd.plain(info) || !ask {
+			return rd.fromInfo(info), nil, hlen, nil
 		}
-		snap, err := s.query(ctx, id)
+		snap, err := rd.query(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {
 				return signals.Snapshot{}, nil, 0, fmt.Errorf("get run %s: %w", id, ctx.Err())
 			}
 			// No worker has answered yet (e.g. the first workflow task is
 			// pending): describe what Temporal knows.
-			s.log.Debug("getRun query failed; answering from describe", s.fields(ctx, id, zap.Error(err))...)
-			return s.fromInfo(info), nil, hlen, nil
+			rd.log.Debug("getRun query failed; answering from describe", rd.known.fields(ctx, id, zap.Error(err))...)
+			return rd.fromInfo(info), nil, hlen, nil
 		}
 		return snap, nil, hlen, nil
 	}
-	rec, err := s.closeRecord(ctx, info)
+	rec, err := rd.closeRecord(ctx, info)
 	if err != nil {
 		return signals.Snapshot{}, nil, 0, err
 	}
@@ -495,19 +495,19 @@ func (s *Service) fromDescribe(ctx context.Context, id, tenant string, info *wor
 }
 
 // closeRecord reads the RunRecord a closed run left in its close event.
-func (s *Service) closeRecord(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) (signals.RunRecord, error) {
-	last, err := s.closeEvent(ctx, info.GetExecution().GetWorkflowId(), info.GetExecution().GetRunId())
+func (rd *reader) closeRecord(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) (signals.RunRecord, error) {
+	last, err := rd.closeEvent(ctx, info.GetExecution().GetWorkflowId(), info.GetExecution().GetRunId())
 	if err != nil {
 		return signals.RunRecord{}, err
 	}
-	if rec, ok := s.decodeClose(last); ok {
+	if rec, ok := rd.decodeClose(last); ok {
 		return rec, nil
 	}
-	return s.closedOutside(info, last), nil
+	return rd.closedOutside(info, last), nil
 }
 
 // fromInfo builds a summary snapshot from visibility data alone.
-func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snapshot {
+func (rd *reader) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snapshot {
 	snap := signals.Snapshot{
 		RunID:        info.GetExecution().GetWorkflowId(),
 		LastSequence: -1,
@@ -517,20 +517,20 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	if t := info.GetCloseTime(); t != nil {
 		snap.UpdatedAt = t.AsTime()
 	}
-	snap.Tool, _ = s.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
-	st, _ := s.keyword(info.GetSearchAttributes(), signals.SearchAttrStatus)
+	snap.Tool, _ = rd.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
+	st, _ := rd.keyword(info.GetSearchAttributes(), signals.SearchAttrStatus)
 	snap.Status = signals.Status(st)
 	if p, ok := info.GetMemo().GetFields()[signals.MemoOwner]; ok {
-		_ = s.dc.FromPayload(p, &snap.Owner)
+		_ = rd.dc.FromPayload(p, &snap.Owner)
 	}
 	if p, ok := info.GetMemo().GetFields()[signals.MemoTransport]; ok {
-		_ = s.dc.FromPayload(p, &snap.Transport)
+		_ = rd.dc.FromPayload(p, &snap.Transport)
 	}
 	if p, ok := info.GetMemo().GetFields()[signals.MemoCreatedAt]; ok {
 		// The creation time every projection reports (a run started
 		// before the server recorded it has Temporal's start time).
 		var created time.Time
-		if s.dc.FromPayload(p, &created) == nil && !created.IsZero() {
+		if rd.dc.FromPayload(p, &created) == nil && !created.IsZero() {
 			snap.CreatedAt = created
 		}
 	}
@@ -538,7 +538,7 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	// harness's back (terminated, timed out) or the attribute lags.
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		if pub, ok := s.published(info); ok {
+		if pub, ok := rd.published(info); ok {
 			// What the run published (its memo) tells the open
 			// interrupts too; a run started before the harness published
 			// has only the status attribute.
@@ -551,7 +551,7 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 		if !snap.Status.Valid() || snap.Status.Terminal() {
 			snap.Status = signals.StatusPending
 		}
-		if s.plain(info) {
+		if rd.plain(info) {
 			snap.Status = signals.StatusRunning
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
@@ -566,36 +566,36 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 }
 
 // published decodes the state a running run published in its memo.
-func (s *Service) published(info *workflowpb.WorkflowExecutionInfo) (signals.PublishedState, bool) {
+func (rd *reader) published(info *workflowpb.WorkflowExecutionInfo) (signals.PublishedState, bool) {
 	p, ok := info.GetMemo().GetFields()[signals.MemoState]
 	if !ok {
 		return signals.PublishedState{}, false
 	}
 	var pub signals.PublishedState
-	if err := s.dc.FromPayload(p, &pub); err != nil || !pub.Status.Valid() || pub.Status.Terminal() {
+	if err := rd.dc.FromPayload(p, &pub); err != nil || !pub.Status.Valid() || pub.Status.Terminal() {
 		return signals.PublishedState{}, false
 	}
 	return pub, true
 }
 
 // plain reports whether the run's tool follows signals.ContractPlain.
-func (s *Service) plain(info *workflowpb.WorkflowExecutionInfo) bool {
+func (rd *reader) plain(info *workflowpb.WorkflowExecutionInfo) bool {
 	p, ok := info.GetMemo().GetFields()[signals.MemoContract]
 	if !ok {
 		return false
 	}
 	var c signals.Contract
-	return s.dc.FromPayload(p, &c) == nil && c == signals.ContractPlain
+	return rd.dc.FromPayload(p, &c) == nil && c == signals.ContractPlain
 }
 
 // keyword decodes the Keyword search attribute name of sa.
-func (s *Service) keyword(sa *commonpb.SearchAttributes, name string) (string, bool) {
+func (rd *reader) keyword(sa *commonpb.SearchAttributes, name string) (string, bool) {
 	p, ok := sa.GetIndexedFields()[name]
 	if !ok {
 		return "", false
 	}
 	var v string
-	if err := s.dc.FromPayload(p, &v); err != nil {
+	if err := rd.dc.FromPayload(p, &v); err != nil {
 		return "", false
 	}
 	return v, true
@@ -604,8 +604,8 @@ func (s *Service) keyword(sa *commonpb.SearchAttributes, name string) (string, b
 // query asks the run id its getRun query, as long as ctx allows (Start
 // with Options.WaitFirstTask, Await after each workflow task, and a
 // described run that follows the run contract).
-func (s *Service) query(ctx context.Context, id string) (signals.Snapshot, error) {
-	v, err := s.client.QueryWorkflow(ctx, id, "", signals.QueryGetRun)
+func (rd *reader) query(ctx context.Context, id string) (signals.Snapshot, error) {
+	v, err := rd.client.QueryWorkflow(ctx, id, "", signals.QueryGetRun)
 	if err != nil {
 		return signals.Snapshot{}, fmt.Errorf("query %s of run %s: %w", signals.QueryGetRun, id, err)
 	}

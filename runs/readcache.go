@@ -243,24 +243,24 @@ func (c *readCache) currentEpoch() uint64 {
 // is usable (at most staleLimit old, and not dropped since: nothing this
 // process changed): that reading answers, and the read goes on to refresh
 // it for the next poll.
-func (s *Service) readShared(ctx context.Context, id, tenant string, poll bool) (reading, error) {
-	if r, ok := s.reads.get(id); ok {
+func (rd *reader) readShared(ctx context.Context, id, tenant string, poll bool) (reading, error) {
+	if r, ok := rd.reads.get(id); ok {
 		return r, nil
 	}
-	ch := s.reads.flight.DoChan(id, func() (any, error) {
-		epoch := s.reads.currentEpoch()
+	ch := rd.reads.flight.DoChan(id, func() (any, error) {
+		epoch := rd.reads.currentEpoch()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedReadTimeout)
 		defer cancel()
 		start := time.Now()
-		r, err := s.read(rctx, id, tenant)
+		r, err := rd.read(rctx, id, tenant)
 		if err == nil {
-			s.reads.put(id, r, epoch, time.Since(start))
+			rd.reads.put(id, r, epoch, time.Since(start))
 		}
 		return r, err
 	})
 	var slow <-chan time.Time
-	if _, ok := s.reads.recent(id); poll && ok {
-		t := time.NewTimer(s.reads.window / pollPatienceDiv)
+	if _, ok := rd.reads.recent(id); poll && ok {
+		t := time.NewTimer(rd.reads.window / pollPatienceDiv)
 		defer t.Stop()
 		slow = t.C
 	}
@@ -272,7 +272,7 @@ func (s *Service) readShared(ctx context.Context, id, tenant string, poll bool) 
 			}
 			return res.Val.(reading), nil
 		case <-slow:
-			if r, ok := s.reads.recent(id); ok {
+			if r, ok := rd.reads.recent(id); ok {
 				return r, nil
 			}
 			slow = nil

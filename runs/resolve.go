@@ -27,7 +27,7 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 	if held, ok := HeldSnapshot(opts...); ok && held.RunID == runID && held.Owner.Tenant == caller.Tenant {
 		return s.resolve(ctx, caller, runID, held, r)
 	}
-	cur, err := s.readShared(ctx, runID, caller.Tenant, false)
+	cur, err := s.rd.readShared(ctx, runID, caller.Tenant, false)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
@@ -73,7 +73,7 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		}
 		// The run closed in between, perhaps because a concurrent
 		// resolution of this very interrupt finished it.
-		final, lerr := s.read(ctx, runID, caller.Tenant)
+		final, lerr := s.rd.read(ctx, runID, caller.Tenant)
 		if lerr != nil {
 			return snap, ErrTerminal
 		}
@@ -83,13 +83,13 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		return final.snap, ErrTerminal
 	}
 	// What Get held of the run predates the resolution.
-	s.reads.drop(runID)
-	epoch, start := s.reads.currentEpoch(), time.Now()
-	if e, _ := s.known.entry(runID); s.workers.unserved(ctx, e.queue) {
+	s.rd.reads.drop(runID)
+	epoch, start := s.rd.reads.currentEpoch(), time.Now()
+	if e, _ := s.rd.known.entry(runID); s.rd.workers.unserved(ctx, e.queue) {
 		// No worker would answer the read that confirms it.
 		return snap, ErrNotApplied
 	}
-	cur, err := s.readAfterSignal(ctx, runID, caller.Tenant)
+	cur, err := s.rd.readAfterSignal(ctx, runID, caller.Tenant)
 	if err != nil {
 		return snap, err
 	}
@@ -98,7 +98,7 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		// resolutions).
 		return cur.snap, ErrNotApplied
 	}
-	s.reads.put(runID, cur, epoch, time.Since(start))
+	s.rd.reads.put(runID, cur, epoch, time.Since(start))
 	after := cur.snap
 	got, done := after.ResolvedBy(r.InterruptID)
 	switch {

@@ -25,6 +25,23 @@ type Service struct {
 	opts  Options
 	dc    converter.DataConverter
 	rand  io.Reader
+	// rd reads runs: the getRun query, describe, close events, and the
+	// machinery that shares and reuses those reads.
+	rd *reader
+}
+
+// reader reads runs for the operations of a Service and owns what makes
+// reading cheap: the memo of runs known, the worker liveness of task
+// queues, the cache of recent readings and the shared watches of Await.
+// An operation asks it for a run; it never changes a run.
+type reader struct {
+	client client.Client
+	// limit is client when Options.MaxTemporalCalls bounds its calls
+	// (nil: unbounded).
+	limit *limitedClient
+	log   *zap.Logger
+	opts  Options
+	dc    converter.DataConverter
 	// known remembers the runs this process started or read lately (see
 	// runMemo): reading a plain one skips the getRun query it cannot
 	// answer, and cancelling one skips the describe call.
@@ -143,8 +160,10 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Service{client: c, limit: limit, log: logger, opts: opts, dc: converter.GetDefaultDataConverter(), rand: rand.Reader,
-		known: newRunMemo(runsRemembered), workers: newWorkers(c, logger), reads: newReadCache(opts.ReadWindow)}
+	dc := converter.GetDefaultDataConverter()
+	return &Service{client: c, limit: limit, log: logger, opts: opts, dc: dc, rand: rand.Reader,
+		rd: &reader{client: c, limit: limit, log: logger, opts: opts, dc: dc,
+			known: newRunMemo(runsRemembered), workers: newWorkers(c, logger), reads: newReadCache(opts.ReadWindow)}}
 }
 
 // UnservedQueues returns the task queues that no worker serves now, sorted:
@@ -154,7 +173,7 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 // or found unserved before (at most 1024). Each outage is logged once at
 // WARN, and at INFO when a worker polls again.
 func (s *Service) UnservedQueues(ctx context.Context, also ...string) ([]string, error) {
-	return s.workers.unservedQueues(ctx, also...)
+	return s.rd.workers.unservedQueues(ctx, also...)
 }
 
 // authorize checks the id's grammar and tenant segment before any lookup.

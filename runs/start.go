@@ -140,7 +140,7 @@ func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, erro
 	if tool.Plain() {
 		facts = factPlain
 	}
-	s.known.update(id, func(e *memoEntry) {
+	s.rd.known.update(id, func(e *memoEntry) {
 		e.facts |= facts | factTraced
 		e.tool, e.trace, e.queue = tool.Name, traceParent, tool.TaskQueue
 		e.timeout = tool.RunTimeout
@@ -153,7 +153,7 @@ func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, erro
 	}
 	// A poll of the new run that Temporal is slow to answer reads it as
 	// Start answered.
-	s.reads.seed(id, reading{snap: created})
+	s.rd.reads.seed(id, reading{snap: created})
 	if !s.opts.WaitFirstTask {
 		// The run exists: a getRun query sent now waits for its first
 		// workflow task, so an immediate Get resolves.
@@ -161,7 +161,7 @@ func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, erro
 	}
 	qctx, qcancel := context.WithTimeout(sctx, s.opts.StartQueryTimeout)
 	defer qcancel()
-	snap, err := s.query(qctx, id)
+	snap, err := s.rd.query(qctx, id)
 	if err != nil {
 		s.log.Warn("first getRun query of a new run failed; reporting it pending", append(telemetry.RunFields(ctx, id, tool.Name), zap.Error(err))...)
 		return created, nil

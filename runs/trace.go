@@ -19,14 +19,14 @@ func (s *Service) StartTrace(ctx context.Context, caller signals.Subject, runID 
 	if err := authorize(caller, runID); err != nil {
 		return trace.SpanContext{}, err
 	}
-	if e, ok := s.known.entry(runID); ok && e.facts&factTraced != 0 {
+	if e, ok := s.rd.known.entry(runID); ok && e.facts&factTraced != 0 {
 		return telemetry.ParseTraceParent(e.trace), nil
 	}
-	info, err := s.describe(ctx, runID, caller.Tenant)
+	info, err := s.rd.describe(ctx, runID, caller.Tenant)
 	if err != nil {
 		return trace.SpanContext{}, err
 	}
-	s.noteDescribed(runID, info)
-	e, _ := s.known.entry(runID)
+	s.rd.noteDescribed(runID, info)
+	e, _ := s.rd.known.entry(runID)
 	return telemetry.ParseTraceParent(e.trace), nil
 }

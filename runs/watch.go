@@ -42,12 +42,12 @@ type watch struct {
 // awaitShared is Await with PublishedOnly for a run id of tenant already authorized:
 // it follows the run itself when no one else does, and otherwise waits on
 // the run's shared follower.
-func (s *Service) awaitShared(ctx context.Context, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	w, cursor, lead := s.watches.join(id)
+func (rd *reader) awaitShared(ctx context.Context, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	w, cursor, lead := rd.watches.join(id)
 	if lead {
-		return s.lead(ctx, w, id, tenant, done)
+		return rd.lead(ctx, w, id, tenant, done)
 	}
-	defer s.watches.leave(id, w)
+	defer rd.watches.leave(id, w)
 	var last signals.Snapshot
 	for {
 		w.mu.Lock()
@@ -76,8 +76,8 @@ func (s *Service) awaitShared(ctx context.Context, id, tenant string, done func(
 // lead follows the run in the caller's goroutine for w, sharing every
 // snapshot it reads, until done holds for the caller, the run ends or ctx
 // ends; then hands w on (handOff).
-func (s *Service) lead(ctx context.Context, w *watch, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
-	snap, err := s.await(ctx, id, tenant, followPublished, func(snap signals.Snapshot) bool {
+func (rd *reader) lead(ctx context.Context, w *watch, id, tenant string, done func(signals.Snapshot) bool) (signals.Snapshot, error) {
+	snap, err := rd.await(ctx, id, tenant, followPublished, func(snap signals.Snapshot) bool {
 		w.read(snap)
 		return done(snap)
 	})
@@ -86,7 +86,7 @@ func (s *Service) lead(ctx context.Context, w *watch, id, tenant string, done fu
 	// follow it, ends everyone's wait.
 	own := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
 	final := err == nil && snap.Status.Terminal() || err != nil && !own
-	s.watches.handOff(ctx, s, id, tenant, w, final, err)
+	rd.watches.handOff(ctx, rd, id, tenant, w, final, err)
 	return snap, err
 }
 
@@ -115,7 +115,7 @@ func (ws *watches) join(id string) (w *watch, cursor int, lead bool) {
 // ended (final) or no one else waits, w ends with err; otherwise a
 // follower goroutine, on a context detached from ctx's cancellation,
 // follows the run on for the callers still waiting.
-func (ws *watches) handOff(ctx context.Context, s *Service, id, tenant string, w *watch, final bool, err error) {
+func (ws *watches) handOff(ctx context.Context, rd *reader, id, tenant string, w *watch, final bool, err error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if others := ws.depart(id, w); final || !others {
@@ -126,7 +126,7 @@ func (ws *watches) handOff(ctx context.Context, s *Service, id, tenant string, w
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.cancel = cancel
 	go func() {
-		_, err := s.await(fctx, id, tenant, followPublished, func(snap signals.Snapshot) bool {
+		_, err := rd.await(fctx, id, tenant, followPublished, func(snap signals.Snapshot) bool {
 			w.read(snap)
 			return false
 		})

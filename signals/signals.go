@@ -173,14 +173,6 @@ const (
 	ReasonStartFailed = "start-failed"
 )
 
-// DefaultMRTRMaxRounds is the default cap on the input rounds of one
-// task-less tools/call under MCP's multi-round-trip requests (MRTR: the
-// call answers an InputRequiredResult, the client retries it with the
-// answers, and so on). The MCP mount enforces it and the OpenWOP
-// discovery document advertises it as mcp.mrtr.maxRounds, so both take
-// it from here.
-const DefaultMRTRMaxRounds = 8
-
 // Status is an OpenWOP run status.
 type Status string
 
