@@ -60,3 +60,48 @@ func TestMCPCoreNamesNoEdge(t *testing.T) {
 		})
 	}
 }
+
+// mcpShared are the packages under mcpmount/internal that are no dialect:
+// the core and what every dialect shares.
+var mcpShared = map[string]bool{"core": true, "wire": true}
+
+// TestMCPDialectsApart fails when a wire dialect of the mount (a package
+// under mcpmount/internal other than core and wire) imports another
+// dialect, or when core or wire imports a dialect: each dialect decodes
+// its own wire into the core's terms, and shares only core and wire.
+func TestMCPDialectsApart(t *testing.T) {
+	root := repoRoot(t)
+	dirs, err := filepath.Glob(filepath.Join(root, "mcpmount", "internal", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "github.com/openwop/temporal-mcp/mcpmount/internal/"
+	fset := token.NewFileSet()
+	dialects := 0
+	for _, dir := range dirs {
+		pkg := filepath.Base(dir)
+		if !mcpShared[pkg] {
+			dialects++
+		}
+		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, name := range names {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatalf("parse %s: %v", name, err)
+			}
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				dep, ok := strings.CutPrefix(path, prefix)
+				if ok && dep != pkg && !mcpShared[dep] {
+					t.Errorf("mcpmount/internal/%s (%s) imports the dialect %s: a dialect shares only core and wire", pkg, filepath.Base(name), dep)
+				}
+			}
+		}
+	}
+	if dialects < 2 {
+		t.Errorf("found %d dialect packages under mcpmount/internal, want the 2026-07-28 and the session-era ones", dialects)
+	}
+}
