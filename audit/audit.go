@@ -155,6 +155,13 @@ func (t *Trail) Close() error {
 	return t.close()
 }
 
+// ScopeRefused writes the record of a use of a tool refused for want of
+// its scopes (ScopeRefusal); it is an auth.ScopeRefused, which the
+// assembly gives both edges.
+func (t *Trail) ScopeRefused(caller signals.Subject, transport, tool string, scopes []string) {
+	t.Write(ScopeRefusal(caller, tool, transport, scopes))
+}
+
 // Write writes one record, stamped with the current time.
 func (t *Trail) Write(r Record) {
 	if t == nil {

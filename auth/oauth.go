@@ -329,6 +329,12 @@ func (o *OAuth) InsufficientScope(scopes ...string) *Refusal {
 	return InsufficientScope(o.MetadataURL(), all...)
 }
 
+// ScopeRefused learns of each use of a tool refused for want of the
+// tool's scopes: the caller, the transport it came on (signals.Transport*),
+// the tool and the scopes it needs. Both edges call the one hook the
+// assembly gives them (audit.Trail.ScopeRefused writes the audit record).
+type ScopeRefused func(caller signals.Subject, transport, tool string, scopes []string)
+
 // ToolRefusal is the refusal of caller's use of a tool that needs scopes
 // (signals.ToolSpec.Scopes) when the caller's token lacks one of them, nil
 // when it grants them all or the caller is not scoped (an API key):

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
-	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
@@ -46,11 +45,9 @@ type Options struct {
 	// the scopes needed and the resource metadata), over stdio with a
 	// JSON-RPC error naming them. Nil: the challenge names no metadata.
 	OAuth *auth.OAuth
-	// Audit receives a record of each tools/call refused for want of a
-	// tool's scope (audit.ScopeRefusal). The trail's Backend and
-	// Authenticator, which Runs and Authenticate are given, record the
-	// rest. Nil: none.
-	Audit *audit.Trail
+	// ScopeRefused learns of each tools/call refused for want of a tool's
+	// scope (the assembly passes audit.Trail.ScopeRefused). Nil: none.
+	ScopeRefused auth.ScopeRefused
 	// Logger receives operational logs; nil means no logging.
 	Logger *zap.Logger
 	// Name and Version identify the server (serverInfo). Defaults:
@@ -201,7 +198,7 @@ func New(opts Options) (*Mount, error) {
 		m.obs.Metrics = opts.Metrics
 	}
 	m.core = core.New(core.Options{
-		Runs: runs.CheckOutputs(opts.Runs, opts.Catalog), Catalog: opts.Catalog, OAuth: opts.OAuth, Audit: opts.Audit,
+		Runs: runs.CheckOutputs(opts.Runs, opts.Catalog), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
 		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
 		States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
 		AfterStart: func(runID string) {

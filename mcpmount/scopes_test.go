@@ -94,7 +94,7 @@ func newScopeStack(t *testing.T) *scopeStack {
 		opts.Catalog = staticCatalog(t, append(testCatalog(), refund)...)
 		opts.Authenticate = o.Authenticator(keysFor(t, "ops-key=acme:ops"))
 		opts.OAuth = o
-		opts.Audit = audit.New(zapcore.AddSync(s.trail))
+		opts.ScopeRefused = audit.New(zapcore.AddSync(s.trail)).ScopeRefused
 		stdio = *opts
 	})
 	// A mount of the same options, run fake and trail serves stdio.

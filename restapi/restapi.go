@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
-	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
@@ -48,10 +47,9 @@ type Options struct {
 	// (OAuth.InsufficientScope), as the MCP mount refuses its tools/call.
 	// Nil: the challenge names no metadata.
 	OAuth *auth.OAuth
-	// Audit receives a record of each POST /runs refused for want of a
-	// tool's scope (audit.ScopeRefusal); the trail's Backend and
-	// Authenticator record the rest. Nil: none.
-	Audit *audit.Trail
+	// ScopeRefused learns of each POST /runs refused for want of a tool's
+	// scope (the assembly passes audit.Trail.ScopeRefused). Nil: none.
+	ScopeRefused auth.ScopeRefused
 	// Catalog is where tools come from. POST /runs starts only its tools,
 	// and the fixtures of the discovery document are its tools whose names
 	// start with "conformance-" (the OpenWOP fixture ids). Required.
@@ -98,7 +96,7 @@ type handler struct {
 	runs     runs.Backend
 	auth     auth.Authenticator
 	oauth    *auth.OAuth
-	audit    *audit.Trail
+	refused  auth.ScopeRefused
 	log      *zap.Logger
 	baseURL  string
 	mcpPath  string
@@ -139,7 +137,7 @@ func New(opts Options) (http.Handler, error) {
 		runs:      runs.CheckOutputs(opts.Runs, opts.Catalog),
 		auth:      opts.Authenticate,
 		oauth:     opts.OAuth,
-		audit:     opts.Audit,
+		refused:   opts.ScopeRefused,
 		log:       opts.Logger,
 		baseURL:   strings.TrimRight(opts.BaseURL, "/"),
 		mcpPath:   opts.MCPPath,

@@ -3,7 +3,6 @@ package restapi
 import (
 	"net/http"
 
-	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -11,14 +10,16 @@ import (
 // permitStart refuses the start of a tool whose scopes the caller's token
 // lacks: 403 forbidden with the insufficient_scope challenge naming the
 // scopes needed and the resource metadata, as a token without the
-// required scopes is refused; the refusal is audited. An API key is not
+// required scopes is refused; the refusal is reported (Options.ScopeRefused). An API key is not
 // scoped, and passes.
 func (h *handler) permitStart(w http.ResponseWriter, caller signals.Subject, spec signals.ToolSpec) bool {
 	refusal := h.oauth.ToolRefusal(caller, "workflow", spec.Name, spec.Scopes)
 	if refusal == nil {
 		return true
 	}
-	h.audit.Write(audit.ScopeRefusal(caller, spec.Name, signals.TransportREST, refusal.Scopes))
+	if h.refused != nil {
+		h.refused(caller, signals.TransportREST, spec.Name, refusal.Scopes)
+	}
 	auth.Challenge(w, refusal)
 	writeError(w, http.StatusForbidden, "forbidden", refusal.Error())
 	return false

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
-	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/mcpmount/ownership"
@@ -36,13 +35,14 @@ type Metrics interface {
 // Options configure a Core. Runs, Catalog, Log and States are required;
 // the mount's Options document the rest.
 type Options struct {
-	Runs      runs.Backend
-	Catalog   catalog.Source
-	OAuth     *auth.OAuth
-	Audit     *audit.Trail
-	Log       *zap.Logger
-	Metrics   Metrics // nil: none
-	Admission *admission.Controller
+	Runs    runs.Backend
+	Catalog catalog.Source
+	OAuth   *auth.OAuth
+	// ScopeRefused learns of each call refused for want of scope (nil: none).
+	ScopeRefused auth.ScopeRefused
+	Log          *zap.Logger
+	Metrics      Metrics // nil: none
+	Admission    *admission.Controller
 	// Tracer traces the core's work on runs (nil: none); RunTrace reads
 	// the trace a run was started in (nil: none).
 	Tracer   trace.Tracer
@@ -62,7 +62,7 @@ type Core struct {
 	runs       runs.Backend
 	catalog    catalog.Source
 	oauth      *auth.OAuth
-	audit      *audit.Trail
+	refused    auth.ScopeRefused
 	log        *zap.Logger
 	metrics    Metrics
 	admission  *admission.Controller
@@ -81,7 +81,7 @@ type Core struct {
 // reason mcp-request-cancelled.
 func New(opts Options) *Core {
 	m := &Core{
-		runs: opts.Runs, catalog: opts.Catalog, oauth: opts.OAuth, audit: opts.Audit, log: opts.Log,
+		runs: opts.Runs, catalog: opts.Catalog, oauth: opts.OAuth, refused: opts.ScopeRefused, log: opts.Log,
 		metrics: opts.Metrics, admission: opts.Admission, tracer: opts.Tracer, states: opts.States,
 		maxRounds: opts.MaxRounds, maxWait: opts.MaxWait, keepAlive: opts.KeepAlive, afterStart: opts.AfterStart,
 	}
@@ -129,13 +129,15 @@ func (m *Core) cancelUnowned(ctx context.Context, caller signals.Subject, runID 
 
 // ScopeRefusal is the refusal of a call of the tool by caller when the
 // caller's token lacks one of the tool's scopes, nil when it grants them
-// all (or is not scoped). The refusal is written to the audit trail.
+// all (or is not scoped). The refusal is reported (Options.ScopeRefused).
 func (m *Core) ScopeRefusal(caller signals.Subject, spec signals.ToolSpec) *auth.Refusal {
 	refusal := m.oauth.ToolRefusal(caller, "tool", spec.Name, spec.Scopes)
 	if refusal == nil {
 		return nil
 	}
-	m.audit.Write(audit.ScopeRefusal(caller, spec.Name, signals.TransportMCP, refusal.Scopes))
+	if m.refused != nil {
+		m.refused(caller, signals.TransportMCP, spec.Name, refusal.Scopes)
+	}
 	return refusal
 }
 
