@@ -110,6 +110,9 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 	if err := checkRunTimeout(spec); err != nil {
 		return nil, err
 	}
+	if err := checkInlineWait(spec); err != nil {
+		return nil, err
+	}
 	spec = withoutNullSchemas(spec)
 	t := &Tool{spec: cloneSpec(spec), schema: spec.InputSchema}
 	if len(bytes.TrimSpace(t.schema)) == 0 {
@@ -186,6 +189,26 @@ func checkRunTimeout(spec signals.ToolSpec) error {
 		return fmt.Errorf("tool %s: run timeout %s is negative (want a positive duration, or none)", spec.Name, d)
 	case d > MaxRunTimeout:
 		return fmt.Errorf("tool %s: run timeout %s is longer than the maximum %s", spec.Name, d, MaxRunTimeout)
+	}
+	return nil
+}
+
+// MaxInlineWait bounds a tool's inline wait (signals.ToolSpec.InlineWait):
+// a call that waits longer is a blocking call in all but name, and a
+// client that took a task expects its handle soon.
+const MaxInlineWait = time.Minute
+
+// checkInlineWait checks a spec's inline wait: none (the server's
+// default), zero, or positive and at most MaxInlineWait.
+func checkInlineWait(spec signals.ToolSpec) error {
+	if spec.InlineWait == nil {
+		return nil
+	}
+	switch d := time.Duration(*spec.InlineWait); {
+	case d < 0:
+		return fmt.Errorf("tool %s: inline wait %s is negative (want 0s for none, or a positive duration)", spec.Name, d)
+	case d > MaxInlineWait:
+		return fmt.Errorf("tool %s: inline wait %s is longer than the maximum %s", spec.Name, d, MaxInlineWait)
 	}
 	return nil
 }

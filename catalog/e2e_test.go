@@ -74,6 +74,9 @@ func serveMount(t *testing.T, env *testenv.Env, source catalog.Source) (string, 
 		PollInterval: 200 * time.Millisecond,
 		// A blocking call whose run never ends fails the test in time.
 		MaxBlockingWait: 30 * time.Second,
+		// The tests follow each call that takes a task by its task, however
+		// short its run: no inline answers.
+		InlineWait: -1,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -72,6 +72,16 @@ type Options struct {
 	AllowedHosts []string
 	// PollInterval is the pollIntervalMs suggested on tasks. Default 500 ms.
 	PollInterval time.Duration
+	// InlineWait is how long a tools/call that may take a task (the
+	// client declared the Tasks extension, or a 2025-11-25 params.task)
+	// waits for its run before it is answered with the task, for a tool
+	// that sets none (signals.ToolSpec.InlineWait): a run that ends within
+	// it is answered with its result, as a blocking call would be, and a
+	// run that asks a question is answered with its task at once. The
+	// call owns the run while it waits. Default: PollInterval, so that no
+	// client waits longer than its first poll would have; negative: none
+	// (the task at once).
+	InlineWait time.Duration
 	// CacheTTL is the ttlMs of server/discover and tools/list. Default
 	// DefaultCacheTTL, short so that clients see a tool a new worker
 	// published within seconds.
@@ -201,6 +211,7 @@ func New(opts Options) (*Mount, error) {
 		Runs: runs.CheckOutputs(opts.Runs, opts.Catalog), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
 		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
 		States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
+		InlineWait: max(opts.InlineWait, 0),
 		AfterStart: func(runID string) {
 			if m.afterStart != nil {
 				m.afterStart(runID)
@@ -301,6 +312,9 @@ func applyDefaults(opts *Options) error {
 		return fmt.Errorf("mcpmount: Options.MRTRMaxRounds %d is outside 1..16", opts.MRTRMaxRounds)
 	}
 	orDefault(&opts.PollInterval, 500*time.Millisecond)
+	if opts.InlineWait == 0 {
+		opts.InlineWait = opts.PollInterval
+	}
 	orDefault(&opts.CacheTTL, DefaultCacheTTL)
 	orDefault(&opts.MaxBodyBytes, 4<<20)
 	orDefault(&opts.MRTRStateTTL, DefaultMRTRStateTTL)

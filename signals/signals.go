@@ -674,6 +674,13 @@ type ToolSpec struct {
 	// open when it expires fails (code workflow_timed_out). Zero: no
 	// bound. In JSON a Go duration string ("90s", "2h").
 	RunTimeout Duration `json:"runTimeout,omitempty"`
+	// InlineWait is how long a call that may take a task (an MCP client
+	// that declared the Tasks extension) waits for its run before it is
+	// answered with the task: a run that ends within it is answered with
+	// its result, as a blocking call is. Nil: the server's default (the
+	// MCP mount's Options.InlineWait); zero: the task at once. In JSON a
+	// Go duration string ("2s"; "0s" for none).
+	InlineWait *Duration `json:"inlineWait,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration
@@ -733,6 +740,7 @@ func (t ToolSpec) Clone() ToolSpec {
 	t.Tenants = slices.Clone(t.Tenants)
 	t.Scopes = slices.Clone(t.Scopes)
 	t.OutputSchema = slices.Clone(t.OutputSchema)
+	t.InlineWait = clonePtr(t.InlineWait)
 	if t.Annotations != nil {
 		a := *t.Annotations
 		a.DestructiveHint = clonePtr(a.DestructiveHint)

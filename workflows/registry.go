@@ -109,6 +109,24 @@ func WithRunTimeout(d time.Duration) ToolOption {
 	}
 }
 
+// WithInlineWait sets how long a call of the tool that may take a task
+// (an MCP client that declared the Tasks extension) waits for its run
+// before it is answered with the task; a run that ends within it is
+// answered with its result at once, so that a fast tool costs its client
+// no poll. Zero answers the task at once. Without it the server's default
+// applies (the poll interval: no client waits longer than it would have
+// polled). d must be at least zero and at most catalog.MaxInlineWait
+// (NewTool reports another value in Err).
+func WithInlineWait(d time.Duration) ToolOption {
+	return func(c *toolConfig) {
+		if d < 0 && c.err == nil {
+			c.err = fmt.Errorf("inline wait %s is negative", d)
+		}
+		w := signals.Duration(d)
+		c.spec.InlineWait = &w
+	}
+}
+
 // annotate returns an option that edits the tool's annotations.
 func annotate(edit func(a *signals.ToolAnnotations)) ToolOption {
 	return func(c *toolConfig) {

@@ -29,36 +29,41 @@ func Registry(acts *tools.Activities) (*workflows.Registry, error) {
 	return workflows.NewRegistry(all, acts)
 }
 
+// taskAtOnce turns the inline wait off (workflows.WithInlineWait): the
+// suites' scenarios expect a call that takes a task to be answered with
+// the task, however short its run.
+func taskAtOnce() workflows.ToolOption { return workflows.WithInlineWait(0) }
+
 // Tools returns the conformance fixtures: the tools the MCP conformance
 // suite's tasks scenarios call and the OpenWOP conformance fixture
 // workflows.
 func Tools() []workflows.Tool {
 	return []workflows.Tool{
 		workflows.NewTool("greet", "Say hello to someone (synchronous only).",
-			Greet, workflows.WithTaskSupport(signals.TaskForbidden)),
+			Greet, workflows.WithTaskSupport(signals.TaskForbidden), taskAtOnce()),
 		workflows.NewTool("slow_compute", "Compute for the given number of seconds; may run as a task.",
-			SlowCompute, workflows.WithRange("seconds", 0, 3600)),
+			SlowCompute, workflows.WithRange("seconds", 0, 3600), taskAtOnce()),
 		workflows.NewTool("failing_job", "A task that fails with a tool error after about one second.",
-			FailingJob, workflows.WithTaskSupport(signals.TaskRequired)),
+			FailingJob, workflows.WithTaskSupport(signals.TaskRequired), taskAtOnce()),
 		workflows.NewTool("protocol_error_job", "A task that ends with a JSON-RPC error after about one second.",
-			ProtocolErrorJob, workflows.WithTaskSupport(signals.TaskRequired)),
+			ProtocolErrorJob, workflows.WithTaskSupport(signals.TaskRequired), taskAtOnce()),
 		workflows.NewTool("confirm_delete", "Ask for confirmation before deleting a file (nothing is really deleted).",
-			ConfirmDelete, workflows.Suspends()),
+			ConfirmDelete, workflows.Suspends(), taskAtOnce()),
 		workflows.NewTool("multi_input", "Ask two questions at once and answer when both are answered.",
-			MultiInput, workflows.Suspends()),
+			MultiInput, workflows.Suspends(), taskAtOnce()),
 		workflows.NewTool("test_tool_with_task", "Greet the user whose name is asked before the task starts.",
 			GreetPreRun, workflows.WithPreRunInput(PreRunUserName, "What is your name?",
-				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`))),
+				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"your name"}},"required":["name"]}`)), taskAtOnce()),
 		workflows.NewTool("conformance-approval", "OpenWOP conformance fixture: an approval gate (accept completes, reject takes the decline path).",
-			ConformanceApproval, workflows.Suspends()),
+			ConformanceApproval, workflows.Suspends(), taskAtOnce()),
 		workflows.NewTool("conformance-approval-approvers", "OpenWOP conformance fixture: an approval gate only "+ListedApprover+" may resolve.",
-			ConformanceApprovalApprovers, workflows.Suspends()),
+			ConformanceApprovalApprovers, workflows.Suspends(), taskAtOnce()),
 		workflows.NewTool("conformance-failure", "OpenWOP conformance fixture: fails with code conformance_test_failure.",
-			ConformanceFailure),
+			ConformanceFailure, taskAtOnce()),
 		workflows.NewTool("conformance-delay", "OpenWOP conformance fixture: waits delayMs milliseconds, then completes.",
-			ConformanceDelay, workflows.WithRange("delayMs", 0, 30000)),
+			ConformanceDelay, workflows.WithRange("delayMs", 0, 30000), taskAtOnce()),
 		workflows.NewTool("conformance-cancellable", "OpenWOP conformance fixture: waits delayMs milliseconds (default 30000) and can be cancelled.",
-			ConformanceCancellable, workflows.WithRange("delayMs", 1, 60000), workflows.WithDefault("delayMs", 30000)),
+			ConformanceCancellable, workflows.WithRange("delayMs", 1, 60000), workflows.WithDefault("delayMs", 30000), taskAtOnce()),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -123,7 +124,7 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 			c.claim.Abandon()
 			return nil, context.Canceled
 		case errors.Is(err, context.DeadlineExceeded):
-			return m.stillRunning(c), nil
+			return stillRunning(c, m.maxWait), nil
 		default:
 			m.RunLog(ctx, c.runID, c.tool.Name()).Error("await run", zap.Error(err))
 			return nil, Internal()
@@ -186,13 +187,13 @@ func (m *Core) askInput(ctx context.Context, c *blockingCall, snap signals.Snaps
 	return &InputRequired{InputRequests: requests, RequestState: state}, nil
 }
 
-// stillRunning is the answer at MaxBlockingWait: the run goes on, and the
-// response names it so the client can follow it.
-func (m *Core) stillRunning(c *blockingCall) mcp.Result {
+// stillRunning is the answer at maxWait (Options.MaxWait): the run goes
+// on, and the response names it so the client can follow it.
+func stillRunning(c *blockingCall, maxWait time.Duration) mcp.Result {
 	taskID := runid.Project(c.runID)
 	text := fmt.Sprintf("The run %s is still running after %s. It goes on: follow it with tasks/get (taskId %s) "+
 		"or GET /runs/%s, or call the tool as a task by declaring the %s extension.",
-		c.runID, m.maxWait, taskID, taskID, ExtensionTasks)
+		c.runID, maxWait, taskID, taskID, ExtensionTasks)
 	structured, _ := json.Marshal(map[string]string{"runId": c.runID, "taskId": taskID, "status": "working"})
 	return &ToolResult{
 		Content:           []Content{{Type: "text", Text: text}},

@@ -171,11 +171,50 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	if tasked {
-		return &TaskCreated{Snap: snap}, nil
-	}
 	call.runID = snap.RunID
+	if tasked {
+		return m.inline(ctx, call, snap)
+	}
 	return m.await(ctx, call)
+}
+
+// inline answers a call whose run started as a task. It waits up to the
+// tool's inline wait (signals.ToolSpec.InlineWait, else the server's) for
+// the run to end or to ask a question, owning the run as a blocking call
+// does, so that a short run costs its client no poll: the TaskCreated it
+// answers then holds the run's end, which the dialect answers as a
+// blocking call would be (its tool result, or the JSON-RPC error of an
+// rpc failure, answered here). A run still working at the bound, or
+// asking, is answered with the task as it is then.
+func (m *Core) inline(ctx context.Context, c *blockingCall, snap signals.Snapshot) (mcp.Result, error) {
+	wait := m.inlineWait
+	if w := c.tool.Spec().InlineWait; w != nil {
+		wait = time.Duration(*w)
+	}
+	if wait > 0 && !snap.Status.Terminal() {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		defer c.claim.AfterGone(cancel)()
+		got, err := m.runs.Await(wctx, c.caller, c.runID, func(s signals.Snapshot) bool {
+			return s.Status.Terminal() || SuspendsForInput(s)
+		}, runs.PublishedOnly())
+		switch {
+		case err == nil:
+			snap = got
+		case isGone(c.claim):
+			return nil, context.Canceled // the claim cancels the run
+		case ctx.Err() != nil:
+			c.claim.Abandon()
+			return nil, context.Canceled
+		case !errors.Is(err, context.DeadlineExceeded):
+			// The run exists: the client follows it as a task.
+			m.RunLog(ctx, c.runID, c.tool.Name()).Warn("wait for a task's run to answer it inline", zap.Error(err))
+		}
+	}
+	if snap.Status.Terminal() && RPCFailure(snap) {
+		return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
+	}
+	return &TaskCreated{Snap: snap}, nil
 }
 
 // lookupTool finds the tool a call names, as the caller's tenant sees the

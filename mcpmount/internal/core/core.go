@@ -52,6 +52,9 @@ type Options struct {
 	MaxRounds int
 	MaxWait   time.Duration
 	KeepAlive time.Duration
+	// InlineWait is how long a call that took a task waits for its run
+	// before the task is answered, for a tool that sets none (0: none).
+	InlineWait time.Duration
 	// AfterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	AfterStart func(runID string)
@@ -71,6 +74,7 @@ type Core struct {
 	states     *requeststate.Codec
 	tracker    *ownership.Tracker
 	maxRounds  int
+	inlineWait time.Duration
 	maxWait    time.Duration
 	keepAlive  time.Duration
 	afterStart func(runID string)
@@ -83,7 +87,7 @@ func New(opts Options) *Core {
 	m := &Core{
 		runs: opts.Runs, catalog: opts.Catalog, oauth: opts.OAuth, refused: opts.ScopeRefused, log: opts.Log,
 		metrics: opts.Metrics, admission: opts.Admission, tracer: opts.Tracer, states: opts.States,
-		maxRounds: opts.MaxRounds, maxWait: opts.MaxWait, keepAlive: opts.KeepAlive, afterStart: opts.AfterStart,
+		maxRounds: opts.MaxRounds, inlineWait: opts.InlineWait, maxWait: opts.MaxWait, keepAlive: opts.KeepAlive, afterStart: opts.AfterStart,
 	}
 	if opts.Tracer != nil {
 		m.runTrace = opts.RunTrace
