@@ -92,3 +92,37 @@ func TestInlineWaitOff(t *testing.T) {
 		t.Fatalf("the task was answered after its run ended: %v", res)
 	}
 }
+
+// TestPollIntervalFitsTool: a task's pollIntervalMs is derived from how
+// long its tool's runs took (a tenth of it, core.Pacer), once this server
+// saw one end; a tool never seen to end gets Options.PollInterval (the
+// stack's 200 ms).
+func TestPollIntervalFitsTool(t *testing.T) {
+	s := newStack(t, nil, "")
+	c := s.client(t, "", tasksCaps())
+	call := func() map[string]any {
+		res := wantResult(t, c.call("tools/call", map[string]any{"name": "delay", "arguments": map[string]any{"delayMs": 4000}}, nil))
+		if res["resultType"] != "task" {
+			t.Fatalf("tools/call = %v, want a task", res)
+		}
+		return res
+	}
+	first := call()
+	if first["pollIntervalMs"] != float64(200) {
+		t.Fatalf("first task's pollIntervalMs = %v, want the default 200", first["pollIntervalMs"])
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		got := wantResult(t, c.call("tasks/get", map[string]any{"taskId": first["taskId"]}, nil))
+		if got["status"] == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first run did not complete: %v", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The run took at least its 4 s: a tenth of it, at least 400 ms.
+	if ms := call()["pollIntervalMs"].(float64); ms < 400 || ms > 1000 {
+		t.Fatalf("pollIntervalMs after a 4 s run = %v, want about 400", ms)
+	}
+}

@@ -70,7 +70,10 @@ type Options struct {
 	// name one of them. The checks are internal/httpgate's, shared with the
 	// REST API.
 	AllowedHosts []string
-	// PollInterval is the pollIntervalMs suggested on tasks. Default 500 ms.
+	// PollInterval is the pollIntervalMs suggested on the tasks of a tool
+	// whose runs this mount never saw end; once it saw some, a task's
+	// interval is a tenth of how long they took (100 ms..15 s). Four times
+	// that while a task waits for its input. Default 500 ms.
 	PollInterval time.Duration
 	// InlineWait is how long a tools/call that may take a task (the
 	// client declared the Tasks extension, or a 2025-11-25 params.task)
@@ -207,10 +210,11 @@ func New(opts Options) (*Mount, error) {
 	if opts.Metrics != nil {
 		m.obs.Metrics = opts.Metrics
 	}
+	pacer := core.NewPacer(opts.PollInterval)
 	m.core = core.New(core.Options{
 		Runs: runs.CheckOutputs(opts.Runs, opts.Catalog), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
 		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
-		States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
+		Pacer: pacer, States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
 		InlineWait: max(opts.InlineWait, 0),
 		AfterStart: func(runID string) {
 			if m.afterStart != nil {
@@ -218,7 +222,7 @@ func New(opts Options) (*Mount, error) {
 			}
 		},
 	})
-	proj := wire.Projector{PollIntervalMs: opts.PollInterval.Milliseconds()}
+	proj := wire.Projector{Pacer: pacer}
 	lister := wire.Lister{Core: m.core, Catalog: opts.Catalog, Log: m.log, CacheTTLMs: opts.CacheTTL.Milliseconds()}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	caps.AddExtension(ExtensionTasks, map[string]any{})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -256,7 +257,7 @@ func TestProjection(t *testing.T) {
 			}
 		}},
 	}
-	p := wire.Projector{PollIntervalMs: 250}
+	p := wire.Projector{Pacer: core.NewPacer(250 * time.Millisecond)}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := p.DetailedTask(tt.snap)

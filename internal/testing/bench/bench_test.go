@@ -32,13 +32,14 @@ const (
 	targetRSSKiB    = 40   // RSS growth per open task
 	targetEvicted   = 3.0  // tasks/get evicted / cached
 	targetFlatGet   = 1.25 // tasks/get at 1000 events / at 10 ("flat")
+	targetInline    = 1.10 // a 5 ms tool's result, Tasks client / blocking call
 	warmups         = 3    // untimed calls of each side before a row
 	historySignals  = 250  // ignored signals that grow a history to ~1000 events
 	defaultN        = 100
 	defaultSeconds  = 3
 	defaultOpenRuns = 10000
 	defaultPaced    = 20                   // seconds per level of the paced rows
-	onlyEnv         = "OPENWOP_BENCH_ONLY" // "paced": only the paced rows (for profiling them)
+	onlyEnv         = "OPENWOP_BENCH_ONLY" // "paced": only the paced rows (for profiling them); "short": only the short-call row
 	maxTargetRate   = 32                   // the throughput target applies up to this many clients
 )
 
@@ -92,9 +93,12 @@ func measure(ctx context.Context, s *stack, n, seconds int) (*table, error) {
 		}
 		return t, rowsPaced(ctx, s, t, time.Duration(envInt("OPENWOP_BENCH_PACED", defaultPaced))*time.Second)
 	}
+	if os.Getenv(onlyEnv) == "short" {
+		return t, rowShortCall(ctx, s, t, n)
+	}
 	for _, row := range []func(context.Context, *stack, *table, int) error{
 		rowGetWorking, rowMCPLayer, rowGetTerminal, rowGetTerminalCold, rowToolsCall, rowUpdate, rowCancelKnown, rowCancelUnknown,
-		rowHistoryLength, rowLifecycleCalls,
+		rowHistoryLength, rowLifecycleCalls, rowShortCall,
 	} {
 		if err := row(ctx, s, t, n); err != nil {
 			return t, err
@@ -206,6 +210,59 @@ func rowGetWorking(ctx context.Context, s *stack, t *table, n int) error {
 		fmt.Sprintf("%.2f×", ratio(ts.median(), rs.median())), msf(ts.p90()), msf(rs.p90()), fmt.Sprintf("%.2f×", ratio(ts.p90(), rs.p90())),
 		"", "", fmt.Sprintf("%s | %s; on / off %.2f× (p90 %.2f×)", oc, rc, ratio(ts.median(), ms.median()), ratio(ts.p90(), ms.p90())))
 	return nil
+}
+
+// rowShortCall measures how long a client that declares the Tasks
+// extension waits for the result of a 5 ms tool (answered inline, or,
+// were it answered with a task, polled as its pollIntervalMs says) against
+// a blocking call of the same tool; and, as the baseline of before inline
+// answers, the same call of the fixture that turns its inline wait off
+// (conformance-delay), which the client polls.
+func rowShortCall(_ context.Context, s *stack, t *table, n int) error {
+	tasks := s.mcp()
+	blocking := &mcpClient{url: tasks.url, http: tasks.http, meta: blockingMeta}
+	args := map[string]any{"name": shortTool, "arguments": map[string]any{"delayMs": 5}}
+	polled := map[string]any{"name": "conformance-delay", "arguments": map[string]any{"delayMs": 5}}
+	withTasks := func(args map[string]any) func(int) error {
+		return func(int) error { return resultAsTasksClient(tasks, args) }
+	}
+	block := func(int) error {
+		res, err := blocking.call("tools/call", args)
+		if err == nil && (res.ResultType != "complete" || res.IsError) {
+			err = fmt.Errorf("blocking tools/call %s = %+v, want its result", shortTool, res)
+		}
+		return err
+	}
+	inline, poll := withTasks(args), withTasks(polled)
+	if err := errors.Join(warm(inline), warm(block), warm(poll)); err != nil {
+		return err
+	}
+	out, err := interleaveAll(n, nil, []side{{op: inline}, {op: block}, {op: poll}}, nil)
+	if err != nil {
+		return err
+	}
+	t.latency("result of a 5 ms tool, Tasks client (inline)", "blocking call", out[0], out[1], targetInline, "")
+	t.latency("  same, inline wait off (polled: before)", "blocking call", out[2], out[1], 0, "")
+	return nil
+}
+
+// resultAsTasksClient calls a tool as a client that declares the Tasks
+// extension does: a result answered inline is held at once; a task is
+// polled, pollIntervalMs apart, until it completed.
+func resultAsTasksClient(c *mcpClient, args map[string]any) error {
+	res, err := c.call("tools/call", args)
+	if err == nil && res.ResultType == "task" {
+		id := res.TaskID
+		for err == nil && res.Status != "completed" {
+			time.Sleep(time.Duration(res.PollIntervalMs) * time.Millisecond)
+			res, err = c.get(id)
+		}
+		return err
+	}
+	if err == nil && (res.ResultType != "complete" || res.IsError) {
+		err = fmt.Errorf("tools/call %v = %+v, want its result", args["name"], res)
+	}
+	return err
 }
 
 // rowMCPLayer measures what the HTTP and MCP layer costs alone: tasks/get

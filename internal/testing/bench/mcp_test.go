@@ -59,6 +59,8 @@ type taskResult struct {
 	Status        string                     `json:"status"`
 	InputRequests map[string]json.RawMessage `json:"inputRequests"`
 	IsError       bool                       `json:"isError"`
+	// PollIntervalMs is a task's suggested poll interval.
+	PollIntervalMs int64 `json:"pollIntervalMs"`
 }
 
 // call sends one request and returns its result.

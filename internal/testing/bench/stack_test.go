@@ -37,6 +37,9 @@ import (
 // that applied it: the tool of every row.
 const approvalTool = "conformance-approval"
 
+// shortTool is the example tool whose 5 ms runs the short-call row times.
+const shortTool = "delay"
+
 // startVariant is one way runs.Service.Start can answer tools/call.
 type startVariant struct {
 	name string

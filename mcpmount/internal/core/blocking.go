@@ -130,6 +130,7 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 			return nil, Internal()
 		}
 		if snap.Status.Terminal() {
+			m.pacer.Observe(snap)
 			if RPCFailure(snap) {
 				return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 			}

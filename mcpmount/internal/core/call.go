@@ -211,6 +211,7 @@ func (m *Core) inline(ctx context.Context, c *blockingCall, snap signals.Snapsho
 			m.RunLog(ctx, c.runID, c.tool.Name()).Warn("wait for a task's run to answer it inline", zap.Error(err))
 		}
 	}
+	m.pacer.Observe(snap)
 	if snap.Status.Terminal() && RPCFailure(snap) {
 		return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 	}

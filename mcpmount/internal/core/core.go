@@ -47,6 +47,9 @@ type Options struct {
 	// the trace a run was started in (nil: none).
 	Tracer   trace.Tracer
 	RunTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
+	// Pacer learns how long each tool's runs take from the runs the core
+	// sees end (nil: none).
+	Pacer *Pacer
 	// States seals and opens the requestState of MRTR rounds.
 	States    *requeststate.Codec
 	MaxRounds int
@@ -71,6 +74,7 @@ type Core struct {
 	admission  *admission.Controller
 	tracer     trace.Tracer
 	runTrace   func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
+	pacer      *Pacer
 	states     *requeststate.Codec
 	tracker    *ownership.Tracker
 	maxRounds  int
@@ -86,7 +90,7 @@ type Core struct {
 func New(opts Options) *Core {
 	m := &Core{
 		runs: opts.Runs, catalog: opts.Catalog, oauth: opts.OAuth, refused: opts.ScopeRefused, log: opts.Log,
-		metrics: opts.Metrics, admission: opts.Admission, tracer: opts.Tracer, states: opts.States,
+		metrics: opts.Metrics, admission: opts.Admission, tracer: opts.Tracer, pacer: opts.Pacer, states: opts.States,
 		maxRounds: opts.MaxRounds, inlineWait: opts.InlineWait, maxWait: opts.MaxWait, keepAlive: opts.KeepAlive, afterStart: opts.AfterStart,
 	}
 	if opts.Tracer != nil {

@@ -143,7 +143,7 @@ func legacyTaskOf(p wire.Projector, snap signals.Snapshot) legacyTask {
 		CreatedAt:     wire.Timestamp(snap.CreatedAt),
 		LastUpdatedAt: wire.Timestamp(snap.UpdatedAt),
 		TTL:           nil,
-		PollInterval:  p.PollInterval(status),
+		PollInterval:  p.PollInterval(snap, status),
 	}
 }
 

@@ -1,30 +1,31 @@
 package wire
 
-import "time"
+import (
+	"time"
+
+	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/signals"
+)
 
 // Projector turns run snapshots into the task shapes of the dialects (the
 // Tasks extension's here, the 2025-11-25 task methods' in the session
 // era's dialect).
 type Projector struct {
-	// PollIntervalMs is the pollIntervalMs of a working task.
-	PollIntervalMs int64
+	// Pacer chooses the poll interval of each task, and learns from each
+	// ended run projected how long its tool's runs take.
+	Pacer *core.Pacer
 }
 
-// waitingPollFactor is how many times Options.PollInterval a client is
-// told to wait between two polls of a task that waits for its input.
-const waitingPollFactor = 4
-
-// PollInterval is the pollIntervalMs of a task in the given status: the
-// configured interval while the run works, and waitingPollFactor times it
-// while the task waits for the client's input (a human's answer), which the
-// run service's reads reuse for a while anyway (runs.Options.ReadWindow).
-func (p Projector) PollInterval(status string) int64 {
-	if status == TaskInputRequired {
-		return waitingPollFactor * p.PollIntervalMs
-	}
-	return p.PollIntervalMs
+// PollInterval is the pollIntervalMs of snap's task in the given status
+// (core.Pacer: derived from how long the tool's runs take, four times
+// longer while the task waits for the client's input, a human's answer).
+func (p Projector) PollInterval(snap signals.Snapshot, status string) int64 {
+	p.Pacer.Observe(snap)
+	return p.Pacer.Interval(snap.Tool, status == TaskInputRequired).Milliseconds()
 }
 
+// Timestamp is t as a task's timestamps are written (RFC 3339, UTC; the
+// zero time is the Unix epoch).
 func Timestamp(t time.Time) string {
 	if t.IsZero() {
 		t = time.Unix(0, 0)

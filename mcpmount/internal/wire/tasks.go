@@ -46,7 +46,7 @@ func (p Projector) task(snap signals.Snapshot, status string) Task {
 		CreatedAt:      Timestamp(snap.CreatedAt),
 		LastUpdatedAt:  Timestamp(snap.UpdatedAt),
 		TTLMs:          nil,
-		PollIntervalMs: p.PollInterval(status),
+		PollIntervalMs: p.PollInterval(snap, status),
 	}
 }
 
