@@ -116,14 +116,11 @@
 //	opts.HeartbeatTimeout = 5 * time.Second
 //	ctx = workflow.WithActivityOptions(ctx, opts)
 //
-// The SDK sends heartbeats at most every 80% of the HeartbeatTimeout, so a
-// cancellation reaches the activity within about that time, and an attempt
-// whose worker died is retried after it (resuming from
-// activity.GetHeartbeatDetails, or activities.LastProgress). Without a HeartbeatTimeout the SDK sends
-// them only every 30 s (the worker's DefaultHeartbeatThrottleInterval), and
-// a cancellation may take that long. Never set a HeartbeatTimeout on an
-// activity that does not heartbeat: every attempt would time out and run
-// again.
+// What each timeout does, and the one rule that makes cancellation and
+// progress keep their promises, is in package activities ("The one
+// rule"): on a worker of Registry.Run, a cancellation reaches a
+// heartbeating activity within about a second whatever its
+// HeartbeatTimeout, and its progress is saved about once a second.
 //
 // # Changing a tool while its runs are in flight
 //

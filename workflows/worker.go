@@ -44,9 +44,12 @@ type WorkerOptions struct {
 	// empty, is "<pid>@<host>@<task queue>": the identity the catalog
 	// judges the worker live by, from the heartbeats Run sends every
 	// catalog.WorkerHeartbeatInterval (a killed worker's tools leave the
-	// catalog within 15 s; no client option is needed). DefaultHeartbeatThrottleInterval, when
-	// zero, is one second, so that a cancellation reaches a heartbeating
-	// activity without a heartbeat timeout within about a second. When
+	// catalog within 15 s; no client option is needed).
+	// DefaultHeartbeatThrottleInterval and MaxHeartbeatThrottleInterval,
+	// when zero, are one second: a heartbeat of an activity (activities.Run
+	// sends one every second) reaches Temporal within about a second,
+	// whatever its HeartbeatTimeout, so a cancellation reaches the activity
+	// and its progress is saved within about that. When
 	// neither MaxConcurrentWorkflowTaskPollers nor
 	// WorkflowTaskPollerBehavior is set, the workflow task pollers scale
 	// with the load (worker.NewPollerBehaviorAutoscaling with its
@@ -173,6 +176,13 @@ func (opts WorkerOptions) withDefaults(taskQueue string) WorkerOptions {
 		// without a heartbeat timeout the SDK would send heartbeats only
 		// every 30 s, so a cancelled run would wait that long.
 		opts.Worker.DefaultHeartbeatThrottleInterval = time.Second
+	}
+	if opts.Worker.MaxHeartbeatThrottleInterval == 0 {
+		// With a heartbeat timeout the SDK sends heartbeats every 80% of
+		// it (4 s of a 5 s timeout), whatever the activity's interval: a
+		// cancellation would take that long to arrive, and a crash would
+		// lose that much progress. One second bounds both.
+		opts.Worker.MaxHeartbeatThrottleInterval = time.Second
 	}
 	if opts.Worker.WorkerStopTimeout == 0 {
 		opts.Worker.WorkerStopTimeout = DefaultWorkerStopTimeout
