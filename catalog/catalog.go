@@ -288,15 +288,15 @@ func (e *ArgumentsError) Error() string { return fmt.Sprintf("tool %q: %s", e.To
 func (e *ArgumentsError) Unwrap() error { return e.Err }
 
 // Problem is what an arguments error says is wrong, without the tool's
-// name: the schema validation error when there is one. Any other error
-// is its own text.
+// name: the schema validation error, worded as a sentence about the field
+// (answers.Explain), when there is one. Any other error is its own text.
 func Problem(err error) string {
 	var ae *ArgumentsError
 	if !errors.As(err, &ae) {
 		return err.Error()
 	}
 	if ae.Err != nil {
-		return ae.Err.Error()
+		return answers.Explain(ae.Err)
 	}
 	return ae.Problem
 }
@@ -321,7 +321,7 @@ func (t *Tool) ValidateArguments(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: "arguments must be a JSON object"}
 	}
 	if err := t.args.Validate(v); err != nil {
-		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("invalid arguments: %v", err), Err: err}
+		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: "invalid arguments: " + answers.Explain(err), Err: err}
 	}
 	return raw, nil
 }
@@ -345,7 +345,7 @@ func (t *Tool) ValidateInput(key string, content json.RawMessage) (json.RawMessa
 		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("input %q is not valid JSON: %v", key, err)}
 	}
 	if err := rs.Validate(v); err != nil {
-		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("input %q: %v", key, err), Err: err}
+		return nil, &ArgumentsError{Tool: t.spec.Name, Problem: fmt.Sprintf("input %q: %s", key, answers.Explain(err)), Err: err}
 	}
 	return content, nil
 }

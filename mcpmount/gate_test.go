@@ -263,7 +263,7 @@ func TestToolInputErrors(t *testing.T) {
 		names []string
 	}{
 		{"missing required", `{"label":"x"}`, []string{`tool "delay"`, "required", "delayMs"}},
-		{"wrong type", `{"delayMs":"soon"}`, []string{"/properties/delayMs", "type", "string"}},
+		{"wrong type", `{"delayMs":"soon"}`, []string{"delayMs: soon is of type string; its type must be number"}},
 		{"not an object", `[1]`, []string{"JSON object"}},
 		{"1e309", `{"delayMs":1e309}`, []string{`tool "delay"`, "delayMs", "1e309", "out of range"}},
 		{"-1e400 nested", `{"delayMs":1,"label":"x","extra":{"list":[1,2,-1e400]}}`, []string{"extra.list[2]", "out of range"}},

@@ -115,7 +115,7 @@ func TestHandWrittenOpenWOPAnswers(t *testing.T) {
 		bad  map[string]any
 		rule string
 	}{
-		{"wrong type", map[string]any{"page": "yes"}, `want "boolean"`},
+		{"wrong type", map[string]any{"page": "yes"}, "page: yes is of type string; its type must be boolean"},
 		{"missing required", map[string]any{}, "required"},
 		{"extra property", map[string]any{"page": true, "note": "x"}, "additional properties"},
 	} {

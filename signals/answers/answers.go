@@ -108,11 +108,11 @@ func Check(it signals.Interrupt, r signals.Resolution) error {
 			return refuse(err, "value must hold the answer as JSON text: %v", err)
 		}
 		if err := rs.Validate(answer); err != nil {
-			return refuse(err, "value: %v", err)
+			return refuse(err, "value: %s", Explain(err))
 		}
 		return nil
 	}
-	return refuse(verr, "content: %v", verr)
+	return refuse(verr, "content: %s", Explain(verr))
 }
 
 // checkAction checks the content of an accepted answer to a question that
