@@ -58,7 +58,7 @@ func TestClientMatrixRefusedAnswer(t *testing.T) {
 		t.Fatalf("refused.mjs: %v; output %s (%v); stderr:\n%s", err, raw, jerr, stderr.String())
 	}
 	if out.Refusal == nil || out.Refusal.Code != -32602 || !strings.Contains(out.Refusal.Message, "inputResponses") ||
-		!strings.Contains(out.Refusal.Message, `want "boolean"`) {
+		!strings.Contains(out.Refusal.Message, "its type must be boolean") {
 		t.Fatalf("the client's first settlement = %s, want the -32602 refusal naming the input and the rule", line)
 	}
 	if len(out.Asked) != 2 || out.Asked[0] != out.Asked[1] {
