@@ -5,8 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,23 +25,8 @@ var environReaders = map[string][]string{
 // (cmd/), the assembly (internal/app), the development tools
 // (internal/cmd) and test-only packages (internal/testing) may read it.
 func TestLibrariesReadNoEnvironment(t *testing.T) {
-	root := repoRoot(t)
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if skippedDir(rel, d.Name()) || mayReadEnvironment(rel) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
+	err := productionFiles(repoRoot(t), mayReadEnvironment, func(path, rel string) error {
 		for _, problem := range environReads(fset, path, rel) {
 			t.Error(problem)
 		}

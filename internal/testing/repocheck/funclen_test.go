@@ -19,23 +19,8 @@ const maxFuncLines = 100
 // file, not in a test-only package under internal/testing) longer than
 // maxFuncLines.
 func TestFunctionLength(t *testing.T) {
-	root := repoRoot(t)
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if skippedDir(rel, d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
+	err := productionFiles(repoRoot(t), nil, func(path, rel string) error {
 		for _, problem := range longFunctions(fset, path, rel) {
 			t.Error(problem)
 		}
@@ -44,6 +29,29 @@ func TestFunctionLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// productionFiles calls visit with the path, and the path relative to
+// root, of each production Go file below root: not a _test.go file, not in
+// a directory skippedDir or skip (nil: none) names.
+func productionFiles(root string, skip func(rel string) bool, visit func(path, rel string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if skippedDir(rel, d.Name()) || skip != nil && skip(rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		return visit(path, rel)
+	})
 }
 
 // skippedDir reports whether the directory at rel holds no production

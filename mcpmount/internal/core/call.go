@@ -64,7 +64,7 @@ type Response interface {
 	// func stops them.
 	KeepAlive(interval time.Duration) (stop func())
 	// Overloaded learns that admission control refused the call, before
-	// the refusal (ErrOverloaded) is returned, so that the transport can
+	// the overload error is returned, so that the transport can
 	// answer it as an overload (an HTTP 503 with Retry-After).
 	Overloaded(rej *admission.Rejection)
 }

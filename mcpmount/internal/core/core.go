@@ -108,9 +108,6 @@ func (m *Core) Tracker() *ownership.Tracker { return m.tracker }
 // Runs is the run service the core operates on.
 func (m *Core) Runs() runs.Backend { return m.runs }
 
-// KeepAliveInterval is the interval of keep-alives on a waiting response.
-func (m *Core) KeepAliveInterval() time.Duration { return m.keepAlive }
-
 // Caller returns the authenticated Subject the transport put in ctx.
 func (m *Core) Caller(ctx context.Context) (signals.Subject, error) {
 	s, ok := auth.SubjectFrom(ctx)

@@ -90,5 +90,5 @@ const HeaderProtocolVersion = "Mcp-Protocol-Version"
 // per-request protocol (anything but a session-era version).
 func ModernHeader(r *http.Request) bool {
 	v := r.Header.Get(HeaderProtocolVersion)
-	return v != "" && !LegacyVersion(v)
+	return v != "" && !legacyVersion(v)
 }

@@ -324,7 +324,7 @@ func (s *EventStream) KeepAlive(interval time.Duration) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		Every(interval, s.done, func() {
+		every(interval, s.done, func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if !s.stopped {
@@ -349,7 +349,7 @@ func (s *EventStream) Stop() {
 
 // every calls tick every interval until done is closed: the one keep-alive
 // loop of the mount (SSE comment lines, progress heartbeats).
-func Every(interval time.Duration, done <-chan struct{}, tick func()) {
+func every(interval time.Duration, done <-chan struct{}, tick func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -17,7 +17,7 @@ const ProtocolVersion = "2026-07-28"
 
 // legacyVersion reports whether v is a session-era protocol version, served
 // unchanged by the SDK on the same endpoint.
-func LegacyVersion(v string) bool {
+func legacyVersion(v string) bool {
 	switch v {
 	case "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
 		return true
