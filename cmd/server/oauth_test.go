@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
 	"github.com/openwop/temporal-mcp/internal/testing/oidctest"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
+	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 )
 
 // oauthServer is the assembled server as an OAuth resource server.
@@ -30,12 +32,7 @@ type oauthServer struct {
 // freeAddr returns a loopback host:port nothing listens on, so that the
 // public URL (the OAuth resource) is known before the server starts.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return fmt.Sprintf("127.0.0.1:%d", testsupport.MustFreePort(t))
 }
 
 // startOAuthServer runs the server's assembly (example tools, in-process

@@ -3,7 +3,11 @@ package testsupport
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/openwop/temporal-mcp/signals"
@@ -11,15 +15,48 @@ import (
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free when it was asked
-// for: the port of a listener it opened and closed. Another process may
-// take it before the caller listens on it.
+// for. It is picked below the kernel's range of ephemeral ports
+// (/proc/sys/net/ipv4/ip_local_port_range), so that no outgoing connection
+// (a Temporal client's, a test's HTTP client's) can take it before the
+// caller listens on it, as one took the kernel's own pick; where that
+// range leaves no room, it is the port of a listener it opened and closed.
+// Another process may still take it first, far less often.
 func FreePort() (int, error) {
+	if low := ephemeralLow(); low > minPickedPort+1000 {
+		for range 64 {
+			port := minPickedPort + rand.IntN(low-minPickedPort)
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err == nil {
+				l.Close()
+				return port, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// minPickedPort is the lowest port FreePort picks: above the well-known
+// and most registered services' ports.
+const minPickedPort = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (0 when
+// it cannot be read).
+func ephemeralLow() int {
+	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0
+	}
+	low, _ := strconv.Atoi(f[0])
+	return low
 }
 
 // MustFreePort is FreePort for a test: it fails tb when no port is free.
