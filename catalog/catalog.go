@@ -83,6 +83,9 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 	if !ValidName(spec.Name) {
 		return nil, fmt.Errorf("tool name %q does not match %s", spec.Name, nameGrammar)
 	}
+	if strings.HasPrefix(spec.Name, signals.ReservedToolPrefix) {
+		return nil, fmt.Errorf("tool name %q: the prefix %q is reserved for the server's own tools", spec.Name, signals.ReservedToolPrefix)
+	}
 	if spec.Description == "" {
 		return nil, fmt.Errorf("tool %s: empty description", spec.Name)
 	}

@@ -498,6 +498,8 @@ func TestLoadDeclarationsErrors(t *testing.T) {
 		{name: "schema not a schema", file: `[{"name":"a","description":"d","taskQueue":"q","inputSchema":{"type":"object","properties":{"n":{"type":7}}}}]`,
 			want: []string{"tool a: input schema"}},
 		{name: "invalid tool name", file: `[{"name":"a b","description":"d","taskQueue":"q"}]`, want: []string{`"a b" does not match`}},
+		{name: "reserved tool name", file: `[{"name":"openwop_run_status","description":"d","taskQueue":"q","contract":"plain"}]`,
+			want: []string{`"openwop_run_status"`, `prefix "openwop_" is reserved`}},
 		{name: "no description", file: `[{"name":"a","taskQueue":"q"}]`, want: []string{"empty description"}},
 		{name: "unknown contract", file: `[{"name":"a","description":"d","taskQueue":"q","contract":"grpc"}]`,
 			want: []string{`unknown contract "grpc"`}},

@@ -53,11 +53,13 @@ func ExampleNew() {
 	srv := httptest.NewServer(mux) // http.ListenAndServe(addr, mux) in a real server
 	defer srv.Close()
 
-	// A 2026-07-28 client's tools/list.
+	// A 2026-07-28 client's tools/list; it declares the Tasks extension.
+	// (A client that declares neither it nor elicitation is offered the
+	// companion tools too: openwop_run_status, _answer and _cancel.)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"` + mcpmount.ProtocolVersion + `",` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"example","version":"1"},` +
-		`"io.modelcontextprotocol/clientCapabilities":{}}}}`
+		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
 	if err != nil {
 		log.Fatalln(err)

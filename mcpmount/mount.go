@@ -85,6 +85,15 @@ type Options struct {
 	// client waits longer than its first poll would have; negative: none
 	// (the task at once).
 	InlineWait time.Duration
+	// NoCompanionTools turns the companion tools off. They are on by
+	// default: a request that declared neither the Tasks extension nor
+	// elicitation (nor, in a session, a 2025-11-25 params.task) sees three
+	// more tools in tools/list, openwop_run_status, openwop_run_answer and
+	// openwop_run_cancel, with which the model follows a run; and its call
+	// of a tool that may ask a question, or that outlasts MaxBlockingWait,
+	// is answered with the run's status and what to call next instead of
+	// a -32021 refusal (docs/protocol.md, "Companion tools").
+	NoCompanionTools bool
 	// CacheTTL is the ttlMs of server/discover and tools/list. Default
 	// DefaultCacheTTL, short so that clients see a tool a new worker
 	// published within seconds.
@@ -211,17 +220,20 @@ func New(opts Options) (*Mount, error) {
 		m.obs.Metrics = opts.Metrics
 	}
 	pacer := core.NewPacer(opts.PollInterval)
-	m.core = core.New(core.Options{
+	m.core, err = core.New(core.Options{
 		Runs: runs.CheckOutputs(opts.Runs, opts.Catalog), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
 		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
 		Pacer: pacer, States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
-		InlineWait: max(opts.InlineWait, 0),
+		InlineWait: max(opts.InlineWait, 0), NoCompanions: opts.NoCompanionTools,
 		AfterStart: func(runID string) {
 			if m.afterStart != nil {
 				m.afterStart(runID)
 			}
 		},
 	})
+	if err != nil {
+		return nil, fmt.Errorf("mcpmount: %w", err)
+	}
 	proj := wire.Projector{Pacer: pacer}
 	lister := wire.Lister{Core: m.core, Catalog: opts.Catalog, Log: m.log, CacheTTLMs: opts.CacheTTL.Milliseconds()}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}

@@ -204,7 +204,7 @@ func TestMRTRRoundCap(t *testing.T) {
 // naming elicitation, and no run starts.
 func TestMRTRNeedsElicitation(t *testing.T) {
 	var p *probe
-	s := newStackWith(t, nil, "", withProbe(&p, nil))
+	s := newStackWith(t, nil, "", withProbe(&p, func(o *Options) { o.NoCompanionTools = true }))
 	c := s.client(t, "", map[string]any{})
 	for _, tool := range []string{"confirm_delete", "multi_input", "conformance-approval"} {
 		args := map[string]any{}

@@ -637,6 +637,11 @@ const (
 // Valid reports whether c is a known contract ("" counts as openwop).
 func (c Contract) Valid() bool { return c == "" || c == ContractOpenWOP || c == ContractPlain }
 
+// ReservedToolPrefix starts the names of the tools the server itself
+// offers beside the catalog's (the MCP mount's companion tools, which
+// follow runs for clients that cannot): no published tool may use it.
+const ReservedToolPrefix = "openwop_"
+
 // ToolSpec describes a tool to the mount: everything tools/list and
 // tools/call need, with no reference to the workflow code.
 type ToolSpec struct {

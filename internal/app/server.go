@@ -56,6 +56,9 @@ type ServerOptions struct {
 	// MRTRKey is the HMAC key of MRTR requestStates and, derived from it,
 	// of listRuns cursors; nil: a random key per process.
 	MRTRKey []byte
+	// NoCompanionTools turns the mount's companion tools off
+	// (mcpmount.Options.NoCompanionTools).
+	NoCompanionTools bool
 	// PublicURL, AllowedHosts and AllowedOrigins are the request gate's
 	// settings (internal/httpgate), the same for /mcp and the REST API.
 	PublicURL                    string
@@ -232,7 +235,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		OAuth:        s.opts.OAuth,
 		ScopeRefused: s.opts.Audit.ScopeRefused,
 		Logger:       d.Logger.Named("mcp"),
-		MRTRKey:      s.opts.MRTRKey,
+		MRTRKey:      s.opts.MRTRKey, NoCompanionTools: s.opts.NoCompanionTools,
 		PublicURL:    s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),

@@ -33,6 +33,9 @@ const (
 	EnvTaskQueue = "OPENWOP_TASK_QUEUE"
 	// EnvWorker turns the in-process worker of cmd/server on or off (default on).
 	EnvWorker = "OPENWOP_WORKER"
+	// EnvCompanionTools turns the MCP mount's companion tools on or off
+	// (default on; mcpmount.Options.NoCompanionTools).
+	EnvCompanionTools = "OPENWOP_COMPANION_TOOLS"
 	// EnvFixtures adds the conformance fixture tools to the registry
 	// (default off).
 	EnvFixtures = "OPENWOP_FIXTURES"
@@ -266,6 +269,9 @@ type ServerConfig struct {
 	// MRTRKey is the HMAC key of MRTR requestStates (nil: a random one;
 	// EnvMRTRKey).
 	MRTRKey []byte
+	// CompanionTools offers the companion tools to clients that can follow
+	// no run by the protocol (EnvCompanionTools).
+	CompanionTools bool
 	// StdioCaller is the caller of -stdio (EnvStdioTenant,
 	// EnvStdioSubject; auth.Anonymous() when unset).
 	StdioCaller signals.Subject

@@ -74,7 +74,7 @@ func newLoader(env envconfig.EnvLookup, stdio bool) *loader {
 		LogLevel:         zapcore.InfoLevel,
 		UI:               true,
 		TemporalLogLevel: zapcore.WarnLevel,
-		Server:           ServerConfig{StdioCaller: auth.Anonymous()},
+		Server:           ServerConfig{StdioCaller: auth.Anonymous(), CompanionTools: true},
 	}}
 	l.cfg.Remote = l.get(EnvTemporalAddress) != "" || l.get(EnvTemporalProfile) != "" || l.get(EnvTemporalConfigFile) != ""
 	return l

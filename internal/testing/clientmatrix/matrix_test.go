@@ -141,6 +141,8 @@ func TestClientMatrix(t *testing.T) {
 			// outputSchema.
 			{"structured", "completed", []string{`{"sleptMs":0}`}, false},
 			{"badargs", "completed", []string{"delayMs", "type"}, true},
+			// Neither elicitation nor tasks: the companion tools.
+			{"companion", "completed", []string{"published at", "approved by"}, false},
 			{"task-approve", "completed", []string{"published at"}, false},
 			{"task-failed", "failed", []string{"failing_job failed on purpose"}, true}, // isError is failed in 2025-11-25
 			{"task-cancel", "cancelled", nil, false},

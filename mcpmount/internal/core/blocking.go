@@ -52,6 +52,9 @@ type blockingCall struct {
 	elicit bool
 	// progressToken is the request's _meta.progressToken, nil when none.
 	progressToken any
+	// companion: the client follows the run through the companion tools,
+	// so a question or the wait's bound is answered with a handoff.
+	companion bool
 }
 
 // principal names the caller in a requestState and as the owner of a
@@ -123,6 +126,12 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 			// whatever happens to the SDK's answer.
 			c.claim.Abandon()
 			return nil, context.Canceled
+		case errors.Is(err, context.DeadlineExceeded) && c.companion:
+			// The run still works at the bound: handed over as it is now.
+			if snap, err = m.runs.Get(ctx, c.caller, c.runID, runs.AllowStale()); err != nil {
+				return nil, m.LookupErr(ctx, "get run", c.runID, err)
+			}
+			return handoff(c, snap), nil
 		case errors.Is(err, context.DeadlineExceeded):
 			return stillRunning(c, m.maxWait), nil
 		default:
@@ -135,6 +144,9 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 				return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 			}
 			return RunResult(snap), nil
+		}
+		if c.companion {
+			return handoff(c, snap), nil
 		}
 		if follower == nil {
 			return m.askInput(ctx, c, snap)
@@ -188,6 +200,26 @@ func (m *Core) askInput(ctx context.Context, c *blockingCall, snap signals.Snaps
 	return &InputRequired{InputRequests: requests, RequestState: state}, nil
 }
 
+// handoff answers a companion client's call whose run asks a question or
+// outlasts the wait: the run's status and what to call next (fitOutput).
+func handoff(c *blockingCall, snap signals.Snapshot) mcp.Result {
+	return fitOutput(c.tool.Spec(), RunStatusResult(snap, true))
+}
+
+// fitOutput fits a result about the run, not of it (a handoff, the answer
+// at the wait's bound), to the tool's output schema, which its structured
+// content does not match: for a tool that declares one, the result is
+// marked isError and carries its text alone, since clients check the
+// structured content of any result of such a tool against the schema (and
+// require it on a success). Its text says the call did not fail.
+func fitOutput(spec signals.ToolSpec, res *ToolResult) *ToolResult {
+	if len(spec.OutputSchema) > 0 {
+		res.IsError = true
+		res.StructuredContent = nil
+	}
+	return res
+}
+
 // stillRunning is the answer at maxWait (Options.MaxWait): the run goes
 // on, and the response names it so the client can follow it.
 func stillRunning(c *blockingCall, maxWait time.Duration) mcp.Result {
@@ -196,11 +228,11 @@ func stillRunning(c *blockingCall, maxWait time.Duration) mcp.Result {
 		"or GET /runs/%s, or call the tool as a task by declaring the %s extension.",
 		c.runID, maxWait, taskID, taskID, ExtensionTasks)
 	structured, _ := json.Marshal(map[string]string{"runId": c.runID, "taskId": taskID, "status": "working"})
-	return &ToolResult{
+	return fitOutput(c.tool.Spec(), &ToolResult{
 		Content:           []Content{{Type: "text", Text: text}},
 		StructuredContent: structured,
 		IsError:           true,
-	}
+	})
 }
 
 // continueRun handles an MRTR retry: it opens the requestState, resolves

@@ -117,6 +117,9 @@ type TaskCreated struct {
 // gets its tool result, or an InputRequired when the run asks for
 // input. A call the tool's task support does not allow is a *TaskRefusal.
 func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, error) {
+	if m.companions.serves(req.Name) {
+		return m.companions.callCompanion(ctx, req)
+	}
 	caller, err := m.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -142,7 +145,10 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 		return nil, err
 	}
 	tasked := req.Task != TaskNone && spec.TaskSupport != signals.TaskForbidden
-	if !tasked && spec.CanSuspend && !canAnswer(req) {
+	// A client that can neither take a task nor answer a question follows
+	// its run through the companion tools.
+	companion := m.companions != nil && req.Task == TaskNone && !canAnswer(req)
+	if !tasked && spec.CanSuspend && !canAnswer(req) && !companion {
 		// A blocking call could not carry the run's questions back.
 		return nil, MissingCapability(
 			fmt.Sprintf("tool %q may ask for input while it runs: call it as a task (declare the Tasks extension %q), or declare the client capability elicitation so that its questions are asked during the call", req.Name, ExtensionTasks),
@@ -153,7 +159,8 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 		return nil, InvalidParams(fmt.Sprintf("tool %q: %v", req.Name, err))
 	}
 	call := &blockingCall{tool: t, caller: caller, claim: req.Claim, response: req.Response,
-		digest: digest, asker: req.Asker, notify: req.Notify, elicit: elicit && !tasked, progressToken: req.ProgressToken}
+		digest: digest, asker: req.Asker, notify: req.Notify, elicit: elicit && !tasked, progressToken: req.ProgressToken,
+		companion: companion}
 	if req.RequestState != "" && !tasked {
 		return m.continueRun(ctx, call, req.RequestState, req.InputResponses)
 	}

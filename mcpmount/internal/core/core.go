@@ -58,6 +58,10 @@ type Options struct {
 	// InlineWait is how long a call that took a task waits for its run
 	// before the task is answered, for a tool that sets none (0: none).
 	InlineWait time.Duration
+	// NoCompanions turns the companion tools off (see CompanionStatus): a
+	// client that can neither take a task nor answer a question is then
+	// refused a call of a tool that may ask one, as before.
+	NoCompanions bool
 	// AfterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	AfterStart func(runID string)
@@ -82,12 +86,14 @@ type Core struct {
 	maxWait    time.Duration
 	keepAlive  time.Duration
 	afterStart func(runID string)
+	// companions are the companion tools (nil: off).
+	companions *companions
 }
 
 // New builds the core, and the ownership tracker its requests are tracked
 // by (Tracker): a run whose owning request went away is cancelled with
 // reason mcp-request-cancelled.
-func New(opts Options) *Core {
+func New(opts Options) (*Core, error) {
 	m := &Core{
 		runs: opts.Runs, catalog: opts.Catalog, oauth: opts.OAuth, refused: opts.ScopeRefused, log: opts.Log,
 		metrics: opts.Metrics, admission: opts.Admission, tracer: opts.Tracer, pacer: opts.Pacer, states: opts.States,
@@ -96,9 +102,16 @@ func New(opts Options) *Core {
 	if opts.Tracer != nil {
 		m.runTrace = opts.RunTrace
 	}
+	if !opts.NoCompanions {
+		c, err := newCompanions(m)
+		if err != nil {
+			return nil, err
+		}
+		m.companions = c
+	}
 	m.tracker = ownership.NewTracker(m.cancelUnowned, m.log)
 	m.tracker.OnRelease(m.runs.Release)
-	return m
+	return m, nil
 }
 
 // Tracker is the ownership tracker of the requests the core serves: each

@@ -139,6 +139,12 @@ func (c ClientCaps) Tasks() bool {
 	return ok
 }
 
+// FollowsRuns reports whether a client that declared c can follow a run
+// by the protocol: it takes tasks (the Tasks extension) or answers
+// questions (form elicitation). One that cannot is offered the companion
+// tools.
+func (c ClientCaps) FollowsRuns() bool { return c.Tasks() || c.ElicitationForm() }
+
 // ElicitationForm reports whether the request declared form-mode
 // elicitation ({} means form).
 func (c ClientCaps) ElicitationForm() bool {

@@ -220,7 +220,9 @@ func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 		case "tasks/cancel":
 			return wire.Ack(m.core.CancelTask(ctx, declared, p["taskId"]))
 		case "tools/list":
-			return m.lister.List(ctx, wire.ListModern)
+			l := wire.ListModern
+			l.Companions = !core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).FollowsRuns()
+			return m.lister.List(ctx, l)
 		default: // server/discover: validateModern let no other method through
 			return m.discover(), nil
 		}

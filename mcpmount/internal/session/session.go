@@ -293,16 +293,21 @@ func (m *Dialect) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, m
 	return call, modern
 }
 
-// sessionListing is how a tools/list the SDK decoded is answered.
+// sessionListing is how a tools/list the SDK decoded is answered. A
+// client whose session declared no elicitation and whose request no Tasks
+// extension gets the companion tools too.
 func sessionListing(req mcp.Request) wire.Listing {
 	var meta map[string]any
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		meta = p.Meta
 	}
 	l := wire.Listing{Labelled: core.ModernMeta(meta)}
-	if r, ok := req.(*mcp.ListToolsRequest); ok {
+	r, ok := req.(*mcp.ListToolsRequest)
+	if ok {
 		l.Execution = !l.Labelled && r.ProtocolVersion() == dialectVersion
 	}
+	elicits := ok && !l.Labelled && sessionElicits(r.Session)
+	l.Companions = !elicits && !core.CapsFromMeta(meta).FollowsRuns()
 	return l
 }
 

@@ -119,19 +119,19 @@ func (r *rawResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.fields
 func legacyStatus(snap signals.Snapshot) string {
 	switch snap.Status {
 	case signals.StatusCompleted:
-		return wire.TaskCompleted
+		return core.TaskCompleted
 	case signals.StatusFailed:
-		return wire.TaskFailed
+		return core.TaskFailed
 	case signals.StatusCancelled, signals.StatusCancelling:
-		return wire.TaskCancelled
+		return core.TaskCancelled
 	case signals.StatusWaitingApproval, signals.StatusWaitingInput:
 		// A visibility summary (LastSequence -1) lists no interrupts; its
 		// status says that the run waits for an answer.
 		if core.SuspendsForInput(snap) || snap.LastSequence < 0 && len(snap.Interrupts) == 0 {
-			return wire.TaskInputRequired
+			return core.TaskInputRequired
 		}
 	}
-	return wire.TaskWorking
+	return core.TaskWorking
 }
 
 func legacyTaskOf(p wire.Projector, snap signals.Snapshot) legacyTask {
@@ -232,7 +232,7 @@ func (m *Dialect) legacyCancel(ctx context.Context, caller signals.Subject, id s
 		snap = read
 	}
 	t := legacyTaskOf(m.proj, snap)
-	t.Status = wire.TaskCancelled
+	t.Status = core.TaskCancelled
 	return &legacyTaskResult{legacyTask: t}, nil
 }
 

@@ -21,7 +21,7 @@ type Projector struct {
 // longer while the task waits for the client's input, a human's answer).
 func (p Projector) PollInterval(snap signals.Snapshot, status string) int64 {
 	p.Pacer.Observe(snap)
-	return p.Pacer.Interval(snap.Tool, status == TaskInputRequired).Milliseconds()
+	return p.Pacer.Interval(snap.Tool, status == core.TaskInputRequired).Milliseconds()
 }
 
 // Timestamp is t as a task's timestamps are written (RFC 3339, UTC; the

@@ -44,15 +44,6 @@ const (
 	ResultTask          = "task"
 )
 
-// Task statuses of the Tasks extension.
-const (
-	TaskWorking       = "working"
-	TaskInputRequired = "input_required"
-	TaskCompleted     = "completed"
-	TaskFailed        = "failed"
-	TaskCancelled     = "cancelled"
-)
-
 func ErrMethodNotFound(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
 }

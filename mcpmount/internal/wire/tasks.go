@@ -17,27 +17,6 @@ import (
 // tasks/update and tasks/cancel. 2026-07-28 requests get them, and so do
 // session-era requests that declared the extension.
 
-// taskStatus maps a run status onto a task status. An interrupt-waiting run
-// with nothing the client can answer reads working.
-func TaskStatus(snap signals.Snapshot, requests map[string]core.InputRequest) string {
-	switch snap.Status {
-	case signals.StatusCompleted:
-		return TaskCompleted
-	case signals.StatusFailed:
-		if snap.Error != nil && snap.Error.RPCCode != 0 {
-			return TaskFailed
-		}
-		return TaskCompleted
-	case signals.StatusCancelled:
-		return TaskCancelled
-	case signals.StatusWaitingApproval, signals.StatusWaitingInput:
-		if len(requests) > 0 {
-			return TaskInputRequired
-		}
-	}
-	return TaskWorking
-}
-
 func (p Projector) task(snap signals.Snapshot, status string) Task {
 	return Task{
 		TaskID:         runid.Project(snap.RunID),
@@ -52,23 +31,23 @@ func (p Projector) task(snap signals.Snapshot, status string) Task {
 
 // CreateTask builds the CreateTaskResult for a freshly started run.
 func (p Projector) CreateTask(snap signals.Snapshot) *CreateTaskResult {
-	status := TaskStatus(snap, core.InputRequests(snap))
+	status := core.TaskStatus(snap, core.InputRequests(snap))
 	return &CreateTaskResult{ResultType: ResultTask, Task: p.task(snap, status)}
 }
 
 // DetailedTask builds the tasks/get result.
 func (p Projector) DetailedTask(snap signals.Snapshot) *DetailedTaskResult {
 	reqs := core.InputRequests(snap)
-	status := TaskStatus(snap, reqs)
+	status := core.TaskStatus(snap, reqs)
 	res := &DetailedTaskResult{ResultType: ResultComplete, Task: p.task(snap, status)}
 	switch status {
-	case TaskInputRequired:
+	case core.TaskInputRequired:
 		res.InputRequests = reqs
-	case TaskCompleted:
+	case core.TaskCompleted:
 		// The inlined CallToolResult is labelled like a direct answer: the
 		// Tasks extension's clients validate it as a complete result.
 		res.Result = CompleteResult(core.RunResult(snap), true)
-	case TaskFailed:
+	case core.TaskFailed:
 		res.Error = &TaskError{Code: snap.Error.RPCCode, Message: snap.Error.Message}
 	}
 	return res

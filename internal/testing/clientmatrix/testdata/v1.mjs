@@ -12,7 +12,9 @@ const [url, which] = process.argv.slice(2);
 const out = { case: which, progress: 0 };
 const textOf = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("\n");
 
-const client = new Client({ name: "clientmatrix-sdk-v1", version: "0" }, { capabilities: { elicitation: {} } });
+// The companion case is a host with neither elicitation nor tasks.
+const caps = which === "companion" ? {} : { elicitation: {} };
+const client = new Client({ name: "clientmatrix-sdk-v1", version: "0" }, { capabilities: caps });
 client.setRequestHandler(ElicitRequestSchema, async (req) => {
   out.asked = req.params.message;
   return { action: "accept", content: { action: "accept" } };
@@ -29,6 +31,30 @@ try {
       out.status = "completed";
       out.isError = r.isError === true;
       out.text = textOf(r);
+      break;
+    }
+    case "companion": {
+      // What a model does in a host that follows no run by the protocol:
+      // the call hands the run over, and the companion tools (whose
+      // structuredContent the client checks against their outputSchema)
+      // read it, answer its question and wait for its end.
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      if (!names.includes("openwop_run_answer")) throw new Error(`no companion tools in ${names}`);
+      const first = await client.callTool({ name: "publish_report", arguments: { title: "Matrix", topic: "companion" } });
+      const m = /^Run (\S+) of publish_report is waiting for an answer\. Question "([^"]+)"/.exec(textOf(first));
+      if (!m) throw new Error(`handoff: ${textOf(first)}`);
+      const [, runId, key] = m;
+      const asked = await client.callTool({ name: "openwop_run_status", arguments: { runId } });
+      out.asked = asked.structuredContent.questions[0].message;
+      await client.callTool({ name: "openwop_run_answer", arguments: { runId, key, content: { action: "accept" } } });
+      let st;
+      for (let turn = 0; turn < 20; turn++) {
+        st = (await client.callTool({ name: "openwop_run_status", arguments: { runId, waitSeconds: 30 } })).structuredContent;
+        if (st.status !== "working") break;
+      }
+      out.status = st.status;
+      out.isError = st.result?.isError === true;
+      out.text = textOf(st.result);
       break;
     }
     case "delay": {
