@@ -15,10 +15,12 @@ const textOf = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("\n");
 // The companion case is a host with neither elicitation nor tasks.
 const caps = which === "companion" ? {} : { elicitation: {} };
 const client = new Client({ name: "clientmatrix-sdk-v1", version: "0" }, { capabilities: caps });
-client.setRequestHandler(ElicitRequestSchema, async (req) => {
-  out.asked = req.params.message;
-  return { action: "accept", content: { action: "accept" } };
-});
+if (caps.elicitation) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    out.asked = req.params.message;
+    return { action: "accept", content: { action: "accept" } };
+  });
+}
 
 try {
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
