@@ -348,6 +348,12 @@ func orDefault[T time.Duration | int64 | int](v *T, def T) {
 	}
 }
 
+// MetaIdempotencyKey is the params._meta key of a tools/call that makes the
+// call idempotent: calls of one tenant with the same tool and key start at
+// most one run (docs/protocol.md, "Idempotent calls"). MCP defines no such
+// key yet, so it is this server's own.
+const MetaIdempotencyKey = core.MetaIdempotencyKey
+
 // ExtensionTasks is the id of the MCP Tasks extension this mount implements
 // (revision 2026-07-28).
 const ExtensionTasks = core.ExtensionTasks

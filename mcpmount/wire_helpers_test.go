@@ -151,13 +151,20 @@ func modernMetaFor(caps map[string]any) map[string]any {
 	}
 }
 
-// rpcBody is a JSON-RPC request with the _meta of caps added to params.
+// rpcBody is a JSON-RPC request with the _meta of caps added to params
+// (to the entries of params["_meta"], when it holds some).
 func rpcBody(id any, method string, params map[string]any, caps map[string]any) []byte {
 	p := map[string]any{}
 	for k, v := range params {
 		p[k] = v
 	}
-	p["_meta"] = modernMetaFor(caps)
+	meta := modernMetaFor(caps)
+	if extra, ok := params["_meta"].(map[string]any); ok {
+		for k, v := range extra {
+			meta[k] = v
+		}
+	}
+	p["_meta"] = meta
 	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": p})
 	if err != nil {
 		panic(err)

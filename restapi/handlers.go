@@ -90,6 +90,11 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusBadRequest, "validation_error", err.Error())
 		return
 	}
+	key, ok := idempotencyKey(r.Header)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "validation_error", "Idempotency-Key must be 1 to 255 printable ASCII characters (a bare or a quoted string)")
+		return
+	}
 	ticket, err := h.admission.Admit(caller.Tenant, admission.NeedStart)
 	if err != nil {
 		h.writeRejection(w, err)
@@ -101,8 +106,14 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		Caller:       caller,
 		Transport:    signals.TransportREST,
 		PreRunInputs: preRun,
+		// A retry with the key answers the run it started.
+		IdempotencyKey: key,
 	})
 	ticket.Done()
+	if errors.Is(err, runs.ErrKeyReused) {
+		writeError(w, http.StatusUnprocessableEntity, "idempotency_key_reused", err.Error())
+		return
+	}
 	if err != nil {
 		h.writeRunsError(w, r, "start", err)
 		return
@@ -117,6 +128,22 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		CreatedAt: snap.CreatedAt,
 	})
 	h.runs.Release(snap.RunID) // the answer naming the run was written
+}
+
+// idempotencyKey reads the Idempotency-Key header of a createRun (the IETF
+// httpapi draft's header: a structured-field string, quoted; a bare value
+// is taken as it is). It reports false for a value that is no valid key;
+// no header is the key "".
+func idempotencyKey(h http.Header) (string, bool) {
+	values := h.Values("Idempotency-Key")
+	if len(values) == 0 {
+		return "", true
+	}
+	key := values[0]
+	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
+		key = key[1 : len(key)-1]
+	}
+	return key, len(values) == 1 && runs.ValidIdempotencyKey(key)
 }
 
 // validatePreRun checks the answers to a tool's pre-run input requests:

@@ -837,3 +837,42 @@ func TestIntegrationDiscovery(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationIdempotencyKey: createRun with an Idempotency-Key starts
+// at most one run per tenant, workflow and key: the retry (its key bare or
+// quoted, its inputs in another order) answers the same run; the key with
+// other inputs is 422 naming the reuse; another tenant's key is its own;
+// a key that is no printable ASCII string is 400.
+func TestIntegrationIdempotencyKey(t *testing.T) {
+	it := newIntegration(t)
+	create := func(key, tenantKey, inputs, idem string) response {
+		return call(t, http.MethodPost, it.url+"/runs", tenantKey,
+			fmt.Sprintf(`{"workflowId":"conformance-delay","inputs":%s}`, inputs), "Idempotency-Key", idem)
+	}
+	first := create("", keyA, `{"delayMs":30000}`, "order-1")
+	if first.status != http.StatusCreated {
+		t.Fatalf("first = %d %s", first.status, first.raw)
+	}
+	id := first.body["runId"]
+	for _, tc := range []struct {
+		name, key, inputs, idem string
+		status                  int
+		same                    bool
+		code                    string
+	}{
+		{"retry", keyA, `{"delayMs":30000}`, "order-1", http.StatusCreated, true, ""},
+		{"retry with a quoted key", keyA, `{ "delayMs" : 30000 }`, `"order-1"`, http.StatusCreated, true, ""},
+		{"other inputs", keyA, `{"delayMs":1}`, "order-1", http.StatusUnprocessableEntity, false, "idempotency_key_reused"},
+		{"another tenant", keyB, `{"delayMs":30000}`, "order-1", http.StatusCreated, false, ""},
+		{"another key", keyA, `{"delayMs":30000}`, "order-2", http.StatusCreated, false, ""},
+		{"not printable", keyA, `{"delayMs":30000}`, "é", http.StatusBadRequest, false, "validation_error"},
+	} {
+		r := create("", tc.key, tc.inputs, tc.idem)
+		if r.status != tc.status || (r.body["runId"] == id) != tc.same {
+			t.Errorf("%s: %d %s (first run %v)", tc.name, r.status, r.raw, id)
+		}
+		if tc.code != "" && r.body["code"] != tc.code && !strings.Contains(string(r.raw), tc.code) {
+			t.Errorf("%s: %s, want code %s", tc.name, r.raw, tc.code)
+		}
+	}
+}

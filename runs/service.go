@@ -25,6 +25,9 @@ type Service struct {
 	opts  Options
 	dc    converter.DataConverter
 	rand  io.Reader
+	// runIDSecret derives the runIds of idempotent starts
+	// (Options.RunIDSecret).
+	runIDSecret []byte
 	// rd reads runs: the getRun query, describe, close events, and the
 	// machinery that shares and reuses those reads.
 	rd *reader
@@ -107,6 +110,11 @@ type Options struct {
 	// process (cursors then do not survive a restart or work across
 	// replicas; give replicas one key).
 	CursorKey []byte
+	// RunIDSecret is the HMAC key the runIds of idempotent starts
+	// (NewRun.IdempotencyKey) are derived with. Nil: a random key per
+	// service, so that a key does not outlive the process nor work across
+	// replicas; give replicas one secret.
+	RunIDSecret []byte
 	// ReadWindow is how long Get reuses a read of a working run: the
 	// concurrent and rapid Gets of one run within it share one Temporal
 	// read. A read of a run waiting for an answer is reused four windows,
@@ -161,7 +169,12 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 		logger = zap.NewNop()
 	}
 	dc := converter.GetDefaultDataConverter()
-	return &Service{client: c, limit: limit, log: logger, opts: opts, dc: dc, rand: rand.Reader,
+	secret := opts.RunIDSecret
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		_, _ = io.ReadFull(rand.Reader, secret) // crypto/rand never fails
+	}
+	return &Service{client: c, limit: limit, log: logger, opts: opts, dc: dc, rand: rand.Reader, runIDSecret: secret,
 		rd: &reader{client: c, limit: limit, log: logger, opts: opts, dc: dc,
 			known: newRunMemo(runsRemembered), workers: newWorkers(c, logger), reads: newReadCache(opts.ReadWindow)}}
 }

@@ -3,12 +3,14 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
@@ -35,7 +37,17 @@ type NewRun struct {
 	Transport string
 	// PreRunInputs are the answers to the tool's pre-run input requests.
 	PreRunInputs map[string]json.RawMessage
+	// IdempotencyKey, when set (ValidIdempotencyKey), makes the start
+	// happen at most once per tenant, tool and key: a start with a key
+	// used before answers the run it started (see launchOnce), or
+	// ErrKeyReused when that run was asked for with other arguments.
+	IdempotencyKey string
 }
+
+// launcher starts the run id, its start options edited by edit (nil: as
+// they are). A start refused because a workflow of that ID exists returns
+// Temporal's *serviceerror.WorkflowExecutionAlreadyStarted.
+type launcher func(id string, edit func(*client.StartWorkflowOptions)) error
 
 // Search attribute keys, typed for the SDK.
 var (
@@ -59,6 +71,10 @@ const startTimeout = 30 * time.Second
 // With Options.EagerStart the start asks for Temporal's eager workflow
 // start.
 //
+// With req.IdempotencyKey the run id is derived from the key, and a start
+// with a key used before returns the run it started, as it is now, or
+// ErrKeyReused (see launchOnce).
+//
 // Start does not stop when ctx is cancelled: once the start request is sent
 // the caller must learn the run's id to own it, so the calls to Temporal use
 // a context detached from ctx's cancellation. The caller must check that Tool
@@ -78,10 +94,6 @@ const startTimeout = 30 * time.Second
 // caller of a Start that succeeded must call Release once its answer was
 // delivered (or the run cancelled).
 func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, error) {
-	id, err := runid.New(req.Caller.Tenant, s.rand)
-	if err != nil {
-		return signals.Snapshot{}, fmt.Errorf("start run: %w", err)
-	}
 	tool := req.Tool
 	if tool.TaskQueue == "" {
 		tool.TaskQueue = s.opts.TaskQueue
@@ -98,37 +110,37 @@ func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, erro
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
-	opts := s.startOptions(id, tool, req, owner, status)
-	opts.Memo[signals.MemoCreatedAt] = now
-	if tool.RunTimeout > 0 {
-		opts.WorkflowExecutionTimeout = time.Duration(tool.RunTimeout)
-		opts.Memo[signals.MemoRunTimeout] = tool.RunTimeout
-	}
 	traceParent := telemetry.TraceParent(ctx)
-	if traceParent != "" {
-		opts.Memo[signals.MemoTraceParent] = traceParent
-	}
-	if s.opts.Journal != nil {
-		if err := s.opts.Journal.Begin(JournalEntry{RunID: id, Caller: req.Caller, Transport: req.Transport}); err != nil {
-			return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, err)
-		}
-	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
 	defer cancel()
-	run, err := s.client.ExecuteWorkflow(sctx, opts, tool.Type(), input)
-	if err != nil {
-		if serr := s.searchAttributesErr(sctx, err); serr != nil {
-			s.Release(id) // refused: nothing started
-			return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, serr)
+	start := func(id string, edit func(*client.StartWorkflowOptions)) error {
+		opts := s.startOptions(id, tool, req, owner, status)
+		opts.Memo[signals.MemoCreatedAt] = now
+		if tool.RunTimeout > 0 {
+			opts.WorkflowExecutionTimeout = time.Duration(tool.RunTimeout)
+			opts.Memo[signals.MemoRunTimeout] = tool.RunTimeout
 		}
-		// The start may have happened all the same (a timeout, a lost
-		// connection): the run either reaches its caller or is cancelled.
-		if !s.settleFailedStart(ctx, req.Caller, id, err) {
-			return signals.Snapshot{}, fmt.Errorf("start run of tool %q: %w", tool.Name, err)
+		if traceParent != "" {
+			opts.Memo[signals.MemoTraceParent] = traceParent
+		}
+		if edit != nil {
+			edit(&opts)
+		}
+		return s.execute(ctx, sctx, req, tool, id, opts, input)
+	}
+	var id string
+	if req.IdempotencyKey == "" {
+		if id, err = runid.New(req.Caller.Tenant, s.rand); err == nil {
+			err = start(id, nil)
 		}
 	} else {
-		s.log.Info("run started", append(telemetry.RunFields(ctx, id, tool.Name),
-			zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))...)
+		var existing *signals.Snapshot
+		if id, existing, err = s.launchOnce(ctx, sctx, req, start); existing != nil {
+			return *existing, err
+		}
+	}
+	if err != nil {
+		return signals.Snapshot{}, err
 	}
 
 	created := signals.Snapshot{
@@ -167,6 +179,40 @@ func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, erro
 		return created, nil
 	}
 	return snap, nil
+}
+
+// execute starts the workflow of the run id: it records the run in the
+// journal first, and settles a start call that failed (settleFailedStart).
+// A start refused because a workflow of that ID exists returns Temporal's
+// error as it is.
+func (s *Service) execute(ctx, sctx context.Context, req NewRun, tool signals.ToolSpec, id string, opts client.StartWorkflowOptions, input any) error {
+	if s.opts.Journal != nil {
+		if err := s.opts.Journal.Begin(JournalEntry{RunID: id, Caller: req.Caller, Transport: req.Transport}); err != nil {
+			return fmt.Errorf("start run of tool %q: %w", tool.Name, err)
+		}
+	}
+	run, err := s.client.ExecuteWorkflow(sctx, opts, tool.Type(), input)
+	var dup *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case err == nil:
+		s.log.Info("run started", append(telemetry.RunFields(ctx, id, tool.Name),
+			zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))...)
+		return nil
+	case errors.As(err, &dup):
+		// An idempotent start whose run exists (a minted id never does):
+		// the caller reads that run, and holds it as this start's.
+		return err
+	}
+	if serr := s.searchAttributesErr(sctx, err); serr != nil {
+		s.Release(id) // refused: nothing started
+		return fmt.Errorf("start run of tool %q: %w", tool.Name, serr)
+	}
+	// The start may have happened all the same (a timeout, a lost
+	// connection): the run either reaches its caller or is cancelled.
+	if !s.settleFailedStart(ctx, req.Caller, id, err) {
+		return fmt.Errorf("start run of tool %q: %w", tool.Name, err)
+	}
+	return nil
 }
 
 // startInput is the workflow input of a run of tool and the status the run

@@ -71,6 +71,10 @@ const (
 	// MemoRunTimeout holds the tool's run timeout (a Duration) when it has
 	// one, so that a run Temporal timed out reads a message naming it.
 	MemoRunTimeout = "openwopRunTimeout"
+	// MemoRequestDigest is the memo field of a run started with an
+	// idempotency key: a digest of its arguments and pre-run answers,
+	// which a start with the same key must match.
+	MemoRequestDigest = "openwopRequestDigest"
 )
 
 // PublishedState is what a running openwop run keeps in its memo under

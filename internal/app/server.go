@@ -212,7 +212,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		TaskQueue:  d.TaskQueue,
 		Namespace:  d.Namespace,
 		EagerStart: true, // the in-process worker shares d.Client
-		CursorKey:  cursorKey(s.opts.MRTRKey),
+		CursorKey:  derivedKey(s.opts.MRTRKey, "openwop listRuns cursor key"), RunIDSecret: derivedKey(s.opts.MRTRKey, "openwop idempotent runId key"),
 		Journal:    journal,
 		ReadWindow: s.opts.ReadWindow,
 		// Bounded calls keep a loaded Temporal at its best rate.
@@ -294,14 +294,15 @@ func toolScopes(live *catalog.Live) []string {
 	return out
 }
 
-// cursorKey derives the key of listRuns cursors from the MRTR key, so that
-// replicas sharing OPENWOP_MRTR_KEY accept each other's cursors; nil (a
-// random key per process) without one.
-func cursorKey(mrtrKey []byte) []byte {
+// derivedKey derives a key of its own for purpose from the MRTR key, so
+// that replicas sharing OPENWOP_MRTR_KEY agree on it (listRuns cursors,
+// the runIds of idempotent calls); nil (a random key per process) without
+// one.
+func derivedKey(mrtrKey []byte, purpose string) []byte {
 	if len(mrtrKey) == 0 {
 		return nil
 	}
 	mac := hmac.New(sha256.New, mrtrKey)
-	mac.Write([]byte("openwop listRuns cursor key"))
+	mac.Write([]byte(purpose))
 	return mac.Sum(nil)
 }

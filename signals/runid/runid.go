@@ -1,7 +1,9 @@
 package runid
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -59,6 +61,24 @@ func New(tenant string, r io.Reader) (string, error) {
 		return "", fmt.Errorf("mint run id: %w", err)
 	}
 	return tenant + "/" + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// Derive returns the runId of tenant that secret and parts determine: the
+// opaque segment is the first OpaqueBytes of HMAC-SHA256(secret, parts),
+// each part length-prefixed, so it is as unguessable as a minted one to
+// whoever lacks secret, and the same parts always give the same id.
+func Derive(tenant string, secret []byte, parts ...string) (string, error) {
+	if !ValidTenant(tenant) {
+		return "", fmt.Errorf("derive run id: invalid tenant %q", tenant)
+	}
+	if len(secret) == 0 {
+		return "", errors.New("derive run id: empty secret")
+	}
+	mac := hmac.New(sha256.New, secret)
+	for _, p := range append([]string{tenant}, parts...) {
+		fmt.Fprintf(mac, "%d:%s", len(p), p)
+	}
+	return tenant + "/" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:OpaqueBytes]), nil
 }
 
 // Valid reports whether id matches the runId grammar.

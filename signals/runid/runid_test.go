@@ -166,3 +166,42 @@ func FuzzValidMatchesGrammar(f *testing.F) {
 		}
 	})
 }
+
+func TestDerive(t *testing.T) {
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	base, err := Derive("acme", secret, "refund", "key-1", "0")
+	if err != nil || !Valid(base) || Tenant(base) != "acme" {
+		t.Fatalf("Derive = %q, %v", base, err)
+	}
+	same, _ := Derive("acme", secret, "refund", "key-1", "0")
+	if same != base {
+		t.Fatalf("the same parts gave %q and %q", base, same)
+	}
+	for _, tc := range []struct {
+		name   string
+		tenant string
+		secret []byte
+		parts  []string
+	}{
+		{"another tenant", "globex", secret, []string{"refund", "key-1", "0"}},
+		{"another secret", "acme", []byte("another secret of some length...."), []string{"refund", "key-1", "0"}},
+		{"another tool", "acme", secret, []string{"refunds", "key-1", "0"}},
+		{"another key", "acme", secret, []string{"refund", "key-2", "0"}},
+		{"another generation", "acme", secret, []string{"refund", "key-1", "1"}},
+		{"parts that concatenate alike", "acme", secret, []string{"refundkey-1", "", "0"}},
+	} {
+		id, err := Derive(tc.tenant, tc.secret, tc.parts...)
+		if err != nil || !Valid(id) {
+			t.Fatalf("%s: Derive = %q, %v", tc.name, id, err)
+		}
+		if _, opaque, _ := strings.Cut(id, "/"); strings.HasSuffix(base, "/"+opaque) {
+			t.Errorf("%s: the same opaque segment as the base id", tc.name)
+		}
+	}
+	if _, err := Derive("a/b", secret, "x"); err == nil {
+		t.Error("an invalid tenant derived an id")
+	}
+	if _, err := Derive("acme", nil, "x"); err == nil {
+		t.Error("an empty secret derived an id")
+	}
+}

@@ -55,6 +55,8 @@ type blockingCall struct {
 	// companion: the client follows the run through the companion tools,
 	// so a question or the wait's bound is answered with a handoff.
 	companion bool
+	// idempotencyKey is the call's idempotency key ("": none).
+	idempotencyKey string
 }
 
 // principal names the caller in a requestState and as the owner of a

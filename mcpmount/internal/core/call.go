@@ -44,6 +44,9 @@ type CallRequest struct {
 	InputResponses mcp.InputResponseMap
 	// ProgressToken is the request's _meta.progressToken, nil when none.
 	ProgressToken any
+	// IdempotencyKey is the request's MetaIdempotencyKey ("": none): the
+	// tenant's calls of the tool with that key start at most one run.
+	IdempotencyKey string
 	// Asker asks the client the run's questions during the call (nil: the
 	// dialect cannot, and a question ends a blocking call).
 	Asker Asker
@@ -160,7 +163,7 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 	}
 	call := &blockingCall{tool: t, caller: caller, claim: req.Claim, response: req.Response,
 		digest: digest, asker: req.Asker, notify: req.Notify, elicit: elicit && !tasked, progressToken: req.ProgressToken,
-		companion: companion}
+		companion: companion, idempotencyKey: req.IdempotencyKey}
 	if req.RequestState != "" && !tasked {
 		return m.continueRun(ctx, call, req.RequestState, req.InputResponses)
 	}
@@ -282,8 +285,14 @@ func (m *Core) startRun(ctx context.Context, call *blockingCall, args json.RawMe
 		Caller:       call.caller,
 		Transport:    signals.TransportMCP,
 		PreRunInputs: inputs,
+		// An idempotent call answers the run its key started, if any.
+		IdempotencyKey: call.idempotencyKey,
 	})
 	ticket.Started()
+	if errors.Is(err, runs.ErrKeyReused) {
+		// The caller's mistake, not the server's: answered, not logged.
+		return signals.Snapshot{}, InvalidParams(fmt.Sprintf("_meta[%q]: %v", MetaIdempotencyKey, err))
+	}
 	if err != nil {
 		m.log.Error("start run", zap.String(telemetry.FieldTool, spec.Name), zap.String(telemetry.FieldTenant, call.caller.Tenant),
 			zap.String(telemetry.FieldTraceID, telemetry.TraceID(ctx)), zap.Error(err))

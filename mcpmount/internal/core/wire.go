@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/runs"
 )
 
 // Codes of the errors the core answers.
@@ -21,6 +23,24 @@ const (
 
 // AttrTool is the span attribute that names a call's tool.
 const AttrTool = attribute.Key("gen_ai.tool.name")
+
+// MetaIdempotencyKey is the params._meta key of a tools/call's idempotency
+// key (CallRequest.IdempotencyKey).
+const MetaIdempotencyKey = "io.openwop/idempotencyKey"
+
+// IdempotencyKeyOf reads the idempotency key of a tools/call from its
+// raw params._meta value (absent: ""); a value that is not a string of 1
+// to 255 printable ASCII characters is -32602.
+func IdempotencyKeyOf(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 {
+		return "", nil
+	}
+	var key string
+	if err := json.Unmarshal(raw, &key); err != nil || !runs.ValidIdempotencyKey(key) {
+		return "", InvalidParams(fmt.Sprintf("_meta[%q] must be a string of 1 to 255 printable ASCII characters", MetaIdempotencyKey))
+	}
+	return key, nil
+}
 
 // ExtensionTasks is the id of the MCP Tasks extension this mount implements
 // (revision 2026-07-28).

@@ -264,6 +264,11 @@ func (m *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *c
 	ctx = auth.WithSubject(ctx, in.Caller)
 	return m.obs.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
 		defer m.tracker.Track()()
+		key, err := core.IdempotencyKeyOf(in.Meta[core.MetaIdempotencyKey])
+		if err != nil {
+			return nil, err
+		}
+		call.IdempotencyKey = key
 		res, err := m.core.CallTool(ctx, call)
 		return m.proj.AnswerCall(res, err, true)
 	})

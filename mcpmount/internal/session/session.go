@@ -236,6 +236,11 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			defer m.tracker.Track()()
 			call, modern := m.sessionCall(r)
+			key, err := idempotencyKey(r.Params.Meta)
+			if err != nil {
+				return nil, err
+			}
+			call.IdempotencyKey = key
 			res, err := m.core.CallTool(ctx, call)
 			if modern {
 				return m.proj.AnswerCall(res, err, true)
@@ -291,6 +296,20 @@ func (m *Dialect) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, m
 	}
 	call.MustAskForTask = !modern && r.ProtocolVersion() == dialectVersion
 	return call, modern
+}
+
+// idempotencyKey reads the idempotency key of a tools/call the SDK
+// decoded (core.IdempotencyKeyOf).
+func idempotencyKey(meta map[string]any) (string, error) {
+	v, ok := meta[core.MetaIdempotencyKey]
+	if !ok {
+		return "", nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", core.InvalidParams(fmt.Sprintf("_meta[%q] does not encode: %v", core.MetaIdempotencyKey, err))
+	}
+	return core.IdempotencyKeyOf(raw)
 }
 
 // sessionListing is how a tools/list the SDK decoded is answered. A
