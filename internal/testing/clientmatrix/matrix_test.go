@@ -240,6 +240,30 @@ func TestClientMatrix(t *testing.T) {
 			})
 		}
 	})
+	// A client that behaves as Claude Code does (testdata/hostlike.mjs): a
+	// short tool is answered inline, a longer one is a task it polls at
+	// the pollIntervalMs it is given, an approval is answered through
+	// tasks/update.
+	t.Run("host-like", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			which, kind string
+			want        []string
+		}{
+			{"short", "complete", []string{`{"sleptMs":5}`}},
+			{"long", "task", []string{`"host-like"`}},
+			{"approve", "task", []string{"published at", "approved by"}},
+		} {
+			t.Run(tc.which, func(t *testing.T) {
+				t.Parallel()
+				o := script(t, "hostlike.mjs", tc.which)
+				o.want(t, "completed", false, tc.want...)
+				if o.Kind != tc.kind {
+					t.Errorf("the call was answered %q, want %q", o.Kind, tc.kind)
+				}
+			})
+		}
+	})
 	t.Run("go-sdk", func(t *testing.T) {
 		t.Parallel()
 		for _, version := range []string{"2026-07-28", "2025-11-25"} {
@@ -416,7 +440,7 @@ func installClients(t *testing.T) string {
 	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"package.json", "tasks.mjs", "v1.mjs", "oauth.mjs"} {
+	for _, name := range []string{"package.json", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
