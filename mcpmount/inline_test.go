@@ -9,13 +9,17 @@ import (
 )
 
 // TestInlineAnswer: a tools/call that may take a task waits up to the
-// inline wait for its run (Options.InlineWait, here the stack's poll
-// interval, 200 ms): a run that ends within it is answered with its
+// inline wait for its run (Options.InlineWait, here 2 s): a run that ends within it is answered with its
 // result, as a blocking call is, in every dialect that creates tasks; one
 // still working then is answered with its task; a tool whose inline wait
 // is 0 (the conformance fixtures) is answered with its task at once.
 func TestInlineAnswer(t *testing.T) {
-	s := newStack(t, nil, "")
+	// An inline wait with room for a loaded machine: a 5 ms run ends well
+	// within it, a 10 s run does not.
+	s := newStackWith(t, nil, "", func(o *Options) func(*Mount) {
+		o.InlineWait = 2 * time.Second
+		return nil
+	})
 	modern := s.client(t, "", tasksCaps())
 	legacy := &legacyClient{t: t, url: s.URL + "/mcp", version: "2025-11-25"}
 	tests := []struct {
@@ -30,8 +34,8 @@ func TestInlineAnswer(t *testing.T) {
 				t.Fatalf("result = %v, want the tool result", res)
 			}
 		}},
-		{"2026-07-28: a 3 s run is answered with its task", func() map[string]any {
-			return wantResult(t, modern.call("tools/call", map[string]any{"name": "delay", "arguments": map[string]any{"delayMs": 3000}}, nil))
+		{"2026-07-28: a 10 s run is answered with its task", func() map[string]any {
+			return wantResult(t, modern.call("tools/call", map[string]any{"name": "delay", "arguments": map[string]any{"delayMs": 10000}}, nil))
 		}, func(t *testing.T, res map[string]any) {
 			if res["resultType"] != "task" || res["status"] != "working" || res["taskId"] == nil {
 				t.Fatalf("result = %v, want a working task", res)
@@ -51,8 +55,8 @@ func TestInlineAnswer(t *testing.T) {
 				t.Fatalf("task = %v, want it completed", task)
 			}
 		}},
-		{"2025-11-25: a 3 s run is a task created working", func() map[string]any {
-			return legacy.createTask("delay", map[string]any{"delayMs": 3000})
+		{"2025-11-25: a 10 s run is a task created working", func() map[string]any {
+			return legacy.createTask("delay", map[string]any{"delayMs": 10000})
 		}, func(t *testing.T, task map[string]any) {
 			if task["status"] != "working" {
 				t.Fatalf("task = %v, want it working", task)
