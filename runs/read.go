@@ -147,6 +147,10 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 	}
 	r.snap, r.events, _, err = rd.fromDescribe(ctx, id, tenant, info, false)
 	r.described = running
+	if err == nil && running && !r.plain && rd.workers.unserved(ctx, queue) {
+		// Read from what the run last published: it is not moving.
+		r.snap.StatusMessage = stalled(r.snap.StatusMessage, queue)
+	}
 	if err == nil {
 		f := r.facts()
 		if !running {
@@ -156,6 +160,13 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 		rd.noteDescribed(id, info)
 	}
 	return r, err
+}
+
+// stalled is the status message of a running run whose task queue no
+// worker serves: msg, the run's own, and that it waits for a worker of
+// queue. It names no tool content.
+func stalled(msg, queue string) string {
+	return fmt.Sprintf("%s; stalled: no worker polls task queue %q, so the run waits until one does", msg, queue)
 }
 
 // queryRun asks a run on queue its getRun query, waiting at most patience

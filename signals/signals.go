@@ -211,12 +211,13 @@ func (s Status) Message() string { return "the run is " + string(s) }
 // MessageAt is the content-free status message of a run in status s that
 // reported progress p: Message, and while the run is not terminal the
 // step's declared name and its counts, e.g. "the run is running: step
-// generate (2/3)". A step name that is not a valid step name
-// (ValidStepName) is left out. It says nothing about the run's inputs,
-// answers or outputs.
+// generate (2/3)"; a cancelled run keeps the step it was cancelled at,
+// "the run is cancelled: step generate (2/3)". A step name that is not a
+// valid step name (ValidStepName) is left out. It says nothing about the
+// run's inputs, answers or outputs.
 func (s Status) MessageAt(p *Progress) string {
 	msg := s.Message()
-	if p == nil || s.Terminal() {
+	if p == nil || s.Terminal() && s != StatusCancelled {
 		return msg
 	}
 	var counts string

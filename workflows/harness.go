@@ -99,8 +99,12 @@ type run struct {
 	pending map[string]*Pending // open interrupts by id
 
 	// Cancellation.
-	cancelTool   workflow.CancelFunc // cancels the tool's context
-	cancelling   bool
+	cancelTool workflow.CancelFunc // cancels the tool's context
+	cancelling bool
+	// cancelledAt is the progress the run had when its cancellation
+	// began, or last reported since: the step its cancelled status
+	// message keeps.
+	cancelledAt  *signals.Progress
 	cancelReason string
 	cancelledBy  signals.Subject
 	terminal     bool
@@ -264,10 +268,11 @@ func (r *run) setStatus(s signals.Status) {
 	r.snap.UpdatedAt = r.now()
 	if r.snap.Status != s {
 		r.snap.Status = s
+		// A cancelled run's message keeps the step it got to.
+		r.snap.StatusMessage = s.MessageAt(r.snap.Progress)
 		if s.Terminal() {
 			r.snap.Progress = nil
 		}
-		r.snap.StatusMessage = s.MessageAt(r.snap.Progress)
 		if !r.onePerTask {
 			r.upsertStatus()
 		}
@@ -437,6 +442,7 @@ func (r *run) beginCancel(reason string) {
 	}
 	r.cancelReason = reason
 	r.snap.CancelReason = reason
+	r.cancelledAt = r.snap.Progress
 	r.setStatus(signals.StatusCancelling)
 	r.cancelTool()
 }
@@ -468,6 +474,9 @@ func (r *run) closeInterrupts() {
 
 func (r *run) finishCancelled() (signals.RunRecord, error) {
 	r.closeInterrupts()
+	// Its message says how far it got ("the run is cancelled: step copy
+	// (11/30)"), though the step itself has returned.
+	r.snap.Progress = r.cancelledAt
 	r.setStatus(signals.StatusCancelled)
 	payload := map[string]any{
 		"reason":     r.cancelReason,

@@ -35,6 +35,9 @@ func (r *run) setProgress(p *signals.Progress) {
 		return
 	}
 	r.snap.Progress = p
+	if r.cancelling && p != nil {
+		r.cancelledAt = p
+	}
 	r.snap.StatusMessage = r.snap.Status.MessageAt(p)
 	r.snap.UpdatedAt = r.now()
 	r.publish()
