@@ -2,11 +2,13 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -82,6 +84,15 @@ func LastProgress(ctx context.Context) (Progress, bool) {
 // error, or an error wrapping it). Run stops heartbeating when ctx is done
 // or work has returned; details is called on a goroutine of Run's, so it
 // must be safe to call while work runs. ctx must be an activity's context.
+//
+// A cancellation is the normal end of a cancelled run, not a failure: when
+// ctx was cancelled and work returns an error that is context.Canceled or
+// wraps it, Run returns it wrapped in an application error of the benign
+// category (type CancelledErrorType; errors.Is(err, context.Canceled)
+// still holds). The SDK then logs it at DEBUG level, not as an ERROR
+// "Activity error.", and still reports the activity as cancelled to the
+// run (a worker's stop, which also cancels ctx, reports it as failed, to
+// be retried, as before).
 func Run(ctx context.Context, interval time.Duration, details func() any, work func(ctx context.Context) error) error {
 	if interval <= 0 {
 		interval = DefaultInterval
@@ -112,5 +123,19 @@ func Run(ctx context.Context, interval time.Duration, details func() any, work f
 	})
 	defer wg.Wait()
 	defer close(stop)
-	return work(ctx)
+	return quiet(ctx, work(ctx))
+}
+
+// CancelledErrorType is the type of the application error Run returns
+// when its activity was cancelled (temporal.ApplicationError.Type).
+const CancelledErrorType = "ActivityCancelled"
+
+// quiet returns err as a benign application error when it is the
+// cancellation of ctx, and err unchanged otherwise.
+func quiet(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return temporal.NewApplicationErrorWithOptions("activity cancelled: "+err.Error(), CancelledErrorType,
+		temporal.ApplicationErrorOptions{Category: temporal.ApplicationErrorCategoryBenign, Cause: err})
 }

@@ -196,6 +196,11 @@ func TestRunObservesCancellation(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Run returned %v, want context.Canceled", err)
 		}
+		// Benign: the SDK logs it at DEBUG level, not as an ERROR.
+		var app *temporal.ApplicationError
+		if !errors.As(err, &app) || app.Category() != temporal.ApplicationErrorCategoryBenign || app.Type() != activities.CancelledErrorType {
+			t.Fatalf("Run returned %#v, want a benign application error of type %s", err, activities.CancelledErrorType)
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the activity never saw its cancellation")
 	}

@@ -33,7 +33,9 @@
 //
 //   - a cancellation of the run reaches the work within about a second,
 //     whatever the HeartbeatTimeout (a test holds it under 2.5 s with a 5 s
-//     timeout; the SDK alone took 3.5 s);
+//     timeout; the SDK alone took 3.5 s), and the activity ends as
+//     cancelled without an ERROR in the worker's log (Run returns the
+//     work's context error as a benign error, which the SDK logs at DEBUG);
 //   - progress (ReportProgress, or Run's details) is saved with Temporal
 //     about once a second, so a crash loses at most about a second of it;
 //   - an attempt whose worker died is retried once the HeartbeatTimeout
