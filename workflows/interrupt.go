@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 )
 
 // QuestionSpec describes a question to put to a person or another system
@@ -439,21 +440,29 @@ func answer(ctx workflow.Context, p *Pending) (Answered[json.RawMessage], error)
 }
 
 // AskAs is AskInput decoding the answer into T. When req.Schema is nil it is
-// derived from T with FlatSchema. AskAsFrom also tells who answered.
-func AskAs[T any](ctx workflow.Context, req InputRequest) (T, error) {
-	a, err := AskAsFrom[T](ctx, req)
+// derived from T with FlatSchema, and opts add rules to it (WithRange,
+// WithLength, WithEnum, WithDefault: the options of a tool's input), which
+// the question the agent sees and the check of its answer share; opts
+// with a req.Schema are an error. AskAsFrom also tells who answered.
+func AskAs[T any](ctx workflow.Context, req InputRequest, opts ...SchemaOption) (T, error) {
+	a, err := AskAsFrom[T](ctx, req, opts...)
 	return a.Value, err
 }
 
 // AskAsFrom is AskAs returning, with the decoded answer, who answered and
-// when. A decline returns ErrDeclined.
-func AskAsFrom[T any](ctx workflow.Context, req InputRequest) (Answered[T], error) {
-	if req.Schema == nil {
-		s, err := FlatSchema[T]()
+// when. A decline returns ErrDeclined. A default of the schema (WithDefault)
+// is filled in for an optional property the answer leaves out before the
+// answer is decoded.
+func AskAsFrom[T any](ctx workflow.Context, req InputRequest, opts ...SchemaOption) (Answered[T], error) {
+	switch {
+	case req.Schema == nil:
+		s, err := FlatSchema[T](opts...)
 		if err != nil {
-			return Answered[T]{}, err
+			return Answered[T]{}, fmt.Errorf("question %q: %w", req.Key, err)
 		}
 		req.Schema = s
+	case len(opts) > 0:
+		return Answered[T]{}, fmt.Errorf("workflows: question %q has a schema: schema options apply only to one derived from its type", req.Key)
 	}
 	raw, err := AskInputFrom(ctx, req)
 	if err != nil {
@@ -461,9 +470,46 @@ func AskAsFrom[T any](ctx workflow.Context, req InputRequest) (Answered[T], erro
 	}
 	out := Answered[T]{By: raw.By, At: raw.At}
 	if len(raw.Value) > 0 {
-		if err := json.Unmarshal(raw.Value, &out.Value); err != nil {
+		content, err := fillDefaults(req.Schema, raw.Value)
+		if err != nil {
+			return Answered[T]{}, fmt.Errorf("answer to %q: %w", req.Key, err)
+		}
+		if err := json.Unmarshal(content, &out.Value); err != nil {
 			return Answered[T]{}, fmt.Errorf("decode answer to %q: %w", req.Key, err)
 		}
+	}
+	return out, nil
+}
+
+// fillDefaults returns content, an answer to a question asked with schema,
+// with the default of every optional property it leaves out filled in;
+// content itself when the schema has no default.
+func fillDefaults(schema, content json.RawMessage) (json.RawMessage, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, fmt.Errorf("decode its schema: %w", err)
+	}
+	defaults := false
+	for _, p := range s.Properties {
+		defaults = defaults || (p != nil && p.Default != nil)
+	}
+	if !defaults {
+		return content, nil
+	}
+	rs, err := answers.CompileSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(content, &m); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if err := rs.ApplyDefaults(&m); err != nil {
+		return nil, fmt.Errorf("fill in defaults: %w", err)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
 	}
 	return out, nil
 }
@@ -533,9 +579,11 @@ func WaitExternal(ctx workflow.Context, req ExternalRequest) (json.RawMessage, e
 // FlatSchema derives a flat JSON Schema from the struct type T: an object
 // with one primitive property (string, number, integer, boolean) per field,
 // descriptions from `jsonschema` tags and required fields as in
-// jsonschema.For. It is the shape MCP form elicitation accepts; other field
-// types are an error.
-func FlatSchema[T any]() (json.RawMessage, error) {
+// jsonschema.For, then edited by opts (WithRange, WithLength, WithEnum,
+// WithDefault, WithSchema). It is the shape MCP form elicitation accepts;
+// other field types are an error, and so is an option that does not fit
+// (see SchemaOption).
+func FlatSchema[T any](opts ...SchemaOption) (json.RawMessage, error) {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		return nil, fmt.Errorf("derive schema: %w", err)
@@ -543,7 +591,7 @@ func FlatSchema[T any]() (json.RawMessage, error) {
 	if s.Type != "object" {
 		return nil, fmt.Errorf("derive schema: %T is not a struct", *new(T))
 	}
-	props := map[string]*jsonschema.Schema{}
+	flat := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}, Required: s.Required}
 	for _, name := range s.PropertyOrder {
 		p := s.Properties[name]
 		switch p.Type {
@@ -551,14 +599,18 @@ func FlatSchema[T any]() (json.RawMessage, error) {
 		default:
 			return nil, fmt.Errorf("derive schema: property %q of %T is not a primitive", name, *new(T))
 		}
-		props[name] = p
+		flat.Properties[name] = p
 	}
-	flat := struct {
+	if err := applyOptions(flat, opts); err != nil {
+		return nil, fmt.Errorf("derive schema of %T: %w", *new(T), err)
+	}
+	// Encoded as before options existed: type, properties (sorted by
+	// name), required.
+	raw, err := json.Marshal(struct {
 		Type       string                        `json:"type"`
 		Properties map[string]*jsonschema.Schema `json:"properties"`
 		Required   []string                      `json:"required,omitempty"`
-	}{"object", props, s.Required}
-	raw, err := json.Marshal(flat)
+	}{"object", flat.Properties, flat.Required})
 	if err != nil {
 		return nil, fmt.Errorf("encode schema: %w", err)
 	}

@@ -41,38 +41,47 @@ func (t Tool) Err() error { return t.err }
 
 // toolConfig collects ToolOptions.
 type toolConfig struct {
-	spec  signals.ToolSpec
-	edits []func(*jsonschema.Schema) error
+	spec signals.ToolSpec
+	// edits are the SchemaOptions of the input schema.
+	edits []SchemaOption
 	// output is set when WithOutputSchema gave the output schema.
 	output bool
 	// err is what an option found wrong (the first).
 	err error
 }
 
-// ToolOption configures a tool in NewTool.
-type ToolOption func(*toolConfig)
+// ToolOption configures a tool in NewTool. Every SchemaOption is one: it
+// edits the tool's input schema.
+type ToolOption interface {
+	applyTool(c *toolConfig)
+}
+
+// toolOption is a ToolOption that is not a SchemaOption.
+type toolOption func(*toolConfig)
+
+func (f toolOption) applyTool(c *toolConfig) { f(c) }
 
 // WithTaskSupport sets whether the tool may (optional, the default), must
 // (required) or must not (forbidden) run as an MCP task.
 func WithTaskSupport(ts signals.TaskSupport) ToolOption {
-	return func(c *toolConfig) { c.spec.TaskSupport = ts }
+	return toolOption(func(c *toolConfig) { c.spec.TaskSupport = ts })
 }
 
 // Suspends marks a tool whose runs may raise interrupts.
-func Suspends() ToolOption { return func(c *toolConfig) { c.spec.CanSuspend = true } }
+func Suspends() ToolOption { return toolOption(func(c *toolConfig) { c.spec.CanSuspend = true }) }
 
 // WithPreRunInput adds a question the mount asks before it starts the run;
 // the run reads the answer with PreRunInput(ctx, key). schema is a flat
 // object schema.
 func WithPreRunInput(key, message string, schema json.RawMessage) ToolOption {
-	return func(c *toolConfig) {
+	return toolOption(func(c *toolConfig) {
 		c.spec.PreRunInputs = append(c.spec.PreRunInputs, signals.PreRunInput{Key: key, Message: message, Schema: schema})
-	}
+	})
 }
 
 // ForTenants limits the tool to the given tenants.
 func ForTenants(tenants ...string) ToolOption {
-	return func(c *toolConfig) { c.spec.Tenants = append(c.spec.Tenants, tenants...) }
+	return toolOption(func(c *toolConfig) { c.spec.Tenants = append(c.spec.Tenants, tenants...) })
 }
 
 // WithScopes makes the tool require OAuth scopes: a caller whose access
@@ -86,13 +95,13 @@ func ForTenants(tenants ...string) ToolOption {
 // advertised in the server's protected-resource metadata
 // (scopes_supported).
 func WithScopes(scopes ...string) ToolOption {
-	return func(c *toolConfig) { c.spec.Scopes = append(c.spec.Scopes, scopes...) }
+	return toolOption(func(c *toolConfig) { c.spec.Scopes = append(c.spec.Scopes, scopes...) })
 }
 
 // WithOutputSchema sets the tool's output schema (an object schema of the
 // run's outputs) instead of the one NewTool derives from the output type.
 func WithOutputSchema(schema json.RawMessage) ToolOption {
-	return func(c *toolConfig) { c.spec.OutputSchema, c.output = schema, true }
+	return toolOption(func(c *toolConfig) { c.spec.OutputSchema, c.output = schema, true })
 }
 
 // WithRunTimeout bounds each run of the tool to d: the server starts the
@@ -101,12 +110,12 @@ func WithOutputSchema(schema json.RawMessage) ToolOption {
 // d. d must be positive and at most catalog.MaxRunTimeout (NewTool
 // reports another value in Err).
 func WithRunTimeout(d time.Duration) ToolOption {
-	return func(c *toolConfig) {
+	return toolOption(func(c *toolConfig) {
 		if d <= 0 && c.err == nil {
 			c.err = fmt.Errorf("run timeout %s is not positive", d)
 		}
 		c.spec.RunTimeout = signals.Duration(d)
-	}
+	})
 }
 
 // WithInlineWait sets how long a call of the tool that may take a task
@@ -118,23 +127,23 @@ func WithRunTimeout(d time.Duration) ToolOption {
 // polled). d must be at least zero and at most catalog.MaxInlineWait
 // (NewTool reports another value in Err).
 func WithInlineWait(d time.Duration) ToolOption {
-	return func(c *toolConfig) {
+	return toolOption(func(c *toolConfig) {
 		if d < 0 && c.err == nil {
 			c.err = fmt.Errorf("inline wait %s is negative", d)
 		}
 		w := signals.Duration(d)
 		c.spec.InlineWait = &w
-	}
+	})
 }
 
 // annotate returns an option that edits the tool's annotations.
 func annotate(edit func(a *signals.ToolAnnotations)) ToolOption {
-	return func(c *toolConfig) {
+	return toolOption(func(c *toolConfig) {
 		if c.spec.Annotations == nil {
 			c.spec.Annotations = &signals.ToolAnnotations{}
 		}
 		edit(c.spec.Annotations)
-	}
+	})
 }
 
 // WithTitle sets the tool's human-readable title (annotations.title).
@@ -168,44 +177,11 @@ func WithOpenWorldHint(open bool) ToolOption {
 	return annotate(func(a *signals.ToolAnnotations) { a.OpenWorldHint = &open })
 }
 
-// WithSchema edits the input schema derived from the input type.
-func WithSchema(edit func(*jsonschema.Schema) error) ToolOption {
-	return func(c *toolConfig) { c.edits = append(c.edits, edit) }
-}
-
-// WithRange sets the minimum and maximum of the numeric input property prop.
-func WithRange(prop string, minimum, maximum float64) ToolOption {
-	return WithSchema(func(s *jsonschema.Schema) error {
-		p, ok := s.Properties[prop]
-		if !ok {
-			return fmt.Errorf("no input property %q", prop)
-		}
-		p.Minimum, p.Maximum = &minimum, &maximum
-		return nil
-	})
-}
-
-// WithDefault records the default value of the input property prop (the
-// tool itself must apply it when the property is absent).
-func WithDefault(prop string, value any) ToolOption {
-	return WithSchema(func(s *jsonschema.Schema) error {
-		p, ok := s.Properties[prop]
-		if !ok {
-			return fmt.Errorf("no input property %q", prop)
-		}
-		raw, err := json.Marshal(value)
-		if err != nil {
-			return fmt.Errorf("default of %q: %w", prop, err)
-		}
-		p.Default = raw
-		return nil
-	})
-}
-
 // NewTool makes a tool named name (the Temporal workflow type and the MCP
 // tool name) from an ordinary workflow function. The input schema is derived
 // from In with jsonschema.For (field descriptions from `jsonschema` tags,
-// fields without omitempty required). The harness decodes the arguments into
+// fields without omitempty required), then edited by the SchemaOptions among
+// opts (WithRange, WithLength, WithEnum, WithDefault, WithSchema). The harness decodes the arguments into
 // In, runs fn and turns its output into the run's outputs: an object as is,
 // anything else as {"result": value}.
 //
@@ -219,7 +195,9 @@ func WithDefault(prop string, value any) ToolOption {
 func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context, in In) (Out, error), opts ...ToolOption) Tool {
 	c := toolConfig{spec: signals.ToolSpec{Name: name, Description: description, TaskSupport: signals.TaskOptional}}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o.applyTool(&c)
+		}
 	}
 	t := Tool{spec: c.spec}
 	if !catalog.ValidName(name) {
@@ -239,11 +217,9 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 		t.err = fmt.Errorf("tool %s: input type %T is not a struct", name, *new(In))
 		return t
 	}
-	for _, edit := range c.edits {
-		if err := edit(schema); err != nil {
-			t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
-			return t
-		}
+	if err := applyOptions(schema, c.edits); err != nil {
+		t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
+		return t
 	}
 	raw, err := json.Marshal(schema)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 func TestNewRegistryRejectsBadTools(t *testing.T) {
 	ok := func(workflow.Context, noInput) (string, error) { return "", nil }
 	notStruct := func(workflow.Context, string) (string, error) { return "", nil }
+	withMode := func(workflow.Context, modeInput) (string, error) { return "", nil }
 	tests := []struct {
 		name  string
 		tools []workflows.Tool
@@ -24,7 +25,9 @@ func TestNewRegistryRejectsBadTools(t *testing.T) {
 		{"no description", []workflows.Tool{workflows.NewTool("a", "", ok)}, "empty description"},
 		{"bad task support", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithTaskSupport("sometimes"))}, "invalid task support"},
 		{"input not a struct", []workflows.Tool{workflows.NewTool("a", "d", notStruct)}, "not a struct"},
-		{"range on a missing property", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithRange("x", 0, 1))}, `no input property "x"`},
+		{"range on a missing property", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithRange("x", 0, 1))}, `no property "x"`},
+		{"enum without a callback, value of another type", []workflows.Tool{workflows.NewTool("a", "d", withMode, workflows.WithEnum("mode", "fast", 2))}, `property "mode": enum value 2 is of type integer; its type must be string`},
+		{"default outside the range", []workflows.Tool{workflows.NewTool("a", "d", withMode, workflows.WithRange("count", 1, 10), workflows.WithDefault("count", 11))}, `property "count": default 11 is more than the maximum 10`},
 		// A pre-run input without a schema asks for an empty object; one needs a
 		// key and, when it has a schema, an object schema.
 		{"pre-run input without key", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithPreRunInput("", "m", json.RawMessage(`{"type":"object"}`)))}, "pre-run input has no key"},

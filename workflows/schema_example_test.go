@@ -1,0 +1,57 @@
+package workflows_test
+
+import (
+	"fmt"
+	"log"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// RefundMethod is the form a refund tool asks while it runs: its schema is
+// derived from the struct, and AskAs's SchemaOptions add the rules.
+type RefundMethod struct {
+	Method string `json:"method" jsonschema:"how the money goes back"`
+	Days   int    `json:"days,omitempty" jsonschema:"how many days the refund may take"`
+}
+
+// A typed question with an enum, a bound and a default, and no JSON
+// Schema written by hand: the agent sees the rules in the form, an answer
+// that breaks one is refused before the run sees it (the question stays
+// open), and the default fills in a days the answer leaves out.
+func ExampleAskAs() {
+	askMethod := func(ctx workflow.Context) (RefundMethod, error) {
+		return workflows.AskAs[RefundMethod](ctx, workflows.InputRequest{Key: "method", Title: "How should we refund?"},
+			workflows.WithEnum("method", "card", "voucher"),
+			workflows.WithRange("days", 1, 30), workflows.WithDefault("days", 5))
+	}
+	_ = askMethod // call it in a tool's workflow function
+	// FlatSchema shows the schema AskAs asks with.
+	schema, err := workflows.FlatSchema[RefundMethod](workflows.WithEnum("method", "card", "voucher"),
+		workflows.WithRange("days", 1, 30), workflows.WithDefault("days", 5))
+	if err != nil {
+		log.Fatalln(err)
+	}
+	fmt.Println(string(schema))
+	// Output:
+	// {"type":"object","properties":{"days":{"type":"integer","description":"how many days the refund may take","default":5,"minimum":1,"maximum":30},"method":{"type":"string","description":"how the money goes back","enum":["card","voucher"]}},"required":["method"]}
+}
+
+// The same SchemaOptions set the rules of a tool's input: here an enum,
+// without a WithSchema callback.
+func ExampleWithEnum() {
+	type In struct {
+		OrderID string `json:"orderId"`
+		Speed   string `json:"speed,omitempty" jsonschema:"how fast to refund"`
+	}
+	refund := func(ctx workflow.Context, in In) (string, error) { return "refunded " + in.OrderID, nil }
+	tool := workflows.NewTool("refund", "Refund an order.", refund,
+		workflows.WithEnum("speed", "standard", "express"), workflows.WithLength("orderId", 1, 40))
+	if err := tool.Err(); err != nil {
+		log.Fatalln(err)
+	}
+	fmt.Println(string(tool.Spec().InputSchema))
+	// Output:
+	// {"type":"object","properties":{"orderId":{"type":"string","minLength":1,"maxLength":40},"speed":{"type":"string","description":"how fast to refund","enum":["standard","express"]}},"required":["orderId"],"additionalProperties":false}
+}
