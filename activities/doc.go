@@ -37,7 +37,10 @@
 //     cancelled without an ERROR in the worker's log (Run returns the
 //     work's context error as a benign error, which the SDK logs at DEBUG);
 //   - progress (ReportProgress, or Run's details) is saved with Temporal
-//     about once a second, so a crash loses at most about a second of it;
+//     about once a second, so a crash loses at most about a second of it
+//     (a test kills a worker process with SIGKILL during 1.2 s steps: the
+//     retry resumes at most one step behind the last one the run was told
+//     of; with the SDK's own throttle it lost two);
 //   - an attempt whose worker died is retried once the HeartbeatTimeout
 //     passes without a heartbeat, and the retry resumes from LastProgress.
 //
