@@ -17,8 +17,6 @@ import (
 )
 
 func main() {
-	// TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, ... (the
-	// Temporal CLI's variables); none set means localhost:7233.
 	c, err := client.Dial(envconfig.MustLoadDefaultClientOptions())
 	if err != nil {
 		log.Fatalln("connect to Temporal:", err)
@@ -34,8 +32,6 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Registers the workflow and activity, publishes the tool to the
-	// catalog and runs until interrupted.
 	if err := tools.Run(ctx, c, "refunds", workflows.WorkerOptions{}); err != nil {
 		log.Fatalln(err)
 	}

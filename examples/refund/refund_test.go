@@ -3,12 +3,14 @@ package main
 import (
 	"testing"
 
+	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
 
 // The tests call the tool in the Temporal SDK's test environment with the
-// test kit, answering its approval as an agent would.
+// test kit, answering its approval as an agent would, and read what the run
+// reported of its progress.
 
 func TestRefund(t *testing.T) {
 	reg, err := workflows.NewRegistry([]workflows.Tool{workflows.NewTool("refund", "Refund an order.", Refund, workflows.Suspends())}, IssueRefund)
@@ -21,6 +23,9 @@ func TestRefund(t *testing.T) {
 	var out RefundOutput
 	if err == nil {
 		err = res.Output(&out)
+	}
+	if p := res.Progress; len(p) == 0 || p[len(p)-1] != (signals.Progress{Step: "refund", Done: 1, Total: 1}) {
+		t.Errorf("progress the run reported: %+v, want IssueRefund's", p)
 	}
 	if err != nil || !out.Refunded || out.RefundID != "rf-A-17" {
 		t.Fatalf("output %+v, error %v", out, err)

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/openwop/temporal-mcp/activities"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -48,7 +49,7 @@ func Refund(ctx workflow.Context, in RefundInput) (RefundOutput, error) {
 	return out, err
 }
 
-// IssueRefund is the side effect: here it only makes up a refund id.
-func IssueRefund(_ context.Context, in RefundInput) (string, error) {
-	return "rf-" + in.OrderID, nil
+// IssueRefund is the side effect (here a made-up id); it reports its progress.
+func IssueRefund(ctx context.Context, in RefundInput) (string, error) {
+	return "rf-" + in.OrderID, activities.ReportProgress(ctx, activities.Progress{Done: 1, Total: 1, Step: "refund"})
 }
