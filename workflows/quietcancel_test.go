@@ -21,9 +21,11 @@ import (
 // TestIntegrationCancelledActivityLogsNoError: a normal cancellation of an
 // activity that works inside activities.Run is no error. The worker's
 // Temporal client logs nothing at ERROR level (the SDK logged "Activity
-// error." for the context's error), and the activity is still reported to
-// the run as cancelled (its history holds ActivityTaskCanceled), whether
-// the tool waits for the activity's cancellation or not.
+// error." for the context's error) and no warning about the activity (the
+// SDK warned of the heartbeat that brought the cancellation), and the
+// activity is still reported to the run as cancelled (its history holds
+// ActivityTaskCanceled), whether the tool waits for the activity's
+// cancellation or not.
 func TestIntegrationCancelledActivityLogsNoError(t *testing.T) {
 	for _, wait := range []bool{true, false} {
 		name := map[bool]string{true: "waits for the cancellation", false: "tries to cancel"}[wait]
@@ -81,6 +83,9 @@ func cancelQuietly(t *testing.T, wait bool) {
 	s.wantActivityCancelled(id, wait)
 	for _, e := range logs.FilterLevelExact(zapcore.ErrorLevel).All() {
 		t.Errorf("ERROR logged for a normal cancellation: %s %v", e.Message, e.ContextMap())
+	}
+	for _, e := range logs.FilterLevelExact(zapcore.WarnLevel).FilterFieldKey("ActivityType").All() {
+		t.Errorf("WARN logged about the activity for a normal cancellation: %s %v", e.Message, e.ContextMap())
 	}
 }
 

@@ -57,7 +57,10 @@ type WorkerOptions struct {
 	// polling client is a workflow task of the run's worker, and past
 	// saturation two pollers left the worker behind its sticky queue
 	// (throughput at 200 polling clients fell to 0.75 of that at 50; it
-	// held at 1.06 with autoscaling).
+	// held at 1.06 with autoscaling). Run adds an interceptor to
+	// Worker.Interceptors that logs the SDK's warning about a heartbeat
+	// answered with the activity's cancellation at DEBUG level: a normal
+	// cancellation is no warning.
 	Worker worker.Options
 	// Logger receives the worker's lifecycle messages: the tools it
 	// published and withdrew, and failures to keep its publication (nil:
@@ -134,6 +137,7 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 		}
 		opts.Worker.Interceptors = append(slices.Clip(opts.Worker.Interceptors), i)
 	}
+	opts.Worker.Interceptors = append(slices.Clip(opts.Worker.Interceptors), &quietCancellation{})
 	if opts.Namespace == "" {
 		ns, err := catalog.ClientNamespace(ctx, c)
 		if err != nil {
