@@ -48,21 +48,48 @@ type quietActivityOutbound struct {
 
 // GetLogger returns the activity's logger, quiet about cancellations.
 func (o *quietActivityOutbound) GetLogger(ctx context.Context) log.Logger {
-	return quietLogger{Logger: o.Next.GetLogger(ctx)}
+	return newQuietLogger(o.Next.GetLogger(ctx))
 }
 
-// quietLogger logs heartbeatErrorLine about a cancellation at DEBUG level.
+// quietLogger logs heartbeatErrorLine about a cancellation at DEBUG
+// level, and every other line as base does. Like the SDK's own wrappers,
+// it keeps the caller a logger reports: the activity's line, not its own.
 type quietLogger struct {
-	log.Logger
+	base log.Logger // the activity's logger
+	out  log.Logger // base, skipping quietLogger's own frame
 }
+
+func newQuietLogger(base log.Logger) quietLogger {
+	return quietLogger{base: base, out: log.Skip(base, 1)}
+}
+
+// Debug logs at DEBUG level.
+func (l quietLogger) Debug(msg string, keyvals ...any) { l.out.Debug(msg, keyvals...) }
+
+// Info logs at INFO level.
+func (l quietLogger) Info(msg string, keyvals ...any) { l.out.Info(msg, keyvals...) }
 
 // Warn logs at WARN level, except heartbeatErrorLine about a cancellation.
 func (l quietLogger) Warn(msg string, keyvals ...any) {
 	if msg == heartbeatErrorLine && cancellation(keyvals) {
-		l.Logger.Debug(msg, keyvals...)
+		l.out.Debug(msg, keyvals...)
 		return
 	}
-	l.Logger.Warn(msg, keyvals...)
+	l.out.Warn(msg, keyvals...)
+}
+
+// Error logs at ERROR level.
+func (l quietLogger) Error(msg string, keyvals ...any) { l.out.Error(msg, keyvals...) }
+
+// With returns the logger with keyvals on every line (log.WithLogger).
+func (l quietLogger) With(keyvals ...any) log.Logger {
+	return newQuietLogger(log.With(l.base, keyvals...))
+}
+
+// WithCallerSkip returns the logger skipping depth more callers
+// (log.WithSkipCallers).
+func (l quietLogger) WithCallerSkip(depth int) log.Logger {
+	return newQuietLogger(log.Skip(l.base, depth))
 }
 
 // cancellation reports whether the error among keyvals says the activity
