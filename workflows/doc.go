@@ -36,9 +36,9 @@
 //     (an Answered value), AskInputs' Answer.By and At.
 //   - AskAs derives its question's form from a struct, as NewTool derives
 //     the tool's input schema, and the same SchemaOptions (WithRange,
-//     WithLength, WithEnum, WithDefault) give both their rules: the form
-//     the agent sees carries them, and an answer or argument that breaks
-//     one is refused before the run sees it.
+//     WithLength, WithEnum, WithDefault, WithDescription) give both their
+//     rules: the form the agent sees carries them, and an answer or
+//     argument that breaks one is refused before the run sees it.
 //   - WithRunTimeout bounds each run of the tool (its workflow execution
 //     timeout): a run still open then fails with the code
 //     workflow_timed_out.

@@ -441,9 +441,10 @@ func answer(ctx workflow.Context, p *Pending) (Answered[json.RawMessage], error)
 
 // AskAs is AskInput decoding the answer into T. When req.Schema is nil it is
 // derived from T with FlatSchema, and opts add rules to it (WithRange,
-// WithLength, WithEnum, WithDefault: the options of a tool's input), which
-// the question the agent sees and the check of its answer share; opts
-// with a req.Schema are an error. AskAsFrom also tells who answered.
+// WithLength, WithEnum, WithDefault, WithDescription: the options of a
+// tool's input), which the question the agent sees and the check of its
+// answer share; opts with a req.Schema are an error. AskAsFrom also tells
+// who answered.
 func AskAs[T any](ctx workflow.Context, req InputRequest, opts ...SchemaOption) (T, error) {
 	a, err := AskAsFrom[T](ctx, req, opts...)
 	return a.Value, err
@@ -580,7 +581,7 @@ func WaitExternal(ctx workflow.Context, req ExternalRequest) (json.RawMessage, e
 // with one primitive property (string, number, integer, boolean) per field,
 // descriptions from `jsonschema` tags and required fields as in
 // jsonschema.For, then edited by opts (WithRange, WithLength, WithEnum,
-// WithDefault, WithSchema). It is the shape MCP form elicitation accepts;
+// WithDefault, WithDescription, WithSchema). It is the shape MCP form elicitation accepts;
 // other field types are an error, and so is an option that does not fit
 // (see SchemaOption).
 func FlatSchema[T any](opts ...SchemaOption) (json.RawMessage, error) {

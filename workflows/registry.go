@@ -180,9 +180,10 @@ func WithOpenWorldHint(open bool) ToolOption {
 // NewTool makes a tool named name (the Temporal workflow type and the MCP
 // tool name) from an ordinary workflow function. The input schema is derived
 // from In with jsonschema.For (field descriptions from `jsonschema` tags,
-// fields without omitempty required), then edited by the SchemaOptions among
-// opts (WithRange, WithLength, WithEnum, WithDefault, WithSchema). The harness decodes the arguments into
-// In, runs fn and turns its output into the run's outputs: an object as is,
+// fields without omitempty required), then edited by the SchemaOptions
+// among opts (WithRange, WithLength, WithEnum, WithDefault,
+// WithDescription, WithSchema). The harness decodes the arguments into In,
+// runs fn and turns its output into the run's outputs: an object as is,
 // anything else as {"result": value}.
 //
 // The output schema is derived from Out the same way (see outputSchema):

@@ -18,7 +18,7 @@ import (
 // The same options serve both, so a form asked during a run takes the
 // bounds, enums and defaults a tool's arguments take, without a
 // hand-written JSON Schema. Descriptions come from the fields' `jsonschema`
-// tags in both.
+// tags in both, or from WithDescription.
 //
 // An option names a property by its JSON name. The schema it edits is the
 // one the agent sees and the one every answer (or argument) is checked
@@ -127,6 +127,16 @@ func WithDefault(prop string, value any) SchemaOption {
 			return fmt.Errorf("default: %w", err)
 		}
 		p.Default = raw
+		return nil
+	})
+}
+
+// WithDescription sets the description of the property prop, in place of
+// the one its field's `jsonschema` tag gives: for a text that depends on
+// the run, such as a question that names the order it is about.
+func WithDescription(prop, description string) SchemaOption {
+	return onProperty(prop, func(p *jsonschema.Schema) error {
+		p.Description = description
 		return nil
 	})
 }

@@ -46,6 +46,8 @@ func TestSchemaOptionsDerive(t *testing.T) {
 			"mode", `{"type":"string","description":"how to run","default":"safe","enum":["fast","safe"]}`, ""},
 		{"default before its range", []workflows.SchemaOption{workflows.WithDefault("count", 5), workflows.WithRange("count", 1, 10)},
 			"count", `{"type":"integer","description":"how many items","default":5,"minimum":1,"maximum":10}`, ""},
+		{"description", []workflows.SchemaOption{workflows.WithDescription("mode", "how to run order A-17")},
+			"mode", `{"type":"string","description":"how to run order A-17"}`, ""},
 		{"no such property", []workflows.SchemaOption{workflows.WithEnum("speed", "fast")}, "", "", `no property "speed"`},
 		{"range of a string", []workflows.SchemaOption{workflows.WithRange("mode", 1, 2)}, "", "", `property "mode" is of type string, not number or integer`},
 		{"length of a number", []workflows.SchemaOption{workflows.WithLength("count", 1, 2)}, "", "", `property "count" is of type integer, not string`},
