@@ -55,3 +55,19 @@ func ExampleWithEnum() {
 	// Output:
 	// {"type":"object","properties":{"orderId":{"type":"string","minLength":1,"maxLength":40},"speed":{"type":"string","description":"how fast to refund","enum":["standard","express"]}},"required":["orderId"],"additionalProperties":false}
 }
+
+// A question whose field description names what the run asks about: the
+// description the field's tag gives is replaced for this one question.
+func ExampleWithDescription() {
+	type Confirm struct {
+		Confirm bool `json:"confirm" jsonschema:"go ahead?"`
+	}
+	orderID := "A-17" // in a tool, from its input
+	schema, err := workflows.FlatSchema[Confirm](workflows.WithDescription("confirm", "refund order "+orderID+"?"))
+	if err != nil {
+		log.Fatalln(err)
+	}
+	fmt.Println(string(schema))
+	// Output:
+	// {"type":"object","properties":{"confirm":{"type":"boolean","description":"refund order A-17?"}},"required":["confirm"]}
+}
