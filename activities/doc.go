@@ -34,8 +34,10 @@
 //   - a cancellation of the run reaches the work within about a second,
 //     whatever the HeartbeatTimeout (a test holds it under 2.5 s with a 5 s
 //     timeout; the SDK alone took 3.5 s), and the activity ends as
-//     cancelled without an ERROR in the worker's log (Run returns the
-//     work's context error as a benign error, which the SDK logs at DEBUG);
+//     cancelled with no ERROR or WARN line in the worker's log (Run
+//     returns the work's context error as a benign error, which the SDK
+//     logs at DEBUG, and Registry.Run's worker logs the SDK's warning
+//     about the heartbeat that brought the cancellation at DEBUG too);
 //   - progress (ReportProgress, or Run's details) is saved with Temporal
 //     about once a second, so a crash loses at most about a second of it
 //     (a test kills a worker process with SIGKILL during 1.2 s steps: the
