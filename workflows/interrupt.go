@@ -581,9 +581,9 @@ func WaitExternal(ctx workflow.Context, req ExternalRequest) (json.RawMessage, e
 // with one primitive property (string, number, integer, boolean) per field,
 // descriptions from `jsonschema` tags and required fields as in
 // jsonschema.For, then edited by opts (WithRange, WithLength, WithEnum,
-// WithDefault, WithDescription, WithSchema). It is the shape MCP form elicitation accepts;
-// other field types are an error, and so is an option that does not fit
-// (see SchemaOption).
+// WithDefault, WithDescription, WithSchema). It is the shape MCP form
+// elicitation accepts; other field types are an error, and so is an option
+// that does not fit (see SchemaOption).
 func FlatSchema[T any](opts ...SchemaOption) (json.RawMessage, error) {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
