@@ -40,9 +40,9 @@
 //     about the heartbeat that brought the cancellation at DEBUG too);
 //   - progress (ReportProgress, or Run's details) is saved with Temporal
 //     about once a second, so a crash loses at most about a second of it
-//     (a test kills a worker process with SIGKILL during 1.2 s steps: the
+//     (a test kills a worker process with SIGKILL during 1.5 s steps: the
 //     retry resumes at most one step behind the last one the run was told
-//     of; with the SDK's own throttle it lost two);
+//     of; with the SDK's own throttle it lost three);
 //   - an attempt whose worker died is retried once the HeartbeatTimeout
 //     passes without a heartbeat, and the retry resumes from LastProgress.
 //

@@ -44,7 +44,7 @@ const (
 	// slowStep is how long a step takes in the worker process: longer than
 	// the heartbeat interval (1 s), so that losing at most one interval of
 	// progress loses at most one step.
-	slowStep = 1200 * time.Millisecond
+	slowStep = 1500 * time.Millisecond
 )
 
 // counted is what the counting activity returns: the attempt that

@@ -78,7 +78,11 @@ func cancelQuietly(t *testing.T, wait bool) {
 	if err := env.Client.CancelWorkflow(ctx(t), id, ""); err != nil {
 		t.Fatal(err)
 	}
-	<-acts.cancelled
+	select {
+	case <-acts.cancelled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cancellation never reached the activity")
+	}
 	_ = run.Get(ctx(t), nil) // the run ends cancelled
 	s.wantActivityCancelled(id, wait)
 	for _, e := range logs.FilterLevelExact(zapcore.ErrorLevel).All() {
