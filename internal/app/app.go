@@ -259,10 +259,10 @@ const readyPoll = 200 * time.Millisecond
 func (a *App) waitWorker(ctx context.Context, ready func(context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
 	defer cancel()
-	tick := time.NewTicker(readyPoll)
-	defer tick.Stop()
 	var last error
-	for {
+	// The first checks come soon (a stdio client waits for them), later
+	// ones every readyPoll.
+	for pause := readyPoll / 8; ; pause = min(2*pause, readyPoll) {
 		ok, err := ready(ctx)
 		if ok && err == nil {
 			return nil
@@ -276,7 +276,7 @@ func (a *App) waitWorker(ctx context.Context, ready func(context.Context) (bool,
 		case <-ctx.Done():
 			a.Logger.Warn("the in-process worker is not serving yet; going on", zap.Duration("waited", ReadyTimeout), zap.NamedError("last_error", last))
 			return nil
-		case <-tick.C:
+		case <-time.After(pause):
 		}
 	}
 }

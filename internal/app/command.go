@@ -126,33 +126,61 @@ func loadSettings(env envconfig.EnvLookup, stdio bool) (settings, error) {
 	return st, nil
 }
 
-// serveStdio runs the process with one MCP client on stdin/stdout. The end
-// of stdin ends the process, after the runs its unanswered calls owned are
-// cancelled; so does a failure of the worker or the HTTP listener.
+// serveStdio runs the process with one MCP client on stdin/stdout. It
+// answers the client as soon as the mount exists (Temporal connected),
+// while the in-process worker starts: until the worker's tools are listed
+// the catalog's answers wait (Server.ready), so a tools/list never misses
+// them. The end of stdin ends the process, after the runs its unanswered
+// calls owned are cancelled; so does a failure of the start, of the worker
+// or of the HTTP listener.
 func serveStdio(ctx context.Context, cfg config.Config, logger *zap.Logger, srv *Server) error {
-	a, err := Start(ctx, cfg, logger, srv.Parts())
-	if err != nil {
-		return err
+	srv.ready = make(chan struct{})
+	type start struct {
+		a   *App
+		err error
+	}
+	started := make(chan start, 1)
+	go func() {
+		a, err := Start(ctx, cfg, logger, srv.Parts())
+		started <- start{a, err}
+	}()
+	var st start
+	select {
+	case <-srv.built:
+	case st = <-started:
+		if st.err != nil {
+			return st.err
+		}
 	}
 	caller := cfg.Server.StdioCaller
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var failure error
-	failed := make(chan struct{})
-	go func() {
-		defer close(failed)
-		select {
-		case failure = <-a.Failed():
-			logger.Error("shutting down after a failure", zap.Error(failure))
-			cancel()
-		case <-sctx.Done():
-		}
-	}()
+	served := make(chan error, 1)
+	go func() { served <- srv.mount.ServeStdio(sctx, caller, os.Stdin, os.Stdout) }()
 	logger.Info("serving one MCP client on stdin/stdout", zap.String("tenant", caller.Tenant))
-	serveErr := srv.mount.ServeStdio(sctx, caller, os.Stdin, os.Stdout)
-	cancel()
-	<-failed
-	if failure == nil {
+	if st.a == nil {
+		st = <-started
+	}
+	// Requests that wait for the catalog go on, whether it is complete
+	// (the start succeeded) or the process is about to end.
+	close(srv.ready)
+	if st.err != nil {
+		cancel()
+		return errors.Join(st.err, <-served)
+	}
+	return stdioUntilDone(st.a, logger, served, cancel)
+}
+
+// stdioUntilDone waits until the stdio client goes (served) or a started
+// App fails, then shuts a down.
+func stdioUntilDone(a *App, logger *zap.Logger, served <-chan error, cancel context.CancelFunc) error {
+	var failure, serveErr error
+	select {
+	case failure = <-a.Failed():
+		logger.Error("shutting down after a failure", zap.Error(failure))
+		cancel()
+		serveErr = <-served
+	case serveErr = <-served:
 		logger.Info("stdin closed; shutting down")
 	}
 	shctx, shcancel := context.WithTimeout(context.Background(), ShutdownTimeout)

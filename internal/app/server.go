@@ -90,16 +90,57 @@ type Server struct {
 	// admission refusals (rejected).
 	metrics atomic.Pointer[export.Metrics]
 
+	// ready, when set (a stdio server), holds the answers of the catalog
+	// the mount and the REST API read until it is closed: such a server
+	// answers initialize before its in-process worker has published, and
+	// a tools/list then waits for the worker's tools.
+	ready chan struct{}
+	// built is closed once the handler has built the mount.
+	built chan struct{}
+
 	// Set by the handler.
 	live  *catalog.Live
 	mount *mcpmount.Mount
 	runs  *runs.Service
 }
 
+// readyCatalog is a catalog whose answers wait until ready is closed (or
+// their context ends); Confirm, and so catalog.LookupForCall's check of a
+// publication, is the catalog's own.
+type readyCatalog struct {
+	*catalog.Live
+	ready <-chan struct{}
+}
+
+func (c readyCatalog) wait(ctx context.Context) error {
+	select {
+	case <-c.ready:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the in-process worker's tools: %w", ctx.Err())
+	}
+}
+
+// Tools returns the catalog's tools once it is ready.
+func (c readyCatalog) Tools(ctx context.Context) ([]*catalog.Tool, error) {
+	if err := c.wait(ctx); err != nil {
+		return nil, err
+	}
+	return c.Live.Tools(ctx)
+}
+
+// Lookup looks up a tool once the catalog is ready.
+func (c readyCatalog) Lookup(ctx context.Context, name string) (*catalog.Tool, error) {
+	if err := c.wait(ctx); err != nil {
+		return nil, err
+	}
+	return c.Live.Lookup(ctx, name)
+}
+
 // NewServer returns the Server of opts; its error is the admission
 // limits'.
 func NewServer(opts ServerOptions) (*Server, error) {
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, built: make(chan struct{})}
 	if opts.Admission != nil {
 		limits := *opts.Admission
 		limits.OnReject = s.rejected
@@ -227,10 +268,14 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	}
 	cancel()
 	backend := s.opts.Audit.Backend(svc)
+	var served catalog.Source = live
+	if s.ready != nil {
+		served = readyCatalog{Live: live, ready: s.ready}
+	}
 	authenticate := s.opts.Audit.Authenticator(s.opts.Authenticate)
 	mopts := mcpmount.Options{
 		Runs:         backend,
-		Catalog:      live,
+		Catalog:      served,
 		Authenticate: authenticate,
 		OAuth:        s.opts.OAuth,
 		ScopeRefused: s.opts.Audit.ScopeRefused,
@@ -255,7 +300,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		Authenticate: authenticate,
 		OAuth:        s.opts.OAuth,
 		ScopeRefused: s.opts.Audit.ScopeRefused,
-		Catalog:      live,
+		Catalog:      served,
 		Logger:       d.Logger.Named("rest"),
 		BaseURL:      s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
@@ -267,6 +312,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		return nil, fmt.Errorf("REST API: %w", err)
 	}
 	s.live, s.mount, s.runs = live, mount, svc
+	close(s.built)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mount)
 	mux.Handle("/", rest)
