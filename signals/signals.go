@@ -151,7 +151,24 @@ type Publication struct {
 	Identity    string     `json:"identity"`
 	Tools       []ToolSpec `json:"tools"`
 	PublishedAt time.Time  `json:"publishedAt"`
+	// Version is the Worker Deployment version the worker serves, nil for
+	// an unversioned worker (docs/catalog.md#versions).
+	Version *DeploymentVersion `json:"version,omitempty"`
 }
+
+// DeploymentVersion names one version of a Temporal Worker Deployment:
+// the workers of one build of one deployment. Temporal starts new runs of
+// a deployment's task queues on its current version, and keeps a pinned
+// run on the version that started it.
+type DeploymentVersion struct {
+	// DeploymentName is the name of the Worker Deployment.
+	DeploymentName string `json:"deploymentName"`
+	// BuildID identifies the build within the deployment.
+	BuildID string `json:"buildId"`
+}
+
+// String is the version as Temporal writes it: "<deployment>.<build id>".
+func (v DeploymentVersion) String() string { return v.DeploymentName + "." + v.BuildID }
 
 // Transport names recorded in run.started.
 const (

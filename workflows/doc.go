@@ -73,6 +73,14 @@
 // tools it published and withdrew (WorkerOptions.Logger; the log/slog
 // default when nil).
 //
+// Versions: WorkerOptions.DeploymentName and BuildID make the worker one
+// build of a Temporal Worker Deployment. Temporal starts new runs on the
+// deployment's current version (an operator promotes a build), and each
+// run of a tool stays on the build that started it (pinned, the default)
+// or, with WithVersioningBehavior, moves to the current version at its
+// next workflow task (auto-upgrade). docs/upgrades.md walks through a
+// rollout.
+//
 // For example (the README's refund tool; examples/refund is a whole module):
 //
 //	type In struct {

@@ -105,3 +105,38 @@ func ExampleRegistry_Run() {
 		log.Fatalln(err)
 	}
 }
+
+// A worker that is one build of a Temporal Worker Deployment: the refund
+// tool's runs stay on the build that started them (pinned, the default),
+// so that a later build may change its steps while approvals still wait;
+// a tool that keeps no state worth pinning moves to each new current
+// version instead. An operator promotes a build with `temporal worker
+// deployment set-current-version` (docs/upgrades.md).
+func ExampleWithVersioningBehavior() {
+	c, err := client.Dial(client.Options{}) // localhost:7233
+	if err != nil {
+		log.Fatalln("connect to Temporal:", err)
+	}
+	defer c.Close()
+	tools, err := workflows.NewRegistry([]workflows.Tool{
+		workflows.NewTool("refund", "Refund an order after a human approves it.", Refund, workflows.Suspends()),
+		workflows.NewTool("refund_status", "Say whether an order was refunded.", RefundStatus,
+			workflows.WithVersioningBehavior(workflow.VersioningBehaviorAutoUpgrade)),
+	}, IssueRefund)
+	if err != nil {
+		log.Fatalln(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := tools.Run(ctx, c, "refunds", workflows.WorkerOptions{
+		DeploymentName: "refunds",
+		BuildID:        "2026-12-05.1", // the build's tag or commit
+	}); err != nil {
+		log.Fatalln(err)
+	}
+}
+
+// RefundStatus reads an order's refund: one quick step, nothing to pin.
+func RefundStatus(ctx workflow.Context, in RefundInput) (RefundOutput, error) {
+	return RefundOutput{OrderID: in.OrderID}, nil
+}

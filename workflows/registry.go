@@ -28,6 +28,9 @@ type Tool struct {
 	spec signals.ToolSpec
 	run  RunWorkflow
 	err  error
+	// behavior is the tool's versioning behavior on a versioned worker
+	// (unspecified: the worker's default, pinned under Registry.Run).
+	behavior workflow.VersioningBehavior
 }
 
 // Spec returns the tool's spec.
@@ -48,6 +51,8 @@ type toolConfig struct {
 	output bool
 	// err is what an option found wrong (the first).
 	err error
+	// behavior is set by WithVersioningBehavior.
+	behavior workflow.VersioningBehavior
 }
 
 // ToolOption configures a tool in NewTool. Every SchemaOption is one: it
@@ -136,6 +141,25 @@ func WithInlineWait(d time.Duration) ToolOption {
 	})
 }
 
+// WithVersioningBehavior sets how the tool's runs move between versions
+// of a Temporal Worker Deployment when its worker is versioned
+// (WorkerOptions.DeploymentName): workflow.VersioningBehaviorPinned, the
+// default of Registry.Run, keeps each run on the build that started it
+// until it ends, so that a new build may change the tool's steps without
+// breaking runs in flight; workflow.VersioningBehaviorAutoUpgrade moves
+// each open run to the deployment's current version at its next workflow
+// task, so that every change of the tool's code must replay its histories
+// (docs/upgrades.md). It changes nothing on an unversioned worker. Other
+// values make NewTool report an error in Err.
+func WithVersioningBehavior(b workflow.VersioningBehavior) ToolOption {
+	return func(c *toolConfig) {
+		if b != workflow.VersioningBehaviorPinned && b != workflow.VersioningBehaviorAutoUpgrade && c.err == nil {
+			c.err = fmt.Errorf("versioning behavior %d is neither pinned nor auto-upgrade", b)
+		}
+		c.behavior = b
+	}
+}
+
 // annotate returns an option that edits the tool's annotations.
 func annotate(edit func(a *signals.ToolAnnotations)) ToolOption {
 	return toolOption(func(c *toolConfig) {
@@ -200,7 +224,7 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 			o.applyTool(&c)
 		}
 	}
-	t := Tool{spec: c.spec}
+	t := Tool{spec: c.spec, behavior: c.behavior}
 	if !catalog.ValidName(name) {
 		t.err = fmt.Errorf("invalid tool name %q", name)
 		return t
@@ -357,10 +381,13 @@ func (r *Registry) Register(w worker.Registry) {
 }
 
 // RegisterWorkflows registers every tool workflow (workflow type = tool
-// name) with w, e.g. a worker.WorkflowReplayer.
+// name) with w, e.g. a worker.WorkflowReplayer, with the versioning
+// behavior WithVersioningBehavior gave it (none: the worker's
+// DeploymentOptions.DefaultVersioningBehavior, which a versioned worker
+// must then set).
 func (r *Registry) RegisterWorkflows(w worker.WorkflowRegistry) {
 	for _, t := range r.tools {
-		w.RegisterWorkflowWithOptions(t.run, workflow.RegisterOptions{Name: t.spec.Name})
+		w.RegisterWorkflowWithOptions(t.run, workflow.RegisterOptions{Name: t.spec.Name, VersioningBehavior: t.behavior})
 	}
 }
 

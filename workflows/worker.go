@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/signals"
@@ -83,6 +85,56 @@ type WorkerOptions struct {
 	// ClientOptions does that; workers inherit a client's interceptors),
 	// or every span would be recorded twice.
 	TracerProvider trace.TracerProvider
+	// DeploymentName and BuildID, when set (both, or neither), make the
+	// worker one version of a Temporal Worker Deployment: DeploymentName
+	// names the deployment (no "."), BuildID the build of the code it runs
+	// (a release tag, a commit). Temporal starts the new runs of the task
+	// queue on the deployment's current version (set by an operator:
+	// `temporal worker deployment set-current-version`, or
+	// client.WorkerDeploymentClient), and each tool's runs follow its
+	// versioning behavior: pinned, the default, finishes every run on the
+	// build that started it; WithVersioningBehavior chooses auto-upgrade
+	// per tool. The publication names the version (signals.Publication's
+	// Version), so that the catalog lists the tools of the current version
+	// and takes the others for a rollout (docs/upgrades.md). Unset, the
+	// worker is unversioned, as before. The stock cmd/worker reads them
+	// from TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID. Setting
+	// Worker.DeploymentOptions instead is the same, with its own
+	// DefaultVersioningBehavior (pinned when unspecified).
+	DeploymentName string
+	BuildID        string
+}
+
+// version fills in Worker.DeploymentOptions of a versioned worker and
+// returns the version it serves, nil for an unversioned worker.
+func (opts *WorkerOptions) version() (*signals.DeploymentVersion, error) {
+	d := &opts.Worker.DeploymentOptions
+	if (opts.DeploymentName == "") != (opts.BuildID == "") {
+		return nil, fmt.Errorf("a versioned worker needs both a deployment name and a build id (got %q and %q)", opts.DeploymentName, opts.BuildID)
+	}
+	if opts.DeploymentName != "" {
+		want := worker.WorkerDeploymentVersion{DeploymentName: opts.DeploymentName, BuildID: opts.BuildID}
+		if d.UseVersioning && d.Version != want {
+			return nil, fmt.Errorf("deployment version %s differs from Worker.DeploymentOptions' %s", versionOf(want), versionOf(d.Version))
+		}
+		d.UseVersioning, d.Version = true, want
+	}
+	if !d.UseVersioning {
+		return nil, nil
+	}
+	if d.Version.DeploymentName == "" || d.Version.BuildID == "" || strings.Contains(d.Version.DeploymentName, ".") {
+		return nil, fmt.Errorf("deployment version %q: want a deployment name without \".\" and a build id", versionOf(d.Version))
+	}
+	if d.DefaultVersioningBehavior == workflow.VersioningBehaviorUnspecified {
+		d.DefaultVersioningBehavior = workflow.VersioningBehaviorPinned
+	}
+	v := versionOf(d.Version)
+	return &v, nil
+}
+
+// versionOf is the SDK's deployment version as the catalog names it.
+func versionOf(v worker.WorkerDeploymentVersion) signals.DeploymentVersion {
+	return signals.DeploymentVersion{DeploymentName: v.DeploymentName, BuildID: v.BuildID}
 }
 
 // Publication is what a worker with the given identity serving the
@@ -119,6 +171,10 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 		return errors.New("run worker: a task queue is required")
 	}
 	opts = opts.withDefaults(taskQueue)
+	version, err := opts.version()
+	if err != nil {
+		return fmt.Errorf("run worker on task queue %q: %w", taskQueue, err)
+	}
 	fatal := make(chan error, 1)
 	onFatal := opts.Worker.OnFatalError
 	opts.Worker.OnFatalError = func(err error) {
@@ -151,6 +207,7 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 		return fmt.Errorf("start worker on task queue %q: %w", taskQueue, err)
 	}
 	s := &serving{c: c, w: w, log: opts.Logger, pub: r.Publication(taskQueue, opts.Worker.Identity)}
+	s.pub.Version = version
 	s.beat = catalog.Heartbeat{Namespace: opts.Namespace, Publication: s.pub, Started: time.Now()}
 	s.sendBeat(ctx, false)
 	if err := catalog.Publish(ctx, c, s.pub); err != nil {
@@ -158,7 +215,7 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 		w.Stop()
 		return err
 	}
-	s.log.Info("Worker ready; tools published", "taskQueue", taskQueue, "identity", s.pub.Identity, "tools", toolNames(s.pub))
+	s.log.Info("Worker ready; tools published", "taskQueue", taskQueue, "identity", s.pub.Identity, "version", versionName(version), "tools", toolNames(s.pub))
 	defer s.stop(ctx)
 	return s.serve(ctx, opts.CheckInterval, fatal)
 }
@@ -265,6 +322,15 @@ func (s *serving) stop(ctx context.Context) {
 	}
 	s.sendBeat(wctx, true)
 	s.w.Stop()
+}
+
+// versionName names a deployment version in a log line ("unversioned"
+// for none).
+func versionName(v *signals.DeploymentVersion) string {
+	if v == nil {
+		return "unversioned"
+	}
+	return v.String()
 }
 
 // toolNames lists the names of the tools of pub.

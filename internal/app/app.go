@@ -101,7 +101,8 @@ func Run(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts
 // listener, waits for the worker to be ready, and returns. Call Shutdown to
 // stop them; receive from Failed to learn of a later failure.
 func Start(ctx context.Context, cfg config.Config, logger *zap.Logger, parts Parts) (a *App, err error) {
-	a = &App{Deps: Deps{Logger: logger, TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace()},
+	a = &App{Deps: Deps{Logger: logger, TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace(),
+		DeploymentName: cfg.DeploymentName, BuildID: cfg.BuildID},
 		failed: make(chan error, 3), tookOver: make(chan struct{}), unserved: parts.Unserved,
 		issuers: parts.Unreachable}
 	defer func() {

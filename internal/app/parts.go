@@ -20,6 +20,9 @@ type Deps struct {
 	Namespace string
 	// TaskQueue is the task queue of the in-process worker.
 	TaskQueue string
+	// DeploymentName and BuildID name the Worker Deployment version of
+	// the in-process worker (empty: unversioned).
+	DeploymentName, BuildID string
 	// Telemetry is the process's tracing and metrics (each possibly off;
 	// see package telemetry). Client already uses it.
 	Telemetry *export.Telemetry

@@ -17,6 +17,7 @@ import (
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/app/toolworker"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/restapi"
@@ -171,7 +172,8 @@ func (s *Server) Parts() Parts {
 			}
 		},
 		Worker: func(ctx context.Context, d Deps) error {
-			return toolworker.Serve(ctx, s.opts.Registry, d.Client, d.TaskQueue, d.Logger)
+			return toolworker.Serve(ctx, s.opts.Registry, d.Client,
+				config.Config{TaskQueue: d.TaskQueue, DeploymentName: d.DeploymentName, BuildID: d.BuildID}, d.Logger)
 		},
 		// Ready once the catalog lists every tool of the in-process
 		// worker on its task queue, so that a tools/list right after

@@ -141,6 +141,17 @@ const (
 	EnvTemporalTLSNoVerify = "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION"
 )
 
+// Environment variables naming the Worker Deployment version of the
+// stock worker (workflows.WorkerOptions' DeploymentName and BuildID). The
+// Temporal SDK reads none of its own; these are the names the Temporal
+// Worker Controller sets in a worker's environment.
+const (
+	// EnvDeploymentName is the Worker Deployment's name.
+	EnvDeploymentName = "TEMPORAL_DEPLOYMENT_NAME"
+	// EnvBuildID is the worker's build id within the deployment.
+	EnvBuildID = "TEMPORAL_WORKER_BUILD_ID"
+)
+
 // Log formats.
 const (
 	// LogJSON is JSON lines (production).
@@ -184,6 +195,10 @@ type Config struct {
 	HTTPAddr string
 	// TaskQueue is the task queue the worker polls and runs start on.
 	TaskQueue string
+	// DeploymentName and BuildID, both set or neither, make the worker a
+	// version of a Temporal Worker Deployment (EnvDeploymentName,
+	// EnvBuildID).
+	DeploymentName, BuildID string
 	// Worker runs a worker in the server process.
 	Worker bool
 	// Fixtures adds the conformance fixture tools.

@@ -87,6 +87,18 @@ func TestConfigLoad(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "a versioned worker",
+			env:  mapEnv{"TEMPORAL_DEPLOYMENT_NAME": "tools", "TEMPORAL_WORKER_BUILD_ID": "2026-12-05.1"},
+			check: func(t *testing.T, c Config) {
+				if c.DeploymentName != "tools" || c.BuildID != "2026-12-05.1" {
+					t.Errorf("deployment %q build id %q", c.DeploymentName, c.BuildID)
+				}
+			},
+		},
+		{name: "deployment without build id", env: mapEnv{"TEMPORAL_DEPLOYMENT_NAME": "tools"}, wantErr: "TEMPORAL_WORKER_BUILD_ID: set both"},
+		{name: "build id without deployment", env: mapEnv{"TEMPORAL_WORKER_BUILD_ID": "v1"}, wantErr: "TEMPORAL_DEPLOYMENT_NAME and"},
+		{name: "dot in the deployment name", env: mapEnv{"TEMPORAL_DEPLOYMENT_NAME": "my.tools", "TEMPORAL_WORKER_BUILD_ID": "v1"}, wantErr: "has no"},
 		{name: "bad worker switch", env: mapEnv{"OPENWOP_WORKER": "maybe"}, wantErr: "OPENWOP_WORKER"},
 		{name: "bad fixtures switch", env: mapEnv{"OPENWOP_FIXTURES": "2"}, wantErr: "OPENWOP_FIXTURES"},
 		{name: "bad gzip switch", env: mapEnv{"OPENWOP_TEMPORAL_GZIP": "gz"}, wantErr: "OPENWOP_TEMPORAL_GZIP"},

@@ -150,6 +150,18 @@ func (l *loader) taskQueue() error {
 	return nil
 }
 
+// deployment reads EnvDeploymentName and EnvBuildID: both or neither.
+func (l *loader) deployment() error {
+	l.cfg.DeploymentName, l.cfg.BuildID = strings.TrimSpace(l.get(EnvDeploymentName)), strings.TrimSpace(l.get(EnvBuildID))
+	switch {
+	case (l.cfg.DeploymentName == "") != (l.cfg.BuildID == ""):
+		return fmt.Errorf("%s and %s: set both for a versioned worker, or neither", EnvDeploymentName, EnvBuildID)
+	case strings.Contains(l.cfg.DeploymentName, "."):
+		return fmt.Errorf("%s=%q: a deployment name has no \".\"", EnvDeploymentName, l.cfg.DeploymentName)
+	}
+	return nil
+}
+
 // logFormat reads EnvLogFormat (default LogJSON with a remote Temporal,
 // LogConsole otherwise).
 func (l *loader) logFormat() error {

@@ -146,6 +146,8 @@ func sharedVars() []Var {
 	return []Var{
 		{Names: []string{EnvTaskQueue}, Default: runs.DefaultTaskQueue, Meaning: "task queue the tool workflows run on",
 			load: (*loader).taskQueue},
+		{Names: []string{EnvDeploymentName, EnvBuildID}, Default: "unset (an unversioned worker)",
+			Meaning: "the Worker Deployment and build id of the worker (both or neither; docs/upgrades.md)", load: (*loader).deployment},
 		{Names: []string{EnvFixtures}, Default: "off", Meaning: "on: also serve the conformance fixture tools",
 			load: func(l *loader) error { return l.onOff(EnvFixtures, &l.cfg.Fixtures) }},
 		{Names: []string{EnvDataDir}, Default: "./" + DefaultDataDir,

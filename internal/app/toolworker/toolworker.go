@@ -42,12 +42,15 @@ func Registry(cfg config.Config, logger *zap.Logger) (*workflows.Registry, error
 	return tools.DefaultRegistry(acts)
 }
 
-// Serve runs a worker of reg's tools on taskQueue, through c, until ctx is
-// done (then it returns nil) or the worker fails.
-func Serve(ctx context.Context, reg *workflows.Registry, c client.Client, taskQueue string, logger *zap.Logger) error {
-	return reg.Run(ctx, c, taskQueue, workflows.WorkerOptions{
-		Worker: worker.Options{},
-		Logger: config.SDKLogger(logger.Named("worker")),
+// Serve runs a worker of reg's tools on cfg.TaskQueue, through c, until
+// ctx is done (then it returns nil) or the worker fails: a version of the
+// Worker Deployment cfg names, or an unversioned worker.
+func Serve(ctx context.Context, reg *workflows.Registry, c client.Client, cfg config.Config, logger *zap.Logger) error {
+	return reg.Run(ctx, c, cfg.TaskQueue, workflows.WorkerOptions{
+		Worker:         worker.Options{},
+		Logger:         config.SDKLogger(logger.Named("worker")),
+		DeploymentName: cfg.DeploymentName,
+		BuildID:        cfg.BuildID,
 	})
 }
 
@@ -119,8 +122,10 @@ func run(ctx context.Context, cfg config.Config, logger *zap.Logger, reg *workfl
 		zap.String("temporal", cfg.HostPort()),
 		zap.String("namespace", cfg.Namespace()),
 		zap.String("task_queue", cfg.TaskQueue),
+		zap.String("deployment", cfg.DeploymentName),
+		zap.String("build_id", cfg.BuildID),
 		zap.Int("tools", len(reg.Specs())))
-	if err := Serve(ctx, reg, c, cfg.TaskQueue, logger); err != nil {
+	if err := Serve(ctx, reg, c, cfg, logger); err != nil {
 		return fail("worker stopped", err)
 	}
 	logger.Info("worker stopped")
