@@ -317,7 +317,11 @@ func (l *Live) readLocked(ctx context.Context) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := l.build(now, pubs, alive)
+	routes, err := routesOf(ctx, l.c, open)
+	if err != nil {
+		return nil, err
+	}
+	v := l.build(now, pubs, alive, routes)
 	l.collect(ctx, now, open, alive)
 	l.mu.Lock()
 	l.view = v
@@ -333,9 +337,10 @@ type candidate struct {
 	pub  *listed // the publication; nil for a declaration
 }
 
-// build turns publications and the workers' liveness into a view. A tool
-// only closed publications list is known, and unavailable.
-func (l *Live) build(now time.Time, pubs []listed, alive workerSigns) *view {
+// build turns publications, the workers' liveness and the deployments'
+// routing into a view. A tool only closed publications list is known, and
+// unavailable.
+func (l *Live) build(now time.Time, pubs []listed, alive workerSigns, routes map[string]routing) *view {
 	byName := map[string][]candidate{}
 	gone := map[string]listed{} // the newest closed publication of each tool
 	for _, p := range pubs {
@@ -351,7 +356,7 @@ func (l *Live) build(now time.Time, pubs []listed, alive workerSigns) *view {
 		for _, spec := range p.pub.Tools {
 			spec.TaskQueue = p.pub.TaskQueue
 			byName[spec.Name] = append(byName[spec.Name], candidate{
-				spec: spec, from: fmt.Sprintf("worker %q on task queue %q", p.pub.Identity, p.pub.TaskQueue), live: live, pub: &p,
+				spec: spec, from: publisher(p.pub), live: live, pub: &p,
 			})
 		}
 	}
@@ -363,14 +368,14 @@ func (l *Live) build(now time.Time, pubs []listed, alive workerSigns) *view {
 	}
 	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}, served: map[string][]listed{}}
 	for name, cands := range byName {
-		t, unav := l.decide(name, cands)
+		t, pick, unav := l.decide(name, cands, routes)
 		if unav != nil {
 			v.unav[name] = unav
 			continue
 		}
 		v.byKey[name] = t
 		v.tools = append(v.tools, t)
-		v.served[name] = servedBy(cands)
+		v.served[name] = servedBy(pick)
 	}
 	for name, p := range gone {
 		if _, ok := byName[name]; !ok {
@@ -379,6 +384,14 @@ func (l *Live) build(now time.Time, pubs []listed, alive workerSigns) *view {
 	}
 	sort.Slice(v.tools, func(i, j int) bool { return v.tools[i].spec.Name < v.tools[j].spec.Name })
 	return v
+}
+
+// publisher names the worker of a publication in messages.
+func publisher(pub signals.Publication) string {
+	if pub.Version == nil {
+		return fmt.Sprintf("worker %q on task queue %q", pub.Identity, pub.TaskQueue)
+	}
+	return fmt.Sprintf("worker %q of version %q on task queue %q", pub.Identity, pub.Version.String(), pub.TaskQueue)
 }
 
 // withdrawn is the error of a tool whose publications all closed, p the
@@ -396,21 +409,19 @@ func withdrawn(name string, p listed) *UnavailableError {
 }
 
 // decide picks the spec of one tool from the candidates whose worker is
-// live; none, or candidates that disagree, make the tool unavailable.
-func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError) {
-	var pick []candidate
-	for _, c := range cands {
-		if c.live {
-			pick = append(pick, c)
-		}
-	}
+// live and takes new runs (takingNewRuns), and returns them; none, or
+// candidates that disagree, make the tool unavailable.
+func (l *Live) decide(name string, cands []candidate, routes map[string]routing) (*Tool, []candidate, *UnavailableError) {
+	pick, why := takingNewRuns(cands, routes)
 	if len(pick) == 0 {
 		queues := map[string]bool{}
 		for _, c := range cands {
 			queues[c.spec.TaskQueue] = true
 		}
-		return nil, &UnavailableError{Tool: name, Tenants: cands[0].spec.Tenants, TaskQueues: sortedKeys(queues),
-			Reason: fmt.Sprintf("no live worker serves task queue %s; start a worker that serves it", quoteKeys(queues))}
+		if why == "" {
+			why = fmt.Sprintf("no live worker serves task queue %s; start a worker that serves it", quoteKeys(queues))
+		}
+		return nil, nil, &UnavailableError{Tool: name, Tenants: cands[0].spec.Tenants, TaskQueues: sortedKeys(queues), Reason: why}
 	}
 	first := canonical(pick[0].spec)
 	for _, c := range pick[1:] {
@@ -425,26 +436,26 @@ func (l *Live) decide(name string, cands []candidate) (*Tool, *UnavailableError)
 			if !logged {
 				l.log.Error("conflicting tool publications; the tool is not served", zap.String("tool", name), zap.String("reason", reason))
 			}
-			return nil, &UnavailableError{Tool: name, Reason: reason, Tenants: pick[0].spec.Tenants,
+			return nil, nil, &UnavailableError{Tool: name, Reason: reason, Tenants: pick[0].spec.Tenants,
 				TaskQueues: sortedKeys(map[string]bool{pick[0].spec.TaskQueue: true, c.spec.TaskQueue: true})}
 		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if t, ok := l.compiled[first]; ok {
-		return t, nil
+		return t, pick, nil
 	}
 	t, err := Compile(pick[0].spec)
 	if err != nil {
 		l.log.Error("a published tool does not compile; it is not served", zap.String("tool", name), zap.Error(err))
-		return nil, &UnavailableError{Tool: name, Reason: "its published spec is invalid: " + err.Error(), Tenants: pick[0].spec.Tenants,
+		return nil, nil, &UnavailableError{Tool: name, Reason: "its published spec is invalid: " + err.Error(), Tenants: pick[0].spec.Tenants,
 			TaskQueues: []string{pick[0].spec.TaskQueue}}
 	}
 	if len(l.compiled) > 4096 {
 		clear(l.compiled)
 	}
 	l.compiled[first] = t
-	return t, nil
+	return t, pick, nil
 }
 
 // collect terminates the running publications (pubs) whose worker has not

@@ -38,7 +38,10 @@ func (e *ConflictError) Error() string {
 // to pub.TaskQueue and PublishedAt to now.
 //
 // It fails with a *ConflictError, and publishes nothing, when another live
-// worker publishes a different spec under one of the same tool names.
+// worker publishes a different spec under one of the same tool names,
+// unless the two are a rollout: two versions of one Worker Deployment, or
+// an unversioned and a versioned worker of one task queue
+// (docs/catalog.md#versions).
 func Publish(ctx context.Context, c client.Client, pub signals.Publication) error {
 	if pub.TaskQueue == "" || pub.Identity == "" {
 		return errors.New("publish tools: the task queue and the worker identity are required")
@@ -147,6 +150,9 @@ func checkConflicts(ctx context.Context, c client.Client, pub signals.Publicatio
 		if o.pub.TaskQueue == pub.TaskQueue && o.pub.Identity == pub.Identity {
 			continue // this worker's own earlier publication
 		}
+		if rollout(o.pub, pub) {
+			continue // another version: the catalog lists the current one
+		}
 		for _, t := range o.pub.Tools {
 			if _, ok := mine[t.Name]; ok {
 				rivals = append(rivals, o)
@@ -176,8 +182,8 @@ func checkConflicts(ctx context.Context, c client.Client, pub signals.Publicatio
 			}
 			t.TaskQueue = o.pub.TaskQueue
 			if canonical(m) != canonical(t) {
-				differ = append(differ, fmt.Sprintf("tool %q is already published by worker %q on task queue %q with a different %s",
-					t.Name, o.pub.Identity, o.pub.TaskQueue, strings.Join(differences(t, m), ", ")))
+				differ = append(differ, fmt.Sprintf("tool %q is already published by %s with a different %s",
+					t.Name, publisher(o.pub), strings.Join(differences(t, m), ", ")))
 			}
 		}
 		if len(differ) == 0 {

@@ -1,0 +1,164 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// routing is what Temporal says of where a Worker Deployment's new runs
+// go (docs/catalog.md#versions).
+type routing struct {
+	// known is false when the deployment could not be described (the
+	// server or the credentials do not allow it): its versions are then
+	// all taken as current, as unversioned workers are.
+	known bool
+	// current is the build id of the deployment's current version; empty
+	// when there is none and new runs of its task queues go to
+	// unversioned workers.
+	current string
+}
+
+// routesOf describes each Worker Deployment among pubs (their versions)
+// and returns where its new runs go. A deployment Temporal does not know
+// (its workers have not polled yet) has no current version.
+func routesOf(ctx context.Context, c client.Client, pubs []listed) (map[string]routing, error) {
+	out := map[string]routing{}
+	for _, p := range pubs {
+		v := p.pub.Version
+		if v == nil || v.DeploymentName == "" {
+			continue
+		}
+		if _, ok := out[v.DeploymentName]; ok {
+			continue
+		}
+		desc, err := c.WorkerDeploymentClient().GetHandle(v.DeploymentName).Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+		var nf *serviceerror.NotFound
+		var unimpl *serviceerror.Unimplemented
+		var denied *serviceerror.PermissionDenied
+		switch {
+		case errors.As(err, &nf):
+			out[v.DeploymentName] = routing{known: true}
+		case errors.As(err, &unimpl), errors.As(err, &denied):
+			out[v.DeploymentName] = routing{}
+		case err != nil:
+			return nil, fmt.Errorf("describe worker deployment %q: %w", v.DeploymentName, err)
+		default:
+			r := routing{known: true}
+			if cur := desc.Info.RoutingConfig.CurrentVersion; cur != nil {
+				r.current = cur.BuildID
+			}
+			out[v.DeploymentName] = r
+		}
+	}
+	return out, nil
+}
+
+// takingNewRuns returns the live candidates of one tool whose workers take
+// its new runs as Temporal routes them: of a versioned worker, those of
+// its deployment's current version (every version when the deployment's
+// routing is unknown); of an unversioned worker or a declaration, those
+// whose task queue no candidate's deployment with a current version
+// claims (Temporal routes the new runs of such a queue to that version).
+// Candidates left out serve the runs that are already theirs: a rollout,
+// not a conflict. When none takes new runs, why says so.
+func takingNewRuns(cands []candidate, routes map[string]routing) (take []candidate, why string) {
+	claimed := map[string]string{} // task queue -> the deployment whose current version gets its new runs
+	for _, c := range cands {
+		if v := c.version(); v != nil {
+			if r := routes[v.DeploymentName]; r.known && r.current != "" {
+				claimed[c.spec.TaskQueue] = v.DeploymentName
+			}
+		}
+	}
+	var live []candidate
+	for _, c := range cands {
+		if !c.live {
+			continue
+		}
+		live = append(live, c)
+		v := c.version()
+		switch r := routes[deploymentOf(v)]; {
+		case v == nil && claimed[c.spec.TaskQueue] == "":
+			take = append(take, c)
+		case v != nil && (!r.known || r.current == v.BuildID):
+			take = append(take, c)
+		}
+	}
+	if len(take) > 0 || len(live) == 0 {
+		return take, ""
+	}
+	return nil, noCurrentWorker(live, routes, claimed)
+}
+
+// noCurrentWorker says why none of the live candidates of a tool takes its
+// new runs.
+func noCurrentWorker(live []candidate, routes map[string]routing, claimed map[string]string) string {
+	c := live[0]
+	q := c.spec.TaskQueue
+	d := claimed[q]
+	if v := c.version(); d == "" && v != nil {
+		d = v.DeploymentName
+	}
+	var builds []string
+	seen := map[string]bool{}
+	for _, o := range live {
+		if v := o.version(); v != nil && v.DeploymentName == d && !seen[v.BuildID] {
+			seen[v.BuildID] = true
+			builds = append(builds, fmt.Sprintf("%q", v.BuildID))
+		}
+	}
+	sort.Strings(builds)
+	if r := routes[d]; r.current == "" {
+		return fmt.Sprintf("worker deployment %q has no current version, so new runs of task queue %q go to unversioned workers, and none is live (live versions: %s); make one current (temporal worker deployment set-current-version)",
+			d, q, strings.Join(builds, ", "))
+	}
+	live0 := "none"
+	if len(builds) > 0 {
+		live0 = strings.Join(builds, ", ")
+	}
+	return fmt.Sprintf("no live worker of version %q, the current version of worker deployment %q, serves task queue %q (live versions: %s); start one, or make a live version current",
+		routes[d].current, d, q, live0)
+}
+
+// version is the deployment version of the candidate's worker, nil for an
+// unversioned worker or a declaration.
+func (c candidate) version() *signals.DeploymentVersion {
+	if c.pub == nil {
+		return nil
+	}
+	return c.pub.pub.Version
+}
+
+// deploymentOf is the name of v's deployment ("" for none).
+func deploymentOf(v *signals.DeploymentVersion) string {
+	if v == nil {
+		return ""
+	}
+	return v.DeploymentName
+}
+
+// rollout reports whether two live publications may give one tool
+// different specs: two versions of one Worker Deployment (Temporal starts
+// new runs on one of them, the current one), or an unversioned worker and
+// a versioned one on the same task queue (new runs go to the versioned one
+// once its deployment has a current version, to the unversioned one
+// before). Two unversioned workers, two workers of one version, or
+// workers of two deployments must agree.
+func rollout(a, b signals.Publication) bool {
+	switch va, vb := a.Version, b.Version; {
+	case va == nil && vb == nil:
+		return false
+	case va == nil || vb == nil:
+		return a.TaskQueue == b.TaskQueue
+	default:
+		return va.DeploymentName == vb.DeploymentName && va.BuildID != vb.BuildID
+	}
+}
