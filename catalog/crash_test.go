@@ -50,6 +50,10 @@ const (
 	envDefaults = "OPENWOP_CATALOG_TEST_DEFAULTS"
 	// envSlow set: the tool's run does slowWork in an activity.
 	envSlow = "OPENWOP_CATALOG_TEST_SLOW"
+	// envBuild set: the worker is that build (rolloutTool) of the Worker
+	// Deployment envDeployment.
+	envBuild      = "OPENWOP_CATALOG_TEST_BUILD"
+	envDeployment = "OPENWOP_CATALOG_TEST_DEPLOYMENT"
 )
 
 // slowWork is how long the activity of a slow tool works.
@@ -100,6 +104,10 @@ func TestWorkerProcess(t *testing.T) {
 	tool, acts := echoTool(name, "Echo the text.", "process"), []any(nil)
 	if os.Getenv(envSlow) != "" {
 		tool, acts = slowTool(name), []any{slowDays}
+	}
+	if build := os.Getenv(envBuild); build != "" {
+		tool, acts = rolloutTool(name, build), []any{&rolloutSteps{}}
+		wopts.DeploymentName, wopts.BuildID = os.Getenv(envDeployment), build
 	}
 	reg, err := workflows.NewRegistry([]workflows.Tool{tool}, acts...)
 	if err != nil {
