@@ -29,5 +29,8 @@
 // Replay and ReplayAll replay recorded workflow histories (the JSON of
 // `temporal workflow show --output json`) with the current code: a change
 // that would fail the runs in flight after a release fails the replay of the
-// histories recorded before it (docs/upgrades.md).
+// histories recorded before it (docs/upgrades.md). ReplayOpen replays the
+// runs in flight in a namespace with the code of the next build, and says
+// which the deploy would break (OpenRun.Breaks: not those pinned to
+// another Worker Deployment version, which finish on their own build).
 package workflowstest

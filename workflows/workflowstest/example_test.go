@@ -1,10 +1,12 @@
 package workflowstest_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/workflows"
@@ -84,5 +86,23 @@ func ExampleReplayAll() {
 				t.Errorf("no recorded history of tool %s", spec.Name)
 			}
 		}
+	}
+}
+
+// Before deploying a new build of the refund tool, replay the runs in
+// flight with its code: the runs it would break are listed (those pinned
+// to an older version finish there, and do not break).
+func ExampleReplayOpen() {
+	_ = func(ctx context.Context, c client.Client, next *workflows.Registry) error {
+		runs, err := workflowstest.ReplayOpen(ctx, c, next, "TaskQueue = 'refunds'")
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if r.Breaks("refunds.2026-12-06.1") {
+				fmt.Printf("run %s (%s, version %q) would fail: %v\n", r.WorkflowID, r.Tool, r.Version, r.Err)
+			}
+		}
+		return nil
 	}
 }

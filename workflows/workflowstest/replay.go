@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -42,16 +43,22 @@ func Replay(reg *workflows.Registry, file string) (tool string, err error) {
 		return "", fmt.Errorf("replay %s: the first event is not a start event with a workflow id", file)
 	}
 	tool = started.GetWorkflowType().GetName()
+	if err := replayHistory(reg, hist, started.GetWorkflowId(), started.GetOriginalExecutionRunId()); err != nil {
+		return tool, fmt.Errorf("replay %s: %w", file, err)
+	}
+	return tool, nil
+}
+
+// replayHistory replays hist, the history of the run (workflowID, runID),
+// with the tools of reg.
+func replayHistory(reg *workflows.Registry, hist *historypb.History, workflowID, runID string) error {
 	rp := worker.NewWorkflowReplayer()
 	reg.RegisterWorkflows(rp)
 	quiet := log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 	// The workflow id is the run id, part of the run's state (interrupt
 	// ids): the replay sees the original.
-	exec := workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}
-	if err := rp.ReplayWorkflowHistoryWithOptions(quiet, hist, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec}); err != nil {
-		return tool, fmt.Errorf("replay %s: %w", file, err)
-	}
-	return tool, nil
+	exec := workflow.Execution{ID: workflowID, RunID: runID}
+	return rp.ReplayWorkflowHistoryWithOptions(quiet, hist, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec})
 }
 
 // ReplayAll replays every history file (*.json) under dir, each in a
