@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	deploymentpb "go.temporal.io/api/deployment/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	workerpb "go.temporal.io/api/worker/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -58,6 +59,10 @@ func (h Heartbeat) Send(ctx context.Context, c client.Client, stopping bool) err
 		status = enumspb.WORKER_STATUS_SHUTTING_DOWN
 	}
 	host, _ := os.Hostname()
+	var version *deploymentpb.WorkerDeploymentVersion
+	if v := pub.Version; v != nil {
+		version = &deploymentpb.WorkerDeploymentVersion{DeploymentName: v.DeploymentName, BuildId: v.BuildID}
+	}
 	_, err := c.WorkflowService().RecordWorkerHeartbeat(ctx, &workflowservice.RecordWorkerHeartbeatRequest{
 		Namespace: h.Namespace,
 		Identity:  pub.Identity,
@@ -65,6 +70,7 @@ func (h Heartbeat) Send(ctx context.Context, c client.Client, stopping bool) err
 			WorkerInstanceKey:         signals.PublicationID(pub.TaskQueue, pub.Identity),
 			WorkerIdentity:            pub.Identity,
 			TaskQueue:                 pub.TaskQueue,
+			DeploymentVersion:         version,
 			HostInfo:                  &workerpb.WorkerHostInfo{HostName: host, ProcessId: strconv.Itoa(os.Getpid())},
 			Status:                    status,
 			StartTime:                 timestamppb.New(started),

@@ -124,7 +124,7 @@ func noCurrentWorker(live []candidate, routes map[string]routing, claimed map[st
 	if len(builds) > 0 {
 		live0 = strings.Join(builds, ", ")
 	}
-	return fmt.Sprintf("no live worker of version %q, the current version of worker deployment %q, serves task queue %q (live versions: %s); start one, or make a live version current",
+	return fmt.Sprintf("no live worker of version %q, the current version of worker deployment %q, serves the tool on task queue %q (live versions: %s); start one, or make a live version current",
 		routes[d].current, d, q, live0)
 }
 

@@ -24,6 +24,12 @@ func pubOf(id, queue, v, description string) signals.Publication {
 	return pub
 }
 
+// renamed is pub with its one tool named name.
+func renamed(pub signals.Publication, name string) signals.Publication {
+	pub.Tools[0].Name = name
+	return pub
+}
+
 // TestRollout: which two live publications may give one tool different
 // specs when a worker publishes (Publish's conflict check).
 func TestRollout(t *testing.T) {
@@ -81,6 +87,12 @@ func TestVersionedConflictRules(t *testing.T) {
 		{name: "one deployment: no live worker of the current version",
 			pubs:   []pub{{p: pubOf("w1", "q", "d.v1", "A")}, {p: pubOf("w2", "q", "d.v2", "B"), dead: true}},
 			routes: map[string]routing{"d": current("v2")}, wantWhy: `no live worker of version "v2", the current version of worker deployment "d"`},
+		{name: "a tool the current version no longer serves",
+			pubs:   []pub{{p: pubOf("w1", "q", "d.v1", "A")}, {p: renamed(pubOf("w2", "q", "d.v2", "B"), "u")}},
+			routes: map[string]routing{"d": current("v2")}, wantWhy: `no live worker of version "v2", the current version of worker deployment "d", serves the tool`},
+		{name: "a tool only a version not yet current serves",
+			pubs:   []pub{{p: renamed(pubOf("w1", "q", "d.v1", "A"), "u")}, {p: pubOf("w2", "q", "d.v2", "B")}},
+			routes: map[string]routing{"d": current("v1")}, wantWhy: `(live versions: "v2")`},
 		{name: "one deployment without a current version",
 			pubs:   []pub{{p: pubOf("w1", "q", "d.v1", "A")}},
 			routes: map[string]routing{"d": {known: true}}, wantWhy: `worker deployment "d" has no current version`},

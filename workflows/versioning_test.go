@@ -3,10 +3,12 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
@@ -58,6 +60,7 @@ func TestIntegrationVersionedWorker(t *testing.T) {
 	if v := pub.Version; v == nil || v.DeploymentName != deployment || v.BuildID != "v1" {
 		t.Errorf("publication's version = %+v, want %s.v1", v, deployment)
 	}
+	checkHeartbeatVersion(t, env, tq, identity, deployment)
 	s := &server{t: t, c: env.Client, tq: tq, reg: reg, env: env}
 	for _, tc := range []struct {
 		tool string
@@ -85,6 +88,32 @@ func TestIntegrationVersionedWorker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkHeartbeatVersion checks that the worker's catalog heartbeats name
+// its version (temporal worker list shows it).
+func checkHeartbeatVersion(t *testing.T, env *testenv.Env, tq, identity, deployment string) {
+	t.Helper()
+	visibility.Require(t, "a catalog heartbeat naming the version", func(ctx context.Context) error {
+		resp, err := env.Client.WorkflowService().ListWorkers(ctx, &workflowservice.ListWorkersRequest{
+			Namespace: env.Namespace, Query: fmt.Sprintf("TaskQueue = '%s' AND WorkerIdentity = '%s'", tq, identity),
+		})
+		if err != nil {
+			return err
+		}
+		//lint:ignore SA1019 the full heartbeat is only in workers_info (see catalog/workers.go).
+		for _, info := range resp.GetWorkersInfo() {
+			hb := info.GetWorkerHeartbeat()
+			if hb.GetWorkerInstanceKey() != signals.PublicationID(tq, identity) {
+				continue
+			}
+			if v := hb.GetDeploymentVersion(); v.GetDeploymentName() != deployment || v.GetBuildId() != "v1" {
+				return fmt.Errorf("catalog heartbeat names version %v", v)
+			}
+			return nil
+		}
+		return errors.New("no catalog heartbeat")
+	})
 }
 
 // setCurrent makes buildID the current version of deployment, as an
