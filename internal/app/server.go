@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -194,6 +195,13 @@ func (s *Server) Parts() Parts {
 			}
 			for _, spec := range s.opts.Registry.Specs() {
 				if !listed[spec.Name] {
+					// Why it is not, when the catalog knows (e.g. a
+					// versioned worker whose deployment has no current
+					// version yet).
+					var unav *catalog.UnavailableError
+					if _, err := s.live.Lookup(ctx, spec.Name); errors.As(err, &unav) {
+						return false, unav
+					}
 					return false, nil
 				}
 			}

@@ -72,6 +72,8 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 		{EnvOTelSDKDisabled, "maybe"},
 		{EnvOTelProtocol, "http/json"},
 		{EnvOTelTracesProtocol, "udp"},
+		{EnvDeploymentName, "refunds"},
+		{EnvBuildID, "v1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable+"="+tt.value, func(t *testing.T) {
