@@ -9,6 +9,8 @@
 // TEMPORAL_PROFILE or TEMPORAL_CONFIG_FILE is set. With none set it dials
 // localhost:7233, where `go run ./cmd/server` embeds its Temporal server.
 // An invalid setting is one line on stderr naming the variable, and exit
-// status 1. It does not link the Temporal server (scripts/test.sh checks
-// it). Run with -h for the variables.
+// status 1. TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID, both
+// set, make it that build of a Temporal Worker Deployment, its tools'
+// runs pinned to it (docs/upgrades.md). It does not link the Temporal
+// server (scripts/test.sh checks it). Run with -h for the variables.
 package main
