@@ -102,7 +102,8 @@ type WorkerOptions struct {
 	// Worker.DeploymentOptions instead is the same, with its own
 	// DefaultVersioningBehavior (pinned when unspecified).
 	DeploymentName string
-	BuildID        string
+	// BuildID is the build of a versioned worker (see DeploymentName).
+	BuildID string
 }
 
 // version fills in Worker.DeploymentOptions of a versioned worker and
