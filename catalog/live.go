@@ -112,6 +112,9 @@ type view struct {
 	// served lists, by tool name, the live publications an available
 	// tool was found in; nil for a tool a live declaration serves.
 	served map[string][]listed
+	// others are, by tool name, the other specs of an available tool that
+	// live workers of versions taking no new runs serve (OtherVersions).
+	others map[string][]*Tool
 }
 
 // NewLive returns a Live source reading the catalog through c.
@@ -343,11 +346,18 @@ type candidate struct {
 func (l *Live) build(now time.Time, pubs []listed, alive workerSigns, routes map[string]routing) *view {
 	byName := map[string][]candidate{}
 	gone := map[string]listed{} // the newest closed publication of each tool
+	// drained are the specs of the versioned publications that closed
+	// lately (their versions' workers stopped), by tool name.
+	drained := map[string][]signals.ToolSpec{}
 	for _, p := range pubs {
 		if !p.closed.IsZero() {
 			for _, spec := range p.pub.Tools {
 				if g, ok := gone[spec.Name]; !ok || p.closed.After(g.closed) {
 					gone[spec.Name] = p
+				}
+				if p.pub.Version != nil {
+					spec.TaskQueue = p.pub.TaskQueue
+					drained[spec.Name] = append(drained[spec.Name], spec)
 				}
 			}
 			continue
@@ -366,7 +376,7 @@ func (l *Live) build(now time.Time, pubs []listed, alive workerSigns, routes map
 			live: alive.anyLive(t.spec.TaskQueue, now, l.opts.LiveWindow),
 		})
 	}
-	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}, served: map[string][]listed{}}
+	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}, served: map[string][]listed{}, others: map[string][]*Tool{}}
 	for name, cands := range byName {
 		t, pick, unav := l.decide(name, cands, routes)
 		if unav != nil {
@@ -376,6 +386,9 @@ func (l *Live) build(now time.Time, pubs []listed, alive workerSigns, routes map
 		v.byKey[name] = t
 		v.tools = append(v.tools, t)
 		v.served[name] = servedBy(pick)
+		if others := l.otherSpecs(t, cands, drained[name]); len(others) > 0 {
+			v.others[name] = others
+		}
 	}
 	for name, p := range gone {
 		if _, ok := byName[name]; !ok {
@@ -440,22 +453,33 @@ func (l *Live) decide(name string, cands []candidate, routes map[string]routing)
 				TaskQueues: sortedKeys(map[string]bool{pick[0].spec.TaskQueue: true, c.spec.TaskQueue: true})}
 		}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if t, ok := l.compiled[first]; ok {
-		return t, pick, nil
-	}
-	t, err := Compile(pick[0].spec)
+	t, err := l.compile(pick[0].spec)
 	if err != nil {
 		l.log.Error("a published tool does not compile; it is not served", zap.String("tool", name), zap.Error(err))
 		return nil, nil, &UnavailableError{Tool: name, Reason: "its published spec is invalid: " + err.Error(), Tenants: pick[0].spec.Tenants,
 			TaskQueues: []string{pick[0].spec.TaskQueue}}
 	}
+	return t, pick, nil
+}
+
+// compile compiles spec, or returns the tool compiled of the same spec
+// before.
+func (l *Live) compile(spec signals.ToolSpec) (*Tool, error) {
+	key := canonical(spec)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t, ok := l.compiled[key]; ok {
+		return t, nil
+	}
+	t, err := Compile(spec)
+	if err != nil {
+		return nil, err
+	}
 	if len(l.compiled) > 4096 {
 		clear(l.compiled)
 	}
-	l.compiled[first] = t
-	return t, pick, nil
+	l.compiled[key] = t
+	return t, nil
 }
 
 // collect terminates the running publications (pubs) whose worker has not

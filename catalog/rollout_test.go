@@ -36,6 +36,13 @@ type rolloutOut struct {
 	Steps []string `json:"steps"`
 }
 
+// rolloutOutV2 is v2's output: a new required property, which v1's
+// results lack.
+type rolloutOutV2 struct {
+	rolloutOut
+	Priority int `json:"priority"`
+}
+
 // rolloutSteps are the rollout tool's activities.
 type rolloutSteps struct{}
 
@@ -47,8 +54,8 @@ func (rolloutSteps) Notify(context.Context, string) (string, error) { return "no
 
 // rolloutTool is build v1 or v2 of a tool that asks for an approval
 // between two activities: v1 approves, records, notifies; v2 takes a
-// priority, and notifies before the approval (a reordered step), which
-// would fail the replay of v1's waiting runs.
+// priority, answers it in its output, and notifies before the approval (a
+// reordered step), which would fail the replay of v1's waiting runs.
 func rolloutTool(name, build string) workflows.Tool {
 	acts := &rolloutSteps{}
 	approve := func(ctx workflow.Context, out *rolloutOut) error {
@@ -77,8 +84,9 @@ func rolloutTool(name, build string) workflows.Tool {
 			return run(ctx, rolloutOut{Build: build, Order: in.Order}, approve, step(acts.Record), step(acts.Notify))
 		}, workflows.Suspends())
 	}
-	return workflows.NewTool(name, "Ship an order once approved, by priority.", func(ctx workflow.Context, in rolloutInV2) (rolloutOut, error) {
-		return run(ctx, rolloutOut{Build: build, Order: in.Order}, step(acts.Notify), approve, step(acts.Record))
+	return workflows.NewTool(name, "Ship an order once approved, by priority.", func(ctx workflow.Context, in rolloutInV2) (rolloutOutV2, error) {
+		out, err := run(ctx, rolloutOut{Build: build, Order: in.Order}, step(acts.Notify), approve, step(acts.Record))
+		return rolloutOutV2{rolloutOut: out, Priority: in.Priority}, err
 	}, workflows.Suspends())
 }
 
@@ -148,9 +156,11 @@ func checkRun(t *testing.T, env *testenv.Env, c *mcpClient, taskID, build string
 // and three of its runs wait for approval; build v2 (a new required input
 // property, a reordered step) is deployed beside it and promoted with
 // SetCurrentVersion: new calls list and run v2's spec, the three v1 runs
-// are answered and complete on v1 with no failed workflow task; a call
+// are answered and complete on v1 with no failed workflow task, their
+// results checked against v1's output schema, not v2's; a call
 // while v2's only worker is down is refused as unavailable although v1
-// still runs; v1's worker then stops, its runs drained.
+// still runs; once a v2 worker is back, v1's worker stops, its runs
+// drained, and their results are still checked against v1's schema.
 func TestE2EVersionedRollout(t *testing.T) {
 	env := testenv.Temporal(t)
 	tq := testenv.UniqueTaskQueue(t)
@@ -228,9 +238,20 @@ func TestE2EVersionedRollout(t *testing.T) {
 		t.Errorf("%d runs asked for while v2 was down", n)
 	}
 
-	// v1's runs have drained: its worker stops cleanly.
+	// A new v2 worker serves the tool again; v1's runs have drained: its
+	// worker stops cleanly, and its runs' results are still checked
+	// against v1's output schema.
+	startWorkerProcess(t, env, tool, tq, version("v2")...)
+	eventually(t, 2*waitBound, "v2 served again", func() (bool, string) {
+		_, err := catalog.LookupForCall(context.Background(), live, tool)
+		return err == nil, fmt.Sprint(err)
+	})
 	v1.signal(t, syscall.SIGTERM)
 	if st := publicationStatus(t, env.Client, tq, v1.identity); st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		t.Errorf("v1's publication still running after its worker stopped")
 	}
+	if err := live.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkRun(t, env, c, waiting[0], "v1", "approve:accept", "record", "notify")
 }

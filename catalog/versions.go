@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,6 +144,55 @@ func deploymentOf(v *signals.DeploymentVersion) string {
 		return ""
 	}
 	return v.DeploymentName
+}
+
+// Versioned is a Source that knows, during a rollout, the specs of a tool
+// that the live workers of its older versions serve: their runs were
+// started with those specs, and are checked against them
+// (runs.CheckOutputs). Live is one.
+type Versioned interface {
+	// OtherVersions returns the specs, other than the listed one, of the
+	// tool named name that workers of versions taking no new runs serve,
+	// or served until lately (the catalog's RecentFor, 15 minutes by
+	// default), as of the last reading; none when there is no rollout.
+	OtherVersions(name string) []*Tool
+}
+
+// OtherVersions implements Versioned.
+func (l *Live) OtherVersions(name string) []*Tool {
+	l.mu.Lock()
+	v := l.view
+	l.mu.Unlock()
+	if v == nil {
+		return nil
+	}
+	return v.others[name]
+}
+
+// otherSpecs compiles the specs other than listed's that the live
+// versioned candidates of a tool publish (those of versions that take no
+// new runs: the candidates that do agree with listed), and those of
+// drained, the versioned publications of the tool that closed lately. A
+// spec that does not compile is left out.
+func (l *Live) otherSpecs(listed *Tool, cands []candidate, drained []signals.ToolSpec) []*Tool {
+	specs := slices.Clone(drained)
+	for _, c := range cands {
+		if c.live && c.version() != nil {
+			specs = append(specs, c.spec)
+		}
+	}
+	seen := map[string]bool{canonical(listed.spec): true}
+	var out []*Tool
+	for _, spec := range specs {
+		if seen[canonical(spec)] {
+			continue
+		}
+		seen[canonical(spec)] = true
+		if t, err := l.compile(spec); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // rollout reports whether two live publications may give one tool

@@ -66,6 +66,8 @@ func TestVersionedConflictRules(t *testing.T) {
 	type pub struct {
 		p    signals.Publication
 		dead bool
+		// closed: the publication closed a minute ago (its worker stopped).
+		closed bool
 	}
 	current := func(build string) routing { return routing{known: true, current: build} }
 	for _, tc := range []struct {
@@ -77,13 +79,18 @@ func TestVersionedConflictRules(t *testing.T) {
 		want, wantWhy string
 		// served are the identities whose publications Confirm checks.
 		served []string
+		// others are the descriptions of OtherVersions.
+		others []string
 	}{
 		{name: "one deployment, two versions: the current one (v2)",
 			pubs:   []pub{{p: pubOf("w1", "q", "d.v1", "A")}, {p: pubOf("w2", "q", "d.v2", "B")}},
-			routes: map[string]routing{"d": current("v2")}, want: "B", served: []string{"w2"}},
+			routes: map[string]routing{"d": current("v2")}, want: "B", served: []string{"w2"}, others: []string{"A"}},
 		{name: "one deployment, two versions: the current one (v1)",
 			pubs:   []pub{{p: pubOf("w1", "q", "d.v1", "A")}, {p: pubOf("w2", "q", "d.v2", "B")}},
-			routes: map[string]routing{"d": current("v1")}, want: "A", served: []string{"w1"}},
+			routes: map[string]routing{"d": current("v1")}, want: "A", served: []string{"w1"}, others: []string{"B"}},
+		{name: "one deployment: an older version drained and stopped",
+			pubs:   []pub{{p: pubOf("w1", "q", "d.v1", "A"), closed: true}, {p: pubOf("w2", "q", "d.v2", "B")}},
+			routes: map[string]routing{"d": current("v2")}, want: "B", served: []string{"w2"}, others: []string{"A"}},
 		{name: "one deployment: no live worker of the current version",
 			pubs:   []pub{{p: pubOf("w1", "q", "d.v1", "A")}, {p: pubOf("w2", "q", "d.v2", "B"), dead: true}},
 			routes: map[string]routing{"d": current("v2")}, wantWhy: `no live worker of version "v2", the current version of worker deployment "d"`},
@@ -110,7 +117,7 @@ func TestVersionedConflictRules(t *testing.T) {
 			routes: map[string]routing{"d": current("v1")}, want: "B", served: []string{"w1"}},
 		{name: "unversioned beside a version not yet current: the unversioned",
 			pubs:   []pub{{p: pubOf("w0", "q", "", "A")}, {p: pubOf("w1", "q", "d.v1", "B")}},
-			routes: map[string]routing{"d": {known: true}}, want: "A", served: []string{"w0"}},
+			routes: map[string]routing{"d": {known: true}}, want: "A", served: []string{"w0"}, others: []string{"B"}},
 		{name: "unversioned beside a current version whose workers are gone",
 			pubs:   []pub{{p: pubOf("w0", "q", "", "A")}, {p: pubOf("w1", "q", "d.v1", "B"), dead: true}},
 			routes: map[string]routing{"d": current("v1")}, wantWhy: `no live worker of version "v1"`},
@@ -127,6 +134,10 @@ func TestVersionedConflictRules(t *testing.T) {
 			var pubs []listed
 			for _, p := range tc.pubs {
 				pubs = append(pubs, listed{workflowID: signals.PublicationID(p.p.TaskQueue, p.p.Identity), pub: p.p})
+				if p.closed {
+					pubs[len(pubs)-1].closed = now.Add(-time.Minute)
+					continue
+				}
 				if !p.dead {
 					signs.beats[workerKey{p.p.TaskQueue, p.p.Identity}] = beat{at: now, interval: 3 * time.Second, running: true, publication: true}
 				}
@@ -147,6 +158,13 @@ func TestVersionedConflictRules(t *testing.T) {
 			}
 			if strings.Join(served, ",") != strings.Join(tc.served, ",") {
 				t.Errorf("served by %v, want %v", served, tc.served)
+			}
+			var others []string
+			for _, o := range v.others["t"] {
+				others = append(others, o.Spec().Description)
+			}
+			if strings.Join(others, ",") != strings.Join(tc.others, ",") {
+				t.Errorf("other versions %v, want %v", others, tc.others)
 			}
 		})
 	}

@@ -22,7 +22,10 @@ const CodeOutputMismatch = "output_schema_mismatch"
 // language the tool's workflow is written in.
 //
 // A run whose tool tools cannot look up now (unknown, or unavailable) is
-// answered as is. The run's event log is what the run recorded and is not
+// answered as is. During a rollout (tools a catalog.Versioned), a result
+// that matches the output schema of a version still served by live
+// workers is accepted too: a run of an older version produces its own
+// version's outputs. The run's event log is what the run recorded and is not
 // changed.
 //
 // A nil tools checks nothing: it returns b.
@@ -53,6 +56,9 @@ func (c *checked) check(ctx context.Context, snap signals.Snapshot) signals.Snap
 		return snap
 	}
 	if err := t.CheckResult(snap.Result.StructuredContent); err != nil {
+		if matchesOtherVersion(c.tools, snap) {
+			return snap
+		}
 		msg := err.Error()
 		snap.Status = signals.StatusFailed
 		snap.StatusMessage = snap.Status.Message()
@@ -61,6 +67,22 @@ func (c *checked) check(ctx context.Context, snap signals.Snapshot) signals.Snap
 		snap.Result = &signals.ToolResult{Content: []signals.Content{{Type: "text", Text: msg}}, IsError: true}
 	}
 	return snap
+}
+
+// matchesOtherVersion reports whether the completed run's result matches
+// the output schema of another version of its tool that live workers
+// serve.
+func matchesOtherVersion(tools catalog.Source, snap signals.Snapshot) bool {
+	vs, ok := tools.(catalog.Versioned)
+	if !ok {
+		return false
+	}
+	for _, t := range vs.OtherVersions(snap.Tool) {
+		if t.CheckResult(snap.Result.StructuredContent) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checked) Start(ctx context.Context, req NewRun) (signals.Snapshot, error) {
