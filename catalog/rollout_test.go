@@ -10,9 +10,11 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -151,13 +153,34 @@ func checkRun(t *testing.T, env *testenv.Env, c *mcpClient, taskID, build string
 	}
 }
 
+// waitDrained waits until Temporal reports the version drained: not
+// current, and no open run pinned to it.
+func waitDrained(t *testing.T, env *testenv.Env, deployment, buildID string) {
+	t.Helper()
+	h := env.Client.WorkerDeploymentClient().GetHandle(deployment)
+	since := time.Now()
+	bound := devtemporal.DrainageGracePeriod + 2*devtemporal.DrainageRefreshInterval + waitBound
+	eventually(t, bound, buildID+" drained", func() (bool, string) {
+		d, err := h.DescribeVersion(context.Background(), client.WorkerDeploymentDescribeVersionOptions{BuildID: buildID})
+		if err != nil {
+			return false, err.Error()
+		}
+		if di := d.Info.DrainageInfo; di != nil {
+			return di.DrainageStatus == client.WorkerDeploymentVersionDrainageStatusDrained, fmt.Sprintf("drainage status %d", di.DrainageStatus)
+		}
+		return false, "no drainage info"
+	})
+	t.Logf("%s reported drained %s after its last run ended", buildID, time.Since(since).Round(10*time.Millisecond))
+}
+
 // TestE2EVersionedRollout: a tool's rollout with runs in flight, with real
 // worker processes and an MCP client on the wire. Build v1 serves the tool
 // and three of its runs wait for approval; build v2 (a new required input
 // property, a reordered step) is deployed beside it and promoted with
 // SetCurrentVersion: new calls list and run v2's spec, the three v1 runs
 // are answered and complete on v1 with no failed workflow task, their
-// results checked against v1's output schema, not v2's; a call
+// results checked against v1's output schema, not v2's, and Temporal
+// reports v1 drained; a call
 // while v2's only worker is down is refused as unavailable although v1
 // still runs; once a v2 worker is back, v1's worker stops, its runs
 // drained, and their results are still checked against v1's schema.
@@ -219,6 +242,7 @@ func TestE2EVersionedRollout(t *testing.T) {
 	for _, id := range waiting {
 		checkRun(t, env, c, id, "v1", "approve:accept", "record", "notify")
 	}
+	waitDrained(t, env, deployment, "v1")
 
 	// v2's only worker is killed: calls are refused, not sent to v1.
 	killed := time.Now()

@@ -58,9 +58,26 @@ func dynamicConfig(clusterNode bool) *dynamicconfig.MemoryClient {
 		// clusters do.
 		dc.OverrideSetting(dynamicconfig.MatchingNumTaskqueueReadPartitions, 1)
 		dc.OverrideSetting(dynamicconfig.MatchingNumTaskqueueWritePartitions, 1)
+		// A Worker Deployment version that is no longer current reports
+		// "drained" once visibility lists no open run pinned to it
+		// (docs/upgrades.md): Temporal waits 3 minutes for visibility to
+		// catch up and checks every 3 minutes, for stores that lag
+		// seconds; this server's SQL visibility lags milliseconds, so an
+		// author sees a version drained within seconds.
+		dc.OverrideSetting(dynamicconfig.VersionDrainageStatusVisibilityGracePeriod, DrainageGracePeriod)
+		dc.OverrideSetting(dynamicconfig.VersionDrainageStatusRefreshInterval, DrainageRefreshInterval)
 	}
 	return dc
 }
+
+// DrainageGracePeriod and DrainageRefreshInterval are the embedded
+// server's (not a cluster node's) matching.wv.VersionDrainageStatus*
+// settings: how long after a Worker Deployment version stops being
+// current its drainage is first judged, and how often it is judged again.
+const (
+	DrainageGracePeriod     = 5 * time.Second
+	DrainageRefreshInterval = 5 * time.Second
+)
 
 // stopForcedRefresh turns ForceSearchAttributesCacheRefreshOnRead off once
 // the namespace registry knows every run search attribute: a listing that

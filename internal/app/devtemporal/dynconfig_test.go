@@ -78,3 +78,33 @@ func TestTaskQueuePartitions(t *testing.T) {
 		})
 	}
 }
+
+// TestDrainageSettings: a server alone judges a Worker Deployment
+// version's drainage within seconds; a cluster node keeps Temporal's
+// defaults.
+func TestDrainageSettings(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		clusterNode bool
+		want        []any
+	}{
+		{"alone", false, []any{5 * time.Second}},
+		{"cluster node", true, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dc := dynamicConfig(tt.clusterNode)
+			for _, key := range []dynamicconfig.Key{
+				dynamicconfig.VersionDrainageStatusVisibilityGracePeriod.Key(),
+				dynamicconfig.VersionDrainageStatusRefreshInterval.Key(),
+			} {
+				var got []any
+				for _, v := range dc.GetValue(key) {
+					got = append(got, v.Value)
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("%s = %v, want %v", key, got, tt.want)
+				}
+			}
+		})
+	}
+}
