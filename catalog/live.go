@@ -41,10 +41,15 @@ const (
 )
 
 // publicationsQuery selects the running publications; with closedSince,
-// also those closed after a time.
+// also those closed after a time. Both name the namespace division of the
+// publications, which visibility otherwise leaves out, and also take the
+// publications without one (a worker of an earlier release, or of another
+// language, or on a server that did not accept it).
 var (
-	publicationsQuery = fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", signals.PublicationWorkflowType)
-	closedSince       = fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Running' OR CloseTime > '%%s')", signals.PublicationWorkflowType)
+	publicationsOf = fmt.Sprintf("WorkflowType = '%s' AND (%s = '%s' OR %s IS NULL)", signals.PublicationWorkflowType,
+		signals.NamespaceDivisionAttribute, signals.PublicationDivision, signals.NamespaceDivisionAttribute)
+	publicationsQuery = publicationsOf + " AND ExecutionStatus = 'Running'"
+	closedSince       = publicationsOf + " AND (ExecutionStatus = 'Running' OR CloseTime > '%s')"
 )
 
 // LiveOptions configure a Live source.

@@ -16,6 +16,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -66,19 +67,33 @@ func Publish(ctx context.Context, c client.Client, pub signals.Publication) erro
 		return err
 	}
 	pub.PublishedAt = time.Now().UTC()
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	opts := client.StartWorkflowOptions{
 		ID:                       signals.PublicationID(pub.TaskQueue, pub.Identity),
 		TaskQueue:                signals.PublicationTaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		Memo:                     map[string]any{signals.MemoPublication: pub},
 		StaticSummary:            fmt.Sprintf("Tools of worker %s on task queue %s: %s", pub.Identity, pub.TaskQueue, toolNames(pub.Tools)),
-	}, signals.PublicationWorkflowType)
+		// Out of the operator's list of runs (signals.PublicationDivision).
+		TypedSearchAttributes: temporal.NewSearchAttributes(saDivision.ValueSet(signals.PublicationDivision)),
+	}
+	_, err := c.ExecuteWorkflow(ctx, opts, signals.PublicationWorkflowType)
+	var invalid *serviceerror.InvalidArgument
+	if errors.As(err, &invalid) && strings.Contains(invalid.Error(), signals.NamespaceDivisionAttribute) {
+		// A server that does not let clients set it: the publication is
+		// listed among the runs, and works the same.
+		opts.TypedSearchAttributes = temporal.SearchAttributes{}
+		_, err = c.ExecuteWorkflow(ctx, opts, signals.PublicationWorkflowType)
+	}
 	if err != nil {
 		return fmt.Errorf("publish tools on task queue %q: %w", pub.TaskQueue, err)
 	}
 	return nil
 }
+
+// saDivision is Temporal's namespace division search attribute, which a
+// publication sets to keep out of the default workflow lists.
+var saDivision = temporal.NewSearchAttributeKeyKeyword(signals.NamespaceDivisionAttribute)
 
 // Published reports whether the publication of the worker identity on
 // taskQueue is running with exactly the tools of pub (a worker checks it

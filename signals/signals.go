@@ -136,6 +136,16 @@ const (
 	publicationIDPrefix     = "openwop-publication/"
 )
 
+// A publication sets Temporal's search attribute NamespaceDivisionAttribute
+// to PublicationDivision: a listing whose query does not name the
+// attribute (the Temporal UI's and CLI's workflow lists) leaves out the
+// workflows that set it, so the publications stay out of the operator's
+// list of runs. The catalog lists them by naming it.
+const (
+	NamespaceDivisionAttribute = "TemporalNamespaceDivision"
+	PublicationDivision        = "openwop-catalog"
+)
+
 // PublicationID is the workflow ID of the publication of the worker with
 // the given identity on taskQueue.
 func PublicationID(taskQueue, identity string) string {
