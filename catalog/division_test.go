@@ -43,5 +43,9 @@ func TestPublicationsOutOfDefaultList(t *testing.T) {
 		if n, err := count(context.Background(), query); err != nil || n != 0 {
 			t.Errorf("list %q = %d, %v; want the publication left out", query, n, err)
 		}
+		resp, err := env.Client.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		if err != nil || resp.GetCount() != 0 {
+			t.Errorf("count %q = %d, %v; want the publication left out", query, resp.GetCount(), err)
+		}
 	}
 }
