@@ -61,7 +61,7 @@ if [ "${OPENWOP_POSTGRES:-1}" != 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends postgresql >/dev/null
   fi
   OPENWOP_TEST_PERSISTENCE=postgres go test -count=1 -p 1 -timeout 20m \
-    -run 'TestStartGetAwait|TestResolve$|TestCancel|TestEventsLongPoll|TestList|TestSearchAttributesMissing|TestRoundTrips|TestIntegrationTaskLifecycle|TestIntegrationInputRequests|TestListen|TestLive|TestPublishConflict|TestE2EWorkersGone|TestE2ETwoTaskQueues|TestE2EVersionedRollout|TestPublishVersionConflicts|TestIntegrationCancellable|TestIntegrationList' \
+    -run 'TestStartGetAwait|TestResolve$|TestCancel|TestEventsLongPoll|TestList|TestSearchAttributesMissing|TestRoundTrips|TestIntegrationTaskLifecycle|TestIntegrationInputRequests|TestListen|TestLive|TestPublishConflict|TestE2EWorkersGone|TestE2ETwoTaskQueues|TestE2EVersionedRollout|TestPublishVersionConflicts|TestPublicationsOutOfDefaultList|TestIntegrationCancellable|TestIntegrationList' \
     ./runs ./mcpmount ./catalog ./restapi
 fi
 # Build every test binary in parallel first, then run the packages one at a
