@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -193,6 +194,36 @@ func (l *Live) otherSpecs(listed *Tool, cands []candidate, drained []signals.Too
 		}
 	}
 	return out
+}
+
+// VersionMetadataKey is the key of a Worker Deployment version's metadata
+// under which its workers name the tools they serve on taskQueue
+// (RecordVersionTools): `temporal worker deployment describe-version`
+// shows them. The catalog does not read it.
+func VersionMetadataKey(taskQueue string) string { return "openwop.tools/" + taskQueue }
+
+// RecordVersionTools records the names of the tools pub serves on its
+// task queue in the metadata of pub's Worker Deployment version, under
+// VersionMetadataKey. It fails while Temporal does not know the version
+// (until a worker of it has polled), and for an unversioned pub.
+func RecordVersionTools(ctx context.Context, c client.Client, pub signals.Publication) error {
+	v := pub.Version
+	if v == nil {
+		return errors.New("record the tools of a version: the publication has no version")
+	}
+	names := make([]string, len(pub.Tools))
+	for i, t := range pub.Tools {
+		names[i] = t.Name
+	}
+	sort.Strings(names)
+	_, err := c.WorkerDeploymentClient().GetHandle(v.DeploymentName).UpdateVersionMetadata(ctx, client.WorkerDeploymentUpdateVersionMetadataOptions{
+		Version:        worker.WorkerDeploymentVersion{DeploymentName: v.DeploymentName, BuildID: v.BuildID},
+		MetadataUpdate: client.WorkerDeploymentMetadataUpdate{UpsertEntries: map[string]any{VersionMetadataKey(pub.TaskQueue): names}},
+	})
+	if err != nil {
+		return fmt.Errorf("record the tools of version %s: %w", v, err)
+	}
+	return nil
 }
 
 // rollout reports whether two live publications may give one tool

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/internal/testing/visibility"
 	"github.com/openwop/temporal-mcp/signals"
@@ -61,6 +62,7 @@ func TestIntegrationVersionedWorker(t *testing.T) {
 		t.Errorf("publication's version = %+v, want %s.v1", v, deployment)
 	}
 	checkHeartbeatVersion(t, env, tq, identity, deployment)
+	checkVersionMetadata(t, env, tq, deployment, "versioned_auto,versioned_pinned")
 	s := &server{t: t, c: env.Client, tq: tq, reg: reg, env: env}
 	for _, tc := range []struct {
 		tool string
@@ -113,6 +115,31 @@ func checkHeartbeatVersion(t *testing.T, env *testenv.Env, tq, identity, deploym
 			return nil
 		}
 		return errors.New("no catalog heartbeat")
+	})
+}
+
+// checkVersionMetadata checks that the metadata of version v1 of the
+// deployment names the tools its worker serves on tq.
+func checkVersionMetadata(t *testing.T, env *testenv.Env, tq, deployment, want string) {
+	t.Helper()
+	h := env.Client.WorkerDeploymentClient().GetHandle(deployment)
+	visibility.Require(t, "the tools in the version's metadata", func(ctx context.Context) error {
+		d, err := h.DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: "v1"})
+		if err != nil {
+			return err
+		}
+		p, ok := d.Info.Metadata[catalog.VersionMetadataKey(tq)]
+		if !ok {
+			return fmt.Errorf("metadata %v", d.Info.Metadata)
+		}
+		var names []string
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &names); err != nil {
+			return err
+		}
+		if got := strings.Join(names, ","); got != want {
+			return fmt.Errorf("tools %s", got)
+		}
+		return nil
 	})
 }
 

@@ -209,6 +209,7 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 	}
 	s := &serving{c: c, w: w, log: opts.Logger, pub: r.Publication(taskQueue, opts.Worker.Identity)}
 	s.pub.Version = version
+	s.versionTools = version != nil
 	s.beat = catalog.Heartbeat{Namespace: opts.Namespace, Publication: s.pub, Started: time.Now()}
 	s.sendBeat(ctx, false)
 	if err := catalog.Publish(ctx, c, s.pub); err != nil {
@@ -265,6 +266,34 @@ type serving struct {
 	// beatFailed is set while heartbeats fail, so that a failure is
 	// logged once.
 	beatFailed bool
+	// versionTools is set while the tools are still to be recorded in the
+	// metadata of the worker's deployment version; versionTries counts
+	// the attempts.
+	versionTools bool
+	versionTries int
+}
+
+// maxVersionTries bounds the attempts to record the tools in the version's
+// metadata, one a heartbeat interval (Temporal knows the version once the
+// worker has polled, within seconds).
+const maxVersionTries = 20
+
+// recordVersionTools records the worker's tools in the metadata of its
+// deployment version (catalog.RecordVersionTools), for operators: until it
+// succeeds, or maxVersionTries attempts failed.
+func (s *serving) recordVersionTools(ctx context.Context) {
+	tctx, cancel := context.WithTimeout(ctx, catalog.WorkerHeartbeatInterval)
+	defer cancel()
+	err := catalog.RecordVersionTools(tctx, s.c, s.pub)
+	s.versionTries++
+	switch {
+	case err == nil:
+		s.versionTools = false
+		s.log.Info("Tools recorded in the version's metadata", "version", versionName(s.pub.Version), "key", catalog.VersionMetadataKey(s.pub.TaskQueue))
+	case s.versionTries >= maxVersionTries && ctx.Err() == nil:
+		s.versionTools = false
+		s.log.Warn("Could not record the tools in the version's metadata", "version", versionName(s.pub.Version), "error", err)
+	}
 }
 
 // serve keeps the publication and its heartbeats until ctx ends or the
@@ -282,6 +311,9 @@ func (s *serving) serve(ctx context.Context, checkEvery time.Duration, fatal <-c
 			return fmt.Errorf("worker on task queue %q: %w", s.pub.TaskQueue, err)
 		case <-beat.C:
 			s.sendBeat(ctx, false)
+			if s.versionTools {
+				s.recordVersionTools(ctx)
+			}
 		case <-check.C:
 			ok, err := catalog.Published(ctx, s.c, s.pub)
 			if err == nil && !ok {
