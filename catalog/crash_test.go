@@ -106,7 +106,7 @@ func TestWorkerProcess(t *testing.T) {
 		tool, acts = slowTool(name), []any{slowDays}
 	}
 	if build := os.Getenv(envBuild); build != "" {
-		tool, acts = rolloutTool(name, build), []any{&rolloutSteps{}}
+		tool, acts = rolloutTool(name, build), []any{&rolloutSteps{build: build}}
 		wopts.DeploymentName, wopts.BuildID = os.Getenv(envDeployment), build
 	}
 	reg, err := workflows.NewRegistry([]workflows.Tool{tool}, acts...)

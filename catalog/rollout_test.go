@@ -45,21 +45,26 @@ type rolloutOutV2 struct {
 	Priority int `json:"priority"`
 }
 
-// rolloutSteps are the rollout tool's activities.
-type rolloutSteps struct{}
+// rolloutSteps are the rollout tool's activities in the worker of build:
+// each answers its name and the build of the worker that ran it.
+type rolloutSteps struct{ build string }
 
 // Record records the shipment.
-func (rolloutSteps) Record(context.Context, string) (string, error) { return "record", nil }
+func (s *rolloutSteps) Record(context.Context, string) (string, error) {
+	return "record@" + s.build, nil
+}
 
 // Notify tells the customer.
-func (rolloutSteps) Notify(context.Context, string) (string, error) { return "notify", nil }
+func (s *rolloutSteps) Notify(context.Context, string) (string, error) {
+	return "notify@" + s.build, nil
+}
 
 // rolloutTool is build v1 or v2 of a tool that asks for an approval
 // between two activities: v1 approves, records, notifies; v2 takes a
 // priority, answers it in its output, and notifies before the approval (a
 // reordered step), which would fail the replay of v1's waiting runs.
 func rolloutTool(name, build string) workflows.Tool {
-	acts := &rolloutSteps{}
+	var acts *rolloutSteps // registered by the worker; only its methods' names count here
 	approve := func(ctx workflow.Context, out *rolloutOut) error {
 		d, err := workflows.Approve(ctx, workflows.ApprovalRequest{Key: "approve", Title: "Ship order " + out.Order + "?"})
 		out.Steps = append(out.Steps, "approve:"+d.Action)
@@ -233,14 +238,14 @@ func TestE2EVersionedRollout(t *testing.T) {
 	created := c.result("tools/call", map[string]any{"name": tool, "arguments": map[string]any{"order": "o-new", "priority": 2}})
 	newID, _ := created["taskId"].(string)
 	answerApproval(c, newID)
-	checkRun(t, env, c, newID, "v2", "notify", "approve:accept", "record")
+	checkRun(t, env, c, newID, "v2", "notify@v2", "approve:accept", "record@v2")
 
 	// The v1 runs are answered and complete on v1.
 	for _, id := range waiting {
 		answerApproval(c, id)
 	}
 	for _, id := range waiting {
-		checkRun(t, env, c, id, "v1", "approve:accept", "record", "notify")
+		checkRun(t, env, c, id, "v1", "approve:accept", "record@v1", "notify@v1")
 	}
 	waitDrained(t, env, deployment, "v1")
 
@@ -277,5 +282,5 @@ func TestE2EVersionedRollout(t *testing.T) {
 	if err := live.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	checkRun(t, env, c, waiting[0], "v1", "approve:accept", "record", "notify")
+	checkRun(t, env, c, waiting[0], "v1", "approve:accept", "record@v1", "notify@v1")
 }
