@@ -152,12 +152,12 @@ func WithInlineWait(d time.Duration) ToolOption {
 // (docs/upgrades.md). It changes nothing on an unversioned worker. Other
 // values make NewTool report an error in Err.
 func WithVersioningBehavior(b workflow.VersioningBehavior) ToolOption {
-	return func(c *toolConfig) {
+	return toolOption(func(c *toolConfig) {
 		if b != workflow.VersioningBehaviorPinned && b != workflow.VersioningBehaviorAutoUpgrade && c.err == nil {
 			c.err = fmt.Errorf("versioning behavior %d is neither pinned nor auto-upgrade", b)
 		}
 		c.behavior = b
-	}
+	})
 }
 
 // annotate returns an option that edits the tool's annotations.
