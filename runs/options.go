@@ -1,10 +1,16 @@
 package runs
 
-import "github.com/openwop/temporal-mcp/signals"
+import (
+	"time"
+
+	"github.com/openwop/temporal-mcp/signals"
+)
 
 // A ReadOption changes how Backend.Get reads a run.
 type ReadOption struct {
 	stale bool
+	// within bounds the age of a stale reading (nil: staleLimit).
+	within func(signals.Snapshot) time.Duration
 }
 
 // AllowStale is the ReadOption of a caller that polls the run and will
@@ -17,14 +23,27 @@ type ReadOption struct {
 // reading already answered.
 func AllowStale() ReadOption { return ReadOption{stale: true} }
 
-// staleAllowed reports whether opts hold AllowStale.
-func staleAllowed(opts []ReadOption) bool {
+// AllowStaleWithin is AllowStale with a reading at most within(reading)
+// old (and never over 30 s): a caller that told its client how often to
+// poll (a task's pollIntervalMs) passes that interval, so that no answer
+// is older than the client's last poll.
+func AllowStaleWithin(within func(signals.Snapshot) time.Duration) ReadOption {
+	return ReadOption{stale: true, within: within}
+}
+
+// staleBound is how old a stale reading may answer a Get with opts: 0 when
+// none may (no AllowStale).
+func staleBound(opts []ReadOption) func(signals.Snapshot) time.Duration {
+	var bound func(signals.Snapshot) time.Duration
 	for _, o := range opts {
-		if o.stale {
-			return true
+		switch {
+		case o.within != nil:
+			bound = o.within
+		case o.stale && bound == nil:
+			bound = func(signals.Snapshot) time.Duration { return staleLimit }
 		}
 	}
-	return false
+	return bound
 }
 
 // A ResolveOption changes how Backend.Resolve checks a resolution.

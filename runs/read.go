@@ -28,7 +28,7 @@ func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string,
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	r, err := s.rd.readShared(ctx, runID, caller.Tenant, staleAllowed(opts))
+	r, err := s.rd.readShared(ctx, runID, caller.Tenant, staleBound(opts))
 	return r.snap, err
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/openwop/temporal-mcp/signals"
 )
 
 // Bounds of the read cache (Options.ReadWindow).
@@ -85,6 +87,7 @@ type cached struct {
 	id      string
 	r       reading
 	size    int
+	at      time.Time // when it was kept
 	expires time.Time
 	usable  time.Time
 }
@@ -98,8 +101,22 @@ func newReadCache(window time.Duration) *readCache {
 func (c *readCache) get(id string) (reading, bool) { return c.lookup(id, true) }
 
 // recent returns the reading of id held, fresh or not, while a poll may
-// still be answered with it.
-func (c *readCache) recent(id string) (reading, bool) { return c.lookup(id, false) }
+// still be answered with it: for at most staleLimit, and at most bound of
+// the reading (nil: staleLimit).
+func (c *readCache) recent(id string, bound func(signals.Snapshot) time.Duration) (reading, bool) {
+	r, ok := c.lookup(id, false)
+	if !ok || bound == nil {
+		return r, ok
+	}
+	c.mu.Lock()
+	el, held := c.entries[id]
+	var at time.Time
+	if held {
+		at = el.Value.(*cached).at
+	}
+	c.mu.Unlock()
+	return r, held && c.now().Sub(at) <= min(bound(r.snap), staleLimit)
+}
 
 // lookup returns the reading of id held while it is usable, and only
 // while it is fresh when fresh is set (a fresh hit counts as a use for the
@@ -188,7 +205,7 @@ func (c *readCache) seed(id string, r reading) {
 // the bounds.
 func (c *readCache) addLocked(id string, r reading, size int, keep time.Duration) {
 	now := c.now()
-	e := &cached{id: id, r: r, size: size, expires: now.Add(keep), usable: now.Add(max(keep, staleLimit))}
+	e := &cached{id: id, r: r, size: size, at: now, expires: now.Add(keep), usable: now.Add(max(keep, staleLimit))}
 	c.entries[id] = c.order.PushFront(e)
 	c.bytes += size
 	for c.order.Len() > cacheEntries || c.bytes > cacheBytes {
@@ -243,7 +260,7 @@ func (c *readCache) currentEpoch() uint64 {
 // is usable (at most staleLimit old, and not dropped since: nothing this
 // process changed): that reading answers, and the read goes on to refresh
 // it for the next poll.
-func (rd *reader) readShared(ctx context.Context, id, tenant string, poll bool) (reading, error) {
+func (rd *reader) readShared(ctx context.Context, id, tenant string, stale func(signals.Snapshot) time.Duration) (reading, error) {
 	if r, ok := rd.reads.get(id); ok {
 		return r, nil
 	}
@@ -259,7 +276,7 @@ func (rd *reader) readShared(ctx context.Context, id, tenant string, poll bool) 
 		return r, err
 	})
 	var slow <-chan time.Time
-	if _, ok := rd.reads.recent(id); poll && ok {
+	if _, ok := rd.reads.recent(id, stale); stale != nil && ok {
 		t := time.NewTimer(rd.reads.window / pollPatienceDiv)
 		defer t.Stop()
 		slow = t.C
@@ -272,7 +289,7 @@ func (rd *reader) readShared(ctx context.Context, id, tenant string, poll bool) 
 			}
 			return res.Val.(reading), nil
 		case <-slow:
-			if r, ok := rd.reads.recent(id); ok {
+			if r, ok := rd.reads.recent(id, stale); ok {
 				return r, nil
 			}
 			slow = nil

@@ -82,7 +82,7 @@ func TestReadCacheKeep(t *testing.T) {
 			at := func(d time.Duration) (fresh, usable bool) {
 				*now = start.Add(d)
 				_, fresh = c.get("t/r")
-				_, usable = c.recent("t/r")
+				_, usable = c.recent("t/r", nil)
 				return
 			}
 			if tc.fresh > 0 {
@@ -115,12 +115,41 @@ func TestReadCacheSeed(t *testing.T) {
 	if _, ok := c.get("t/r"); ok {
 		t.Fatal("a seeded reading answers Get")
 	}
-	if r, ok := c.recent("t/r"); !ok || r.snap.Status != signals.StatusPending {
+	if r, ok := c.recent("t/r", nil); !ok || r.snap.Status != signals.StatusPending {
 		t.Fatalf("a seeded reading does not answer a poll: %v %v", r.snap.Status, ok)
 	}
 	c.put("t/r", readingOf(signals.StatusWaitingApproval), c.currentEpoch(), 0)
 	c.seed("t/r", readingOf(signals.StatusPending))
 	if r, ok := c.get("t/r"); !ok || r.snap.Status != signals.StatusWaitingApproval {
 		t.Fatalf("a seed replaced a reading: %v %v", r.snap.Status, ok)
+	}
+}
+
+// TestReadCacheRecentWithin: a poll's stale reading is bounded by what its
+// caller allows for that reading (a task's poll interval), and never by
+// more than staleLimit.
+func TestReadCacheRecentWithin(t *testing.T) {
+	c, now := clockCache(time.Second)
+	c.put("t/r", readingOf(signals.StatusRunning), c.currentEpoch(), time.Millisecond)
+	within := func(d time.Duration) func(signals.Snapshot) time.Duration {
+		return func(signals.Snapshot) time.Duration { return d }
+	}
+	for _, tc := range []struct {
+		name  string
+		age   time.Duration
+		bound func(signals.Snapshot) time.Duration
+		want  bool
+	}{
+		{"no bound, young", 2 * time.Second, nil, true},
+		{"within the interval", 2 * time.Second, within(3 * time.Second), true},
+		{"older than the interval", 2 * time.Second, within(time.Second), false},
+		{"an interval over the limit", staleLimit + time.Second, within(time.Hour), false},
+	} {
+		at := *now
+		*now = at.Add(tc.age)
+		if _, ok := c.recent("t/r", tc.bound); ok != tc.want {
+			t.Errorf("%s: recent = %v, want %v", tc.name, ok, tc.want)
+		}
+		*now = at
 	}
 }

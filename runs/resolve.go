@@ -27,7 +27,7 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 	if held, ok := HeldSnapshot(opts...); ok && held.RunID == runID && held.Owner.Tenant == caller.Tenant {
 		return s.resolve(ctx, caller, runID, held, r)
 	}
-	cur, err := s.rd.readShared(ctx, runID, caller.Tenant, false)
+	cur, err := s.rd.readShared(ctx, runID, caller.Tenant, nil)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}

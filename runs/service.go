@@ -125,7 +125,7 @@ type Options struct {
 	// own changes are seen at once; a change made through another process
 	// shows within the window. A poll (Get with AllowStale) whose read has not answered within a
 	// fifth of the window is answered with the last reading held (at most
-	// 30 s old) while the read goes on. Concurrent Gets share one read
+	// 30 s old; AllowStaleWithin bounds it further) while the read goes on. Concurrent Gets share one read
 	// whatever the window. 0 means DefaultReadWindow; negative, no reuse.
 	ReadWindow time.Duration
 	// MaxTemporalCalls bounds the Temporal calls the service makes at once

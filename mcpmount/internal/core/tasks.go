@@ -61,11 +61,24 @@ func (m *Core) GetTask(ctx context.Context, declared bool, rawID json.RawMessage
 	if err != nil {
 		return signals.Snapshot{}, err
 	}
-	snap, err := m.runs.Get(ctx, caller, id, runs.AllowStale())
+	snap, err := m.runs.Get(ctx, caller, id, pollStale(m.pacer))
 	if err != nil {
 		return signals.Snapshot{}, m.LookupErr(ctx, "get run", id, err)
 	}
 	return snap, nil
+}
+
+// pollStale is the read option of a poll (tasks/get): a reading held while
+// a fresh one is slow answers it if it is no older than the poll interval
+// its task suggests, so that an answer is never older than the client's
+// last poll.
+func pollStale(p *Pacer) runs.ReadOption {
+	if p == nil {
+		return runs.AllowStale()
+	}
+	return runs.AllowStaleWithin(func(s signals.Snapshot) time.Duration {
+		return p.Interval(s.Tool, TaskStatus(s, InputRequests(s)) == TaskInputRequired)
+	})
 }
 
 // UpdateTask answers the task rawID's input requests (tasks/update): each inputResponses entry naming an
