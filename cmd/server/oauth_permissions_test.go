@@ -182,7 +182,11 @@ func (s *permStack) listed(t *testing.T, token string) (mcpTools, restTools stri
 	_ = json.Unmarshal(body, &l)
 	var names []string
 	for _, tl := range l.Result.Tools {
-		names = append(names, tl.Name)
+		// The companion tools are the server's own, offered to every
+		// caller that declared neither tasks nor elicitation.
+		if !strings.HasPrefix(tl.Name, signals.ReservedToolPrefix) {
+			names = append(names, tl.Name)
+		}
 	}
 	_, rest := send(t, http.MethodGet, s.base+"/workflows", token, "")
 	var w struct {
