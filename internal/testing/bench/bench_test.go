@@ -39,7 +39,7 @@ const (
 	defaultSeconds  = 3
 	defaultOpenRuns = 10000
 	defaultPaced    = 20                   // seconds per level of the paced rows
-	onlyEnv         = "OPENWOP_BENCH_ONLY" // "paced": only the paced rows (for profiling them); "short": only the short-call row
+	onlyEnv         = "OPENWOP_BENCH_ONLY" // "paced": only the paced rows (for profiling them); "short": only the short-call row; "pace": only the long-run row
 	maxTargetRate   = 32                   // the throughput target applies up to this many clients
 )
 
@@ -93,12 +93,15 @@ func measure(ctx context.Context, s *stack, n, seconds int) (*table, error) {
 		}
 		return t, rowsPaced(ctx, s, t, time.Duration(envInt("OPENWOP_BENCH_PACED", defaultPaced))*time.Second)
 	}
-	if os.Getenv(onlyEnv) == "short" {
+	switch os.Getenv(onlyEnv) {
+	case "short":
 		return t, rowShortCall(ctx, s, t, n)
+	case "pace":
+		return t, rowPaceLong(ctx, s, t, n)
 	}
 	for _, row := range []func(context.Context, *stack, *table, int) error{
 		rowGetWorking, rowMCPLayer, rowGetTerminal, rowGetTerminalCold, rowToolsCall, rowUpdate, rowCancelKnown, rowCancelUnknown,
-		rowHistoryLength, rowLifecycleCalls, rowShortCall,
+		rowHistoryLength, rowLifecycleCalls, rowShortCall, rowPaceLong,
 	} {
 		if err := row(ctx, s, t, n); err != nil {
 			return t, err

@@ -32,7 +32,8 @@
 //	                       after a warm-up of 5 s at 50 clients and 10 s
 //	                       at 200 (default 20; 0 skips them)
 //	OPENWOP_BENCH_ONLY     "paced": only the paced rows (to profile them);
-//	                       "short": only the short-call row
+//	                       "short": only the short-call row; "pace":
+//	                       only the long-run row (poll interval)
 //	OPENWOP_BENCH_PREOPEN  with OPENWOP_BENCH_ONLY=paced, waiting runs
 //	                       opened before the paced rows (as the earlier
 //	                       rows leave them)
