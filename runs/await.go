@@ -125,6 +125,24 @@ func (rd *reader) loadDescribed(ctx context.Context, id, tenant string) (positio
 	return position{snap: snap, seen: seen, plain: rd.plain(info)}, err
 }
 
+// longPollContext is the context of a history long poll made for ctx: it
+// ends when ctx ends, but carries no deadline to the server. Temporal's
+// frontend answers a long poll whose deadline is less than its tail room
+// (about a second) away at once, with no event, and the SDK's history
+// iterator then asks again at once: within the last second of a deadline
+// (the whole of a short inline wait) a follow would call Temporal a few
+// thousand times a second. Without a deadline the server holds each poll
+// for its own interval, and the poll is cancelled when ctx ends. stop
+// releases it.
+func longPollContext(ctx context.Context) (context.Context, func()) {
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, cancel)
+	return lctx, func() {
+		unhook()
+		cancel()
+	}
+}
+
 // errHistory marks a failure of the history long poll itself.
 var errHistory = errors.New("follow history")
 
@@ -133,7 +151,9 @@ var errHistory = errors.New("follow history")
 // are known already), until done holds or the run closes.
 func (rd *reader) follow(ctx context.Context, id, tenant string, at position, mode followMode, done func(signals.Snapshot) bool) (signals.Snapshot, int64, error) {
 	snap, seen := at.snap, at.seen
-	it := rd.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	lctx, stop := longPollContext(ctx)
+	defer stop()
+	it := rd.client.GetWorkflowHistory(lctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	// task is the last completed workflow task; asked, the last one getRun
 	// was asked after.
 	var task, asked int64
@@ -195,7 +215,9 @@ func publishes(t enumspb.EventType) bool {
 // raw SDK's Get does) and returns the run's final snapshot: held, the run's
 // snapshot while it ran, with what the close event tells.
 func (rd *reader) awaitClose(ctx context.Context, id, tenant string, held signals.Snapshot) (signals.Snapshot, error) {
-	it := rd.client.GetWorkflowHistory(ctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	lctx, stop := longPollContext(ctx)
+	defer stop()
+	it := rd.client.GetWorkflowHistory(lctx, id, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
 	var last *historypb.HistoryEvent
 	for it.HasNext() {
 		ev, err := it.Next()
