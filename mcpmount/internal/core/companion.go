@@ -289,19 +289,18 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 	case errors.Is(err, runs.ErrTerminal):
 		return refusedAnswer(snap, "the run ended before the answer reached it"), nil
 	}
-	var ae *answers.Error
-	if errors.As(err, &ae) {
-		return refusedAnswer(snap, fmt.Sprintf("the answer to %q was refused: %s", args.Key, ae.Problem)), nil
+	if r := answerRefused(args.Key, err); r != nil {
+		return refusedAnswer(snap, fmt.Sprintf("the answer to %q was refused: %s", args.Key, r.problem)), nil
 	}
 	m.RunLog(ctx, id, snap.Tool).Error("answer through "+CompanionAnswer, zap.Error(err))
 	return nil, Internal()
 }
 
-// answerProblem is the rule an answer broke, in a sentence.
+// answerProblem is the rule an answer broke, in a sentence (answerRefused's
+// problem, or err's text for an error of another kind).
 func answerProblem(err error) string {
-	var ae *answers.Error
-	if errors.As(err, &ae) {
-		return ae.Problem
+	if r := answerRefused("", err); r != nil {
+		return r.problem
 	}
 	return err.Error()
 }
