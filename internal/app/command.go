@@ -30,6 +30,7 @@ const Summary = "Command server serves Temporal workflows as MCP tools (embeddin
 // itself (logged, or on stderr before the logger exists).
 func Main(stdio bool) error {
 	worker.SetStickyWorkflowCacheSize(workflows.DefaultWorkflowCacheSize) // before any worker starts; process-wide
+	toolworker.IdentifyBinary()
 	var logger *zap.Logger
 	st, err := loadSettings(envconfig.EnvLookupOS, stdio)
 	if err == nil {

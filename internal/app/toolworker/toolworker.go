@@ -61,6 +61,7 @@ const Summary = "Command worker runs the example tool workflows on a task queue 
 // the configuration, and runs the worker until SIGINT or SIGTERM. It
 // reports its error itself (logged, or on stderr before the logger exists).
 func Main() error {
+	IdentifyBinary() // before any worker starts; process-wide
 	var logger *zap.Logger
 	cfg, err := config.LoadConfig(envconfig.EnvLookupOS)
 	if err == nil {
