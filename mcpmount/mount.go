@@ -20,7 +20,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/session"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
-	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/telemetry"

@@ -91,7 +91,7 @@ if [ "${OPENWOP_FUZZ:-1}" != 0 ]; then
   done <<'FUZZ'
 mcpmount FuzzDecode
 mcpmount/internal/core FuzzInputResponses
-mcpmount/requeststate FuzzOpen FuzzOpenSigned FuzzSealOpen
+mcpmount/internal/requeststate FuzzOpen FuzzOpenSigned FuzzSealOpen
 runs FuzzOpenCursor
 signals/answers FuzzCheckAnswer
 auth FuzzPeekIssuer FuzzVerify FuzzKeySet

@@ -23,8 +23,8 @@ func TestMCPCoreNamesNoEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := map[string]bool{
-		"github.com/openwop/temporal-mcp/mcpmount/ownership":    true,
-		"github.com/openwop/temporal-mcp/mcpmount/requeststate": true,
+		"github.com/openwop/temporal-mcp/mcpmount/internal/ownership":    true,
+		"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate": true,
 	}
 	forbiddenNames := map[string]bool{"ServerSession": true, "ClientSession": true, "ResponseWriter": true, "Request": true}
 	fset := token.NewFileSet()
@@ -62,8 +62,9 @@ func TestMCPCoreNamesNoEdge(t *testing.T) {
 }
 
 // mcpShared are the packages under mcpmount/internal that are no dialect:
-// the core and what every dialect shares.
-var mcpShared = map[string]bool{"core": true, "wire": true}
+// the core, what every dialect shares, and the mount's leaf libraries
+// (request ownership, sealed request state).
+var mcpShared = map[string]bool{"core": true, "wire": true, "ownership": true, "requeststate": true}
 
 // TestMCPDialectsApart fails when a wire dialect of the mount (a package
 // under mcpmount/internal other than core and wire) imports another

@@ -229,7 +229,7 @@ func TestCheckAuthorLibrary(t *testing.T) {
 		{"through another package", listedPackage{ImportPath: mod + "workflows", Module: module,
 			Deps: []string{mod + "signals", mod + "runs"}}, []string{"workflows depends on runs"}},
 		{"a test", listedPackage{ImportPath: mod + "activities", Module: module,
-			XTestImports: []string{mod + "mcpmount/ownership"}}, []string{"activities has tests that import mcpmount/ownership"}},
+			XTestImports: []string{mod + "mcpmount/internal/ownership"}}, []string{"activities has tests that import mcpmount/internal/ownership"}},
 		{"not an author library", listedPackage{ImportPath: mod + "audit", Module: module,
 			Deps: []string{mod + "runs"}}, nil},
 		{"a name that only starts alike", listedPackage{ImportPath: mod + "workflowsx", Module: module,

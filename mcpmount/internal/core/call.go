@@ -14,8 +14,8 @@ import (
 
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/mcpmount/ownership"
-	"github.com/openwop/temporal-mcp/mcpmount/requeststate"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/telemetry"
