@@ -150,7 +150,7 @@ func deploymentOf(v *signals.DeploymentVersion) string {
 // Versioned is a Source that knows, during a rollout, the specs of a tool
 // that the live workers of its older versions serve: their runs were
 // started with those specs, and are checked against them
-// (runs.CheckOutputs). Live is one.
+// (CheckOutput). Live is one.
 type Versioned interface {
 	// OtherVersions returns the specs, other than the listed one, of the
 	// tool named name that workers of versions taking no new runs serve,

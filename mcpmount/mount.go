@@ -18,9 +18,9 @@ import (
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/session"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
-	"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/telemetry"
@@ -221,7 +221,7 @@ func New(opts Options) (*Mount, error) {
 	}
 	pacer := core.NewPacer(opts.PollInterval)
 	m.core, err = core.New(core.Options{
-		Runs: runs.CheckOutputs(opts.Runs, opts.Catalog), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
+		Runs: runs.Amend(opts.Runs, catalog.OutputCheck(opts.Catalog)), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
 		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
 		Pacer: pacer, States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
 		InlineWait: max(opts.InlineWait, 0), NoCompanions: opts.NoCompanionTools,

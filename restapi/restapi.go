@@ -134,7 +134,7 @@ func New(opts Options) (http.Handler, error) {
 		return nil, fmt.Errorf("restapi: %w", err)
 	}
 	h := &handler{
-		runs:      runs.CheckOutputs(opts.Runs, opts.Catalog),
+		runs:      runs.Amend(opts.Runs, catalog.OutputCheck(opts.Catalog)),
 		auth:      opts.Authenticate,
 		oauth:     opts.OAuth,
 		refused:   opts.ScopeRefused,
