@@ -10,8 +10,8 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
-	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/runs"
 )
 

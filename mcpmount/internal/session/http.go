@@ -12,8 +12,8 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
-	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
 // HeaderSessionID is the session header of the session-era (2025-xx)

@@ -18,8 +18,8 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
-	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
 // The session era (2025-06-18, 2025-11-25 and before): the go-sdk serves

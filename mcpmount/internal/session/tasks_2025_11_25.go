@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
-	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
