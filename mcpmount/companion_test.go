@@ -267,3 +267,64 @@ func TestCompanionApprovers(t *testing.T) {
 		t.Fatalf("the gate after the approver's answer = %+v", st)
 	}
 }
+
+// TestCompanionSessionDeclaredTasks: a 2025-11-25 session whose initialize
+// declared capabilities.tasks follows runs as tasks (params.task), over
+// HTTP and stdio: it is not offered the companion tools, and its call of a
+// tool that may ask a question without params.task is refused with -32021
+// as before, not handed off to tools it was never listed. The same session
+// without the capability is offered them.
+func TestCompanionSessionDeclaredTasks(t *testing.T) {
+	s := newStack(t, nil, "")
+	initialize := func(caps string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps +
+			`,"clientInfo":{"name":"tasks-client","version":"0"}}}`
+	}
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	const call = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"confirm_delete","arguments":{"filename":"c.txt"}}}`
+	overHTTP := func(t *testing.T, caps string) (listed, called map[string]any) {
+		hdr := map[string]string{"Content-Type": "application/json", "Accept": acceptJSON}
+		r := post(t, s.URL+"/mcp", hdr, []byte(initialize(caps)))
+		session := r.Header.Get("Mcp-Session-Id")
+		if session == "" {
+			t.Fatalf("initialize: HTTP %d %s", r.Status, r.Raw)
+		}
+		hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = session, "2025-11-25"
+		post(t, s.URL+"/mcp", hdr, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		var l, c map[string]any
+		_ = json.Unmarshal(post(t, s.URL+"/mcp", hdr, []byte(list)).Raw, &l)
+		_ = json.Unmarshal(post(t, s.URL+"/mcp", hdr, []byte(call)).Raw, &c)
+		return l, c
+	}
+	overStdio := func(t *testing.T, caps string) (listed, called map[string]any) {
+		peer := serveStdio(t, s.mount, auth.Anonymous())
+		peer.send(t, []byte(initialize(caps)))
+		peer.response(t)
+		peer.send(t, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		peer.send(t, []byte(list))
+		l := peer.response(t)
+		peer.send(t, []byte(call))
+		return l, peer.response(t)
+	}
+	for _, transport := range []struct {
+		name  string
+		serve func(t *testing.T, caps string) (map[string]any, map[string]any)
+	}{{"HTTP session", overHTTP}, {"stdio", overStdio}} {
+		t.Run(transport.name, func(t *testing.T) {
+			listed, called := transport.serve(t, `{"tasks":{"requests":{"tools":{"call":{}}}}}`)
+			res, _ := listed["result"].(map[string]any)
+			if names := strings.Join(toolNames(res), ","); res == nil || strings.Contains(names, "openwop_") {
+				t.Fatalf("tools/list of a session that declared tasks = %s, want no companion tools", names)
+			}
+			e, _ := called["error"].(map[string]any)
+			if e == nil || e["code"] != float64(-32021) {
+				t.Fatalf("tools/call of an asking tool without params.task = %v, want -32021", called)
+			}
+			listed, _ = transport.serve(t, `{}`)
+			res, _ = listed["result"].(map[string]any)
+			if names := strings.Join(toolNames(res), ","); res == nil || !strings.Contains(names, companionTools) {
+				t.Fatalf("tools/list of a session that declared nothing = %s, want the companion tools", names)
+			}
+		})
+	}
+}

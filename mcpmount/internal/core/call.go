@@ -38,6 +38,10 @@ type CallRequest struct {
 	// MustAskForTask: a tool that runs only as a task must be asked for
 	// one (TaskWanted); that the caller can take one does not do.
 	MustAskForTask bool
+	// FollowsTasks: the client follows runs as tasks in a dialect of its
+	// own (a 2025-11-25 session that declared capabilities.tasks), though
+	// this call did not ask for one; it is offered no companion handoff.
+	FollowsTasks bool
 	// RequestState and InputResponses are those of a multi-round-trip
 	// request (MRTR) retry.
 	RequestState   string
@@ -150,7 +154,7 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 	tasked := req.Task != TaskNone && spec.TaskSupport != signals.TaskForbidden
 	// A client that can neither take a task nor answer a question follows
 	// its run through the companion tools.
-	companion := m.companions != nil && req.Task == TaskNone && !canAnswer(req)
+	companion := m.companions != nil && req.Task == TaskNone && !canAnswer(req) && !req.FollowsTasks
 	if !tasked && spec.CanSuspend && !canAnswer(req) && !companion {
 		// A blocking call could not carry the run's questions back.
 		return nil, MissingCapability(

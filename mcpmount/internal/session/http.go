@@ -30,6 +30,33 @@ type sessions struct {
 	live  map[string]*mcp.ServerSession // session id -> session
 	// calls holds the claims of the requests each session has in flight.
 	calls map[string]map[*ownership.Claim]struct{}
+	// tasks holds the sessions (HTTP or stdio) whose initialize declared
+	// the 2025-11-25 capabilities.tasks: they follow runs as tasks.
+	tasks map[*mcp.ServerSession]bool
+}
+
+// declareTasks records that ss declared capabilities.tasks, until it ends.
+func (s *sessions) declareTasks(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tasks == nil {
+		s.tasks = map[*mcp.ServerSession]bool{}
+	}
+	s.tasks[ss] = true
+}
+
+// forgetTasks drops what declareTasks recorded of ss.
+func (s *sessions) forgetTasks(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.tasks, ss)
+}
+
+// declaredTasks reports whether ss declared capabilities.tasks.
+func (s *sessions) declaredTasks(ss *mcp.ServerSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ss != nil && s.tasks[ss]
 }
 
 // enter records that claim's request of session id is in flight, until
@@ -129,6 +156,23 @@ func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 		_ = ss.Wait()
 		m.sessions.remove(id)
 		m.log.Debug("MCP session ended", zap.String("session", id))
+	}()
+}
+
+// noteDeclaredTasks records, for the session of an initialize request
+// marked as declaring the 2025-11-25 capabilities.tasks (the SDK's
+// capabilities type drops it), that its client follows runs as tasks;
+// the record ends with the session.
+func (m *Dialect) noteDeclaredTasks(req mcp.Request) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	extra := req.GetExtra()
+	if !ok || ss == nil || extra == nil || extra.Header.Get(legacyTaskHeader) == "" {
+		return
+	}
+	m.sessions.declareTasks(ss)
+	go func() {
+		_ = ss.Wait()
+		m.sessions.forgetTasks(ss)
 	}()
 }
 

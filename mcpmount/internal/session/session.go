@@ -228,7 +228,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			return m.lister.List(ctx, sessionListing(req))
+			return m.lister.List(ctx, m.sessionListing(req))
 		case "tools/call":
 			r, ok := req.(*mcp.CallToolRequest)
 			if !ok || r.Params == nil {
@@ -256,6 +256,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, err
 			}
 			m.trackSession(ctx, req)
+			m.noteDeclaredTasks(req)
 			if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
 				return legacyInitializeResult(ir)
 			}
@@ -289,6 +290,7 @@ func (m *Dialect) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, m
 		call.ArgumentsProblem = hc.argumentsProblem
 	}
 	if r.Session != nil {
+		call.FollowsTasks = !modern && m.sessions.declaredTasks(r.Session)
 		call.Notify = r.Session
 		if !modern && sessionElicits(r.Session) {
 			call.Asker = sessionAsker{r.Session}
@@ -313,9 +315,10 @@ func idempotencyKey(meta map[string]any) (string, error) {
 }
 
 // sessionListing is how a tools/list the SDK decoded is answered. A
-// client whose session declared no elicitation and whose request no Tasks
-// extension gets the companion tools too.
-func sessionListing(req mcp.Request) wire.Listing {
+// client whose session declared neither elicitation nor the 2025-11-25
+// tasks capability, and whose request no Tasks extension, gets the
+// companion tools too.
+func (m *Dialect) sessionListing(req mcp.Request) wire.Listing {
 	var meta map[string]any
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		meta = p.Meta
@@ -325,8 +328,8 @@ func sessionListing(req mcp.Request) wire.Listing {
 	if ok {
 		l.Execution = !l.Labelled && r.ProtocolVersion() == dialectVersion
 	}
-	elicits := ok && !l.Labelled && sessionElicits(r.Session)
-	l.Companions = !elicits && !core.CapsFromMeta(meta).FollowsRuns()
+	follows := ok && !l.Labelled && (sessionElicits(r.Session) || m.sessions.declaredTasks(r.Session))
+	l.Companions = !follows && !core.CapsFromMeta(meta).FollowsRuns()
 	return l
 }
 

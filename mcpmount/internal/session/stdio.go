@@ -33,9 +33,10 @@ func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.
 	return nil
 }
 
-// legacyTaskTransport marks the tools/call requests that carry params.task
-// (the 2025-11-25 task dialect) in their extra headers, as ServeHTTP does
-// for HTTP: the SDK's params type drops the field.
+// legacyTaskTransport marks the requests that carry the 2025-11-25 task
+// dialect's field (params.task of tools/call, capabilities.tasks of
+// initialize) in their extra headers, as ServeHTTP does for HTTP: the
+// SDK's params types drop it.
 type legacyTaskTransport struct{ mcp.Transport }
 
 // Connect wraps the connection.
@@ -52,11 +53,11 @@ type legacyTaskConn struct{ mcp.Connection }
 func (c legacyTaskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || req.Method != "tools/call" {
+	if err != nil || !ok || req.Method != "tools/call" && req.Method != "initialize" {
 		return msg, err
 	}
 	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil || !legacyTaskRequested(params) {
+	if json.Unmarshal(req.Params, &params) != nil || !legacyTaskRequested(req.Method, params) {
 		return msg, nil
 	}
 	extra, _ := req.Extra.(*mcp.RequestExtra)

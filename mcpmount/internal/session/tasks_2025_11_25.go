@@ -34,22 +34,32 @@ const dialectVersion = "2025-11-25"
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
 // legacyTaskHeader carries, from a transport adapter to the MCP handlers,
-// that a session-era tools/call carried params.task (which the SDK's params
-// type drops). Adapters strip any value a client sent.
+// that a session-era request carried the dialect's task field, which the
+// SDK's params types drop: params.task of a tools/call, or
+// capabilities.tasks of an initialize. Adapters strip any value a client
+// sent.
 const legacyTaskHeader = "X-Openwop-Legacy-Task"
 
-// legacyTaskRequested reports whether a session-era request's params hold a
-// params.task object.
-func legacyTaskRequested(params map[string]json.RawMessage) bool {
+// legacyTaskRequested reports whether a session-era request's params hold
+// the dialect's task field: a params.task object on tools/call, a
+// capabilities.tasks object on initialize.
+func legacyTaskRequested(method string, params map[string]json.RawMessage) bool {
 	var t map[string]json.RawMessage
-	return json.Unmarshal(params["task"], &t) == nil && t != nil
+	switch method {
+	case "tools/call":
+		return json.Unmarshal(params["task"], &t) == nil && t != nil
+	case "initialize":
+		var caps map[string]json.RawMessage
+		return json.Unmarshal(params["capabilities"], &caps) == nil && json.Unmarshal(caps["tasks"], &t) == nil && t != nil
+	}
+	return false
 }
 
-// markLegacyTask records params.task of a tools/call in h for the
-// middleware, after removing any copy the client sent.
+// markLegacyTask records the dialect's task field of a request in h for
+// the middleware, after removing any copy the client sent.
 func markLegacyTask(h http.Header, method string, params map[string]json.RawMessage) {
 	h.Del(legacyTaskHeader)
-	if method == "tools/call" && legacyTaskRequested(params) {
+	if legacyTaskRequested(method, params) {
 		h.Set(legacyTaskHeader, "1")
 	}
 }
