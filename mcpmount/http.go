@@ -108,7 +108,6 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		return false
 	}
 	in.Body = body
-	session.ClearMarks(r.Header)
 	return true
 }
 

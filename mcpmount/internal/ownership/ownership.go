@@ -71,6 +71,32 @@ type Claim struct {
 	owned     []ownedRun
 	settled   bool
 	abandoned bool
+	// attached is what the transport adapter attached (Attach).
+	attached any
+}
+
+// Attach records v with the claim: what the request's transport adapter
+// read of the request before the MCP SDK decoded it, and what it offers
+// the request's handlers (its response stream, say). A handler that found
+// the claim with Lookup reads it with Attached. A nil claim records
+// nothing.
+func (c *Claim) Attach(v any) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.attached = v
+}
+
+// Attached returns what Attach recorded, or nil.
+func (c *Claim) Attached() any {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.attached
 }
 
 type ownedRun struct {

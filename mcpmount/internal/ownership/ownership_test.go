@@ -253,3 +253,37 @@ func TestReleaseAfterSettle(t *testing.T) {
 		})
 	}
 }
+
+// TestAttach: what a transport adapter attaches to a claim is what a
+// handler that found the claim by its header reads; a nil claim (a
+// request that came in through no adapter) carries nothing.
+func TestAttach(t *testing.T) {
+	tr := NewTracker(newRecorder().cancel, nil)
+	c := tr.Open(context.Background())
+	defer c.Settle(true)
+	type side struct{ task bool }
+	for _, tc := range []struct {
+		name  string
+		claim *Claim
+		put   any
+		want  any
+	}{
+		{"nothing attached", c, nil, nil},
+		{"attached", c, &side{task: true}, nil},
+		{"nil claim", nil, &side{}, nil},
+	} {
+		if tc.put != nil {
+			tc.claim.Attach(tc.put)
+			if tc.claim != nil {
+				tc.want = tc.put
+			}
+		}
+		found := tr.Lookup(http.Header{ClaimHeader: {c.Key()}})
+		if tc.claim == nil {
+			found = nil
+		}
+		if got := found.Attached(); got != tc.want {
+			t.Errorf("%s: Attached() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package session
 
 import (
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,9 +61,6 @@ type Dialect struct {
 	sessionHandler http.Handler
 	sessions       sessions
 	maxSessions    int
-	// calls holds the *httpCall of each HTTP request being served, by
-	// ownership claim key.
-	calls sync.Map
 }
 
 // New builds the dialect and its go-sdk server.

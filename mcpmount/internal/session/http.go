@@ -166,7 +166,10 @@ func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 func (m *Dialect) noteDeclaredTasks(req mcp.Request) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	extra := req.GetExtra()
-	if !ok || ss == nil || extra == nil || extra.Header.Get(legacyTaskHeader) == "" {
+	if !ok || ss == nil || extra == nil {
+		return
+	}
+	if side := sideOf(m.tracker.Lookup(extra.Header)); side == nil || !side.taskField {
 		return
 	}
 	m.sessions.declareTasks(ss)
@@ -259,10 +262,6 @@ func (m *Dialect) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("mcpmount: shut down: %w", ctx.Err())
 	}
 }
-
-// ClearMarks removes from h what only the dialect may set on a request
-// (a client must not mark its own call as a 2025-11-25 task).
-func ClearMarks(h http.Header) { h.Del(legacyTaskHeader) }
 
 // ServeResponse hands a session-era client's response to a request of the
 // server (an elicitation) to the session's SDK handler, which matches it

@@ -115,25 +115,35 @@ func (m *Dialect) sessionRoute(id string) sdkRoute {
 	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
 }
 
-// httpCall is what the core needs of the HTTP request that carries a
-// tools/call (or a tasks/result), found for a session-era request by its
-// ownership claim: the handlers of a session do not see the request's
-// context (a session keeps the context of its initialize).
-type httpCall struct {
-	// stream is the request's SSE stream, nil for a JSON response.
+// requestSide is what the transport adapter of a request (HTTP or stdio)
+// read of it before the SDK decoded it, and what its transport offers the
+// core, attached to the request's ownership claim (ownership.Claim.Attach):
+// a session's handlers see neither the HTTP request nor its context (a
+// session keeps the context of its initialize), but they find the claim.
+type requestSide struct {
+	// stream is the request's SSE stream, nil for a JSON response or stdio.
 	stream *wire.EventStream
 	// argumentsProblem is the tool-input error found in tools/call
 	// arguments before the SDK decoded them (see argumentsSetAside).
 	argumentsProblem error
 	// overload learns of a tools/call refused by admission control, which
 	// the response then answers with 503 and Retry-After (nil for a
-	// batch).
+	// batch and on stdio).
 	overload *wire.OverloadNote
+	// taskField: the request carried the 2025-11-25 dialect's task field,
+	// which the SDK's params types drop (legacyTaskRequested).
+	taskField bool
+}
+
+// sideOf returns what the transport adapter attached to claim, or nil.
+func sideOf(claim *ownership.Claim) *requestSide {
+	side, _ := claim.Attached().(*requestSide)
+	return side
 }
 
 // KeepAlive starts the SSE keep-alives of the request's stream, if it has
 // one (core.Response).
-func (c *httpCall) KeepAlive(interval time.Duration) (stop func()) {
+func (c *requestSide) KeepAlive(interval time.Duration) (stop func()) {
 	if c == nil || c.stream == nil {
 		return func() {}
 	}
@@ -143,7 +153,7 @@ func (c *httpCall) KeepAlive(interval time.Duration) (stop func()) {
 
 // Overloaded notes the refusal, which the HTTP layer answers with status
 // 503 and Retry-After (core.Response).
-func (c *httpCall) Overloaded(rej *admission.Rejection) {
+func (c *requestSide) Overloaded(rej *admission.Rejection) {
 	if c != nil && c.overload != nil {
 		c.overload.Set(rej)
 	}
@@ -154,9 +164,8 @@ func (c *httpCall) Overloaded(rej *admission.Rejection) {
 // or continues is cancelled unless its whole response is delivered. A
 // transport error the SDK answers in plain text is written as a JSON-RPC
 // error carrying it, and so is a tools/call refused by admission control.
-// While the request is served, its httpCall is registered under its
-// claim's key, and a session's request is recorded with its session, whose
-// end settles it.
+// The request's requestSide is attached to its claim, and a session's
+// request is recorded with its session, whose end settles it.
 func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incoming, route sdkRoute) {
 	id := in.Msg.ID
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
@@ -167,28 +176,24 @@ func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Inco
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	if len(id) > 0 {
-		markLegacyTask(r.Header, in.Msg.Method, in.Params)
-	}
 	r = r.WithContext(auth.WithSubject(r.Context(), in.Caller))
-	call := &httpCall{argumentsProblem: in.ArgumentsProblem}
+	side := &requestSide{argumentsProblem: in.ArgumentsProblem, taskField: len(id) > 0 && legacyTaskRequested(in.Msg.Method, in.Params)}
 	if id != nil {
-		call.overload = &wire.OverloadNote{}
-		pw.overload = call.overload
+		side.overload = &wire.OverloadNote{}
+		pw.overload = side.overload
 	}
 	var out http.ResponseWriter = pw
 	if route.stream {
-		call.stream = wire.NewEventStream(pw)
-		out = call.stream
-		defer call.stream.Stop()
+		side.stream = wire.NewEventStream(pw)
+		out = side.stream
+		defer side.stream.Stop()
 		defer m.obs.Stream()()
 	}
 	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get(ownership.ClaimHeader)
-		m.calls.Store(key, call)
-		defer m.calls.Delete(key)
+		claim := m.tracker.Lookup(r.Header)
+		claim.Attach(side)
 		if route.session != "" {
-			defer m.sessions.enter(route.session, m.tracker.Lookup(r.Header))()
+			defer m.sessions.enter(route.session, claim)()
 		}
 		route.handler.ServeHTTP(w, r)
 	})).ServeHTTP(out, r)
@@ -205,17 +210,6 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 	out.Params = raw
 	body, _ := json.Marshal(out)
 	return body
-}
-
-// httpCall returns the HTTP request that holds claim, or nil (stdio, or
-// no claim).
-func (m *Dialect) httpCall(claim *ownership.Claim) *httpCall {
-	if claim == nil {
-		return nil
-	}
-	v, _ := m.calls.Load(claim.Key())
-	c, _ := v.(*httpCall)
-	return c
 }
 
 // middleware is the SDK server's dispatch of the mount's methods. It
@@ -281,13 +275,13 @@ func (m *Dialect) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, m
 	}
 	if extra := r.GetExtra(); extra != nil {
 		call.Claim = m.tracker.Lookup(extra.Header)
-		if extra.Header.Get(legacyTaskHeader) != "" && !modern {
+	}
+	if side := sideOf(call.Claim); side != nil {
+		call.Response = side
+		call.ArgumentsProblem = side.argumentsProblem
+		if side.taskField && !modern {
 			call.Task = core.TaskWanted
 		}
-	}
-	if hc := m.httpCall(call.Claim); hc != nil {
-		call.Response = hc
-		call.ArgumentsProblem = hc.argumentsProblem
 	}
 	if r.Session != nil {
 		call.FollowsTasks = !modern && m.sessions.declaredTasks(r.Session)

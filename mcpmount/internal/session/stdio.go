@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -24,7 +24,7 @@ import (
 // ServeStdio returns once those cancellations are done. Nothing but MCP
 // messages is written to out.
 func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser) error {
-	t := legacyTaskTransport{m.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out})}
+	t := legacyTaskTransport{m.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out}), m.tracker}
 	err := m.server.Run(auth.WithSubject(ctx, caller), t)
 	m.tracker.Wait()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
@@ -33,11 +33,15 @@ func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.
 	return nil
 }
 
-// legacyTaskTransport marks the requests that carry the 2025-11-25 task
-// dialect's field (params.task of tools/call, capabilities.tasks of
-// initialize) in their extra headers, as ServeHTTP does for HTTP: the
-// SDK's params types drop it.
-type legacyTaskTransport struct{ mcp.Transport }
+// legacyTaskTransport notes, for the requests that carry the 2025-11-25
+// task dialect's field (params.task of tools/call, capabilities.tasks of
+// initialize), which the SDK's params types drop, a requestSide attached
+// to the request's ownership claim, as serveSDK does on HTTP. It wraps the
+// tracker's transport, which gave each call its claim.
+type legacyTaskTransport struct {
+	mcp.Transport
+	tracker *ownership.Tracker
+}
 
 // Connect wraps the connection.
 func (t legacyTaskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -45,10 +49,13 @@ func (t legacyTaskTransport) Connect(ctx context.Context) (mcp.Connection, error
 	if err != nil {
 		return nil, err
 	}
-	return legacyTaskConn{c}, nil
+	return legacyTaskConn{c, t.tracker}, nil
 }
 
-type legacyTaskConn struct{ mcp.Connection }
+type legacyTaskConn struct {
+	mcp.Connection
+	tracker *ownership.Tracker
+}
 
 func (c legacyTaskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
@@ -60,14 +67,8 @@ func (c legacyTaskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if json.Unmarshal(req.Params, &params) != nil || !legacyTaskRequested(req.Method, params) {
 		return msg, nil
 	}
-	extra, _ := req.Extra.(*mcp.RequestExtra)
-	if extra == nil {
-		extra = &mcp.RequestExtra{}
-		req.Extra = extra
+	if extra, _ := req.Extra.(*mcp.RequestExtra); extra != nil {
+		c.tracker.Lookup(extra.Header).Attach(&requestSide{taskField: true})
 	}
-	if extra.Header == nil {
-		extra.Header = http.Header{}
-	}
-	extra.Header.Set(legacyTaskHeader, "1")
 	return req, nil
 }

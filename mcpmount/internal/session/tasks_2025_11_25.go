@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,13 +32,6 @@ const dialectVersion = "2025-11-25"
 // metaRelatedTask is the _meta key tying a message to its task.
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
-// legacyTaskHeader carries, from a transport adapter to the MCP handlers,
-// that a session-era request carried the dialect's task field, which the
-// SDK's params types drop: params.task of a tools/call, or
-// capabilities.tasks of an initialize. Adapters strip any value a client
-// sent.
-const legacyTaskHeader = "X-Openwop-Legacy-Task"
-
 // legacyTaskRequested reports whether a session-era request's params hold
 // the dialect's task field: a params.task object on tools/call, a
 // capabilities.tasks object on initialize.
@@ -53,15 +45,6 @@ func legacyTaskRequested(method string, params map[string]json.RawMessage) bool 
 		return json.Unmarshal(params["capabilities"], &caps) == nil && json.Unmarshal(caps["tasks"], &t) == nil && t != nil
 	}
 	return false
-}
-
-// markLegacyTask records the dialect's task field of a request in h for
-// the middleware, after removing any copy the client sent.
-func markLegacyTask(h http.Header, method string, params map[string]json.RawMessage) {
-	h.Del(legacyTaskHeader)
-	if legacyTaskRequested(method, params) {
-		h.Set(legacyTaskHeader, "1")
-	}
 }
 
 // dialectCapability is the capabilities.tasks object of the 2025-11-25
@@ -292,7 +275,7 @@ func (m *Dialect) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller
 	if !snap.Status.Terminal() {
 		claim.Own(caller, id)
 	}
-	defer m.httpCall(claim).KeepAlive(m.keepAlive)()
+	defer sideOf(claim).KeepAlive(m.keepAlive)()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer claim.AfterGone(cancel)()
