@@ -16,8 +16,8 @@
 //     Origin, credential, content type, body, the one decode of the body,
 //     the 2026-07-28 header and _meta checks, a tool's scopes), then goes
 //     to its dialect.
-//   - internal/modern: the 2026-07-28 dialect. It answers every method of
-//     it itself (server/discover, tools/list, tools/call,
+//   - internal/modern: the 2026-07-28 dialect, over HTTP and stdio. It
+//     answers every method of it itself (server/discover, tools/list, tools/call,
 //     tasks/get|update|cancel, subscriptions/listen); its answers are held
 //     to testdata/wire-2026-07-28.golden.
 //   - internal/session: the session era, served by the go-sdk (its

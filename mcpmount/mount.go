@@ -283,7 +283,9 @@ func newStates(opts Options) (*requeststate.Codec, error) {
 // ServeStdio returns once those cancellations are done. Nothing but MCP
 // messages is written to out.
 func (m *Mount) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser) error {
-	return m.session.ServeStdio(ctx, caller, in, out)
+	// 2026-07-28 requests go to their own dialect, the others to the
+	// session era's.
+	return m.session.ServeStdio(ctx, caller, in, out, session.Divert{Takes: modern.Takes, Serve: m.modern.ServeMessage})
 }
 
 // Shutdown ends the mount's long-lived streams, so that a graceful HTTP

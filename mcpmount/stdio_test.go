@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/signals"
@@ -208,4 +212,71 @@ func TestStdioOwnership(t *testing.T) {
 		}
 		wantCancelledByRequest(t, s.awaitEnd(t, auth.Anonymous(), id, 20*time.Second))
 	})
+}
+
+// TestStdioModern: a 2026-07-28 client over stdio is served by the
+// 2026-07-28 dialect's own front door, with no initialize: discovery, the
+// tool list, a short call answered inline, a task followed and cancelled,
+// and the version check, as over HTTP.
+func TestStdioModern(t *testing.T) {
+	s := newStack(t, nil, "")
+	peer := serveStdio(t, s.mount, auth.Anonymous())
+	id := 0
+	call := func(version, method string, params map[string]any) map[string]any {
+		t.Helper()
+		id++
+		params["_meta"] = map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    version,
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "stdio-2026", "version": "0"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}},
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		peer.send(t, b)
+		r := peer.response(t)
+		if r["id"] != float64(id) {
+			t.Fatalf("%s answered %v, want the answer of id %d", method, r, id)
+		}
+		return r
+	}
+	result := func(r map[string]any) map[string]any {
+		t.Helper()
+		res, ok := r["result"].(map[string]any)
+		if !ok {
+			t.Fatalf("want a result, got %v", r)
+		}
+		return res
+	}
+	if res := result(call(ProtocolVersion, "server/discover", map[string]any{})); res["supportedVersions"] == nil {
+		t.Fatalf("server/discover = %v", res)
+	}
+	if names := strings.Join(toolNames(result(call(ProtocolVersion, "tools/list", map[string]any{}))), ","); !strings.Contains(names, "delay") ||
+		strings.Contains(names, "openwop_") {
+		t.Fatalf("tools/list = %s, want the catalog's tools and no companion tools (the client takes tasks)", names)
+	}
+	short := result(call(ProtocolVersion, "tools/call", map[string]any{"name": "delay", "arguments": map[string]any{"delayMs": 5}}))
+	if short["resultType"] != "complete" || !strings.Contains(fmt.Sprint(short["structuredContent"]), "sleptMs") {
+		t.Fatalf("a 5 ms call = %v, want its result inline", short)
+	}
+	task := result(call(ProtocolVersion, "tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 30}}))
+	taskID, _ := task["taskId"].(string)
+	if task["resultType"] != "task" || taskID == "" {
+		t.Fatalf("a 30 s call = %v, want a task", task)
+	}
+	if got := result(call(ProtocolVersion, "tasks/get", map[string]any{"taskId": taskID})); got["status"] != "working" {
+		t.Fatalf("tasks/get = %v, want working", got)
+	}
+	result(call(ProtocolVersion, "tasks/cancel", map[string]any{"taskId": taskID}))
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got := result(call(ProtocolVersion, "tasks/get", map[string]any{"taskId": taskID}))
+		if got["status"] == "cancelled" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks/get after tasks/cancel = %v, want cancelled", got)
+		}
+	}
+	e, _ := call("2099-01-01", "tools/list", map[string]any{})["error"].(map[string]any)
+	if e == nil || e["code"] != float64(mcp.CodeUnsupportedProtocolVersion) || !strings.Contains(fmt.Sprint(e["data"]), "2099-01-01") {
+		t.Fatalf("an unknown version = %v, want %d naming it", e, mcp.CodeUnsupportedProtocolVersion)
+	}
 }

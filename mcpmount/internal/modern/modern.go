@@ -62,77 +62,111 @@ func NameField(method string) (string, bool) {
 	return "", false
 }
 
-// Validate runs the 2026-07-28 checks in the order the wire reference
-// fixes: _meta keys, headers against the body, version, method.
+// Validate runs the 2026-07-28 checks of an HTTP request in the order the
+// wire reference fixes: _meta keys, headers against the body, version,
+// method.
 func Validate(r *http.Request, msg *wire.Message, params, meta map[string]json.RawMessage, perr error) (wire.Refusal, bool) {
-	fail := func(status int, code int64, message string, data any) (wire.Refusal, bool) {
-		return wire.Refusal{Status: status, ID: msg.ID, Code: code, Message: message, Data: data}, true
+	metaVersion, e, bad := validateMeta(msg, meta, perr)
+	if !bad {
+		e, bad = validateHeaders(r, msg, params, metaVersion)
 	}
-	// 1. Required _meta keys.
+	if !bad {
+		e, bad = validateServed(msg, metaVersion)
+	}
+	return e, bad
+}
+
+// ValidateMessage runs the checks of Validate that a request on a message
+// stream (stdio), which has no headers, can fail: _meta keys, version,
+// method.
+func ValidateMessage(msg *wire.Message, meta map[string]json.RawMessage, perr error) (wire.Refusal, bool) {
+	metaVersion, e, bad := validateMeta(msg, meta, perr)
+	if !bad {
+		e, bad = validateServed(msg, metaVersion)
+	}
+	return e, bad
+}
+
+// refusal is the 2026-07-28 refusal of msg.
+func refusal(msg *wire.Message, status int, code int64, message string, data any) (wire.Refusal, bool) {
+	return wire.Refusal{Status: status, ID: msg.ID, Code: code, Message: message, Data: data}, true
+}
+
+// validateMeta checks the required _meta keys and returns the protocol
+// version they name.
+func validateMeta(msg *wire.Message, meta map[string]json.RawMessage, perr error) (string, wire.Refusal, bool) {
 	if perr != nil {
-		return fail(http.StatusBadRequest, wire.CodeInvalidParams, "invalid params: "+perr.Error(), nil)
+		e, bad := refusal(msg, http.StatusBadRequest, wire.CodeInvalidParams, "invalid params: "+perr.Error(), nil)
+		return "", e, bad
 	}
 	var metaVersion string
 	if err := json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &metaVersion); err != nil || metaVersion == "" {
-		return fail(http.StatusBadRequest, wire.CodeInvalidParams,
+		e, bad := refusal(msg, http.StatusBadRequest, wire.CodeInvalidParams,
 			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion), nil)
+		return "", e, bad
 	}
 	// The body parsed, so an object is told by its first byte.
 	if caps := bytes.TrimSpace(meta[mcp.MetaKeyClientCapabilities]); len(caps) == 0 || caps[0] != '{' {
-		return fail(http.StatusBadRequest, wire.CodeInvalidParams,
+		e, bad := refusal(msg, http.StatusBadRequest, wire.CodeInvalidParams,
 			fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyClientCapabilities), nil)
+		return "", e, bad
 	}
+	return metaVersion, wire.Refusal{}, false
+}
 
-	// 2. Headers mirror the body.
+// validateHeaders checks that the HTTP headers mirror the body.
+func validateHeaders(r *http.Request, msg *wire.Message, params map[string]json.RawMessage, metaVersion string) (wire.Refusal, bool) {
+	fail := func(message string) (wire.Refusal, bool) {
+		return refusal(msg, http.StatusBadRequest, wire.CodeHeaderMismatch, message, nil)
+	}
 	hv := r.Header.Get(HeaderProtocolVersion)
 	if hv == "" {
-		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "missing required MCP-Protocol-Version header", nil)
+		return fail("missing required MCP-Protocol-Version header")
 	}
 	if hv != metaVersion {
-		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
-			"header mismatch: MCP-Protocol-Version %q does not match _meta %s %q", hv, mcp.MetaKeyProtocolVersion, metaVersion), nil)
+		return fail(fmt.Sprintf("header mismatch: MCP-Protocol-Version %q does not match _meta %s %q", hv, mcp.MetaKeyProtocolVersion, metaVersion))
 	}
 	hm := r.Header.Values(HeaderMethod)
 	if len(hm) == 0 {
-		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "missing required Mcp-Method header", nil)
+		return fail("missing required Mcp-Method header")
 	}
 	if len(hm) > 1 || hm[0] != msg.Method {
-		return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
-			"header mismatch: Mcp-Method %q does not match method %q", strings.Join(hm, ","), msg.Method), nil)
+		return fail(fmt.Sprintf("header mismatch: Mcp-Method %q does not match method %q", strings.Join(hm, ","), msg.Method))
 	}
-	if field, ok := NameField(msg.Method); ok {
-		var bodyName string
-		hasBody := json.Unmarshal(params[field], &bodyName) == nil && params[field] != nil
-		hn := r.Header.Values(HeaderName)
-		switch {
-		case len(hn) == 0 && hasBody:
-			return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
-				"missing required Mcp-Name header for method %q", msg.Method), nil)
-		case len(hn) > 1:
-			return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "more than one Mcp-Name header", nil)
-		case len(hn) == 1:
-			name, ok := decodeHeaderValue(hn[0])
-			if !ok {
-				return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, "Mcp-Name header has invalid base64 encoding", nil)
-			}
-			if !hasBody || name != bodyName {
-				return fail(http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf(
-					"header mismatch: Mcp-Name does not match params.%s", field), nil)
-			}
-			// The SDK compares Mcp-Name verbatim; give it the decoded value.
-			r.Header.Set(HeaderName, name)
+	field, ok := NameField(msg.Method)
+	if !ok {
+		return wire.Refusal{}, false
+	}
+	var bodyName string
+	hasBody := json.Unmarshal(params[field], &bodyName) == nil && params[field] != nil
+	hn := r.Header.Values(HeaderName)
+	switch {
+	case len(hn) == 0 && hasBody:
+		return fail(fmt.Sprintf("missing required Mcp-Name header for method %q", msg.Method))
+	case len(hn) > 1:
+		return fail("more than one Mcp-Name header")
+	case len(hn) == 1:
+		name, ok := decodeHeaderValue(hn[0])
+		if !ok {
+			return fail("Mcp-Name header has invalid base64 encoding")
 		}
+		if !hasBody || name != bodyName {
+			return fail(fmt.Sprintf("header mismatch: Mcp-Name does not match params.%s", field))
+		}
+		// The SDK compares Mcp-Name verbatim; give it the decoded value.
+		r.Header.Set(HeaderName, name)
 	}
+	return wire.Refusal{}, false
+}
 
-	// 3. Version.
+// validateServed checks the version and the method.
+func validateServed(msg *wire.Message, metaVersion string) (wire.Refusal, bool) {
 	if metaVersion != wire.ProtocolVersion {
-		return fail(http.StatusBadRequest, wire.CodeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", metaVersion),
+		return refusal(msg, http.StatusBadRequest, wire.CodeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", metaVersion),
 			map[string]any{"supported": []string{wire.ProtocolVersion}, "requested": metaVersion})
 	}
-
-	// 4. Method.
 	if !Served(msg.Method) {
-		return fail(http.StatusNotFound, wire.CodeMethodNotFound, fmt.Sprintf("method not found: %q", msg.Method), nil)
+		return refusal(msg, http.StatusNotFound, wire.CodeMethodNotFound, fmt.Sprintf("method not found: %q", msg.Method), nil)
 	}
 	return wire.Refusal{}, false
 }
@@ -281,6 +315,12 @@ func DecodeCall(h http.Header, in *wire.Incoming) (call *core.CallRequest, probl
 	if h.Get(HeaderName) == "" {
 		return nil, `missing required Mcp-Name header for method "tools/call"`
 	}
+	return decodeCallParams(in)
+}
+
+// decodeCallParams decodes the params of a 2026-07-28 tools/call, on any
+// transport.
+func decodeCallParams(in *wire.Incoming) (call *core.CallRequest, problem string) {
 	p := in.Params
 	call = &core.CallRequest{Arguments: p["arguments"], ArgumentsProblem: in.ArgumentsProblem,
 		Caps: core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities])}

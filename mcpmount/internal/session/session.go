@@ -229,16 +229,13 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, core.InvalidParams("tools/call requires params")
 			}
 			defer m.tracker.Track()()
-			call, modern := m.sessionCall(r)
+			call := m.sessionCall(r)
 			key, err := idempotencyKey(r.Params.Meta)
 			if err != nil {
 				return nil, err
 			}
 			call.IdempotencyKey = key
 			res, err := m.core.CallTool(ctx, call)
-			if modern {
-				return m.proj.AnswerCall(res, err, true)
-			}
 			return m.answerTaskDialect(call, res, err)
 		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
 			if legacyRequest(req) {
@@ -260,15 +257,15 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// sessionCall decodes a tools/call the SDK decoded (a session-era request,
-// or a 2026-07-28 one over stdio: modern) into a call request. A request
-// that declared the Tasks extension accepts a task; a session-era one with
-// params.task wants one, and in 2025-11-25 a tool that runs only as a task
-// must be called with params.task.
-func (m *Dialect) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, modern bool) {
+// sessionCall decodes a session-era tools/call the SDK decoded into a call
+// request (2026-07-28 requests never come here: over HTTP and stdio alike
+// they go to their own dialect). A request that declared the Tasks
+// extension accepts a task; one with params.task wants one, and in
+// 2025-11-25 a tool that runs only as a task must be called with
+// params.task.
+func (m *Dialect) sessionCall(r *mcp.CallToolRequest) *core.CallRequest {
 	p := r.Params
-	modern = core.ModernMeta(p.Meta)
-	call = &core.CallRequest{Name: p.Name, Arguments: p.Arguments, Caps: core.CapsFromMeta(p.Meta),
+	call := &core.CallRequest{Name: p.Name, Arguments: p.Arguments, Caps: core.CapsFromMeta(p.Meta),
 		RequestState: p.RequestState, InputResponses: p.InputResponses, ProgressToken: p.GetProgressToken()}
 	if call.Caps.Tasks() {
 		call.Task = core.TaskAccepted
@@ -279,19 +276,19 @@ func (m *Dialect) sessionCall(r *mcp.CallToolRequest) (call *core.CallRequest, m
 	if side := sideOf(call.Claim); side != nil {
 		call.Response = side
 		call.ArgumentsProblem = side.argumentsProblem
-		if side.taskField && !modern {
+		if side.taskField {
 			call.Task = core.TaskWanted
 		}
 	}
 	if r.Session != nil {
-		call.FollowsTasks = !modern && m.sessions.declaredTasks(r.Session)
+		call.FollowsTasks = m.sessions.declaredTasks(r.Session)
 		call.Notify = r.Session
-		if !modern && sessionElicits(r.Session) {
+		if sessionElicits(r.Session) {
 			call.Asker = sessionAsker{r.Session}
 		}
 	}
-	call.MustAskForTask = !modern && r.ProtocolVersion() == dialectVersion
-	return call, modern
+	call.MustAskForTask = r.ProtocolVersion() == dialectVersion
+	return call
 }
 
 // idempotencyKey reads the idempotency key of a tools/call the SDK
@@ -317,12 +314,12 @@ func (m *Dialect) sessionListing(req mcp.Request) wire.Listing {
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		meta = p.Meta
 	}
-	l := wire.Listing{Labelled: core.ModernMeta(meta)}
+	var l wire.Listing
 	r, ok := req.(*mcp.ListToolsRequest)
 	if ok {
-		l.Execution = !l.Labelled && r.ProtocolVersion() == dialectVersion
+		l.Execution = r.ProtocolVersion() == dialectVersion
 	}
-	follows := ok && !l.Labelled && (sessionElicits(r.Session) || m.sessions.declaredTasks(r.Session))
+	follows := ok && (sessionElicits(r.Session) || m.sessions.declaredTasks(r.Session))
 	l.Companions = !follows && !core.CapsFromMeta(meta).FollowsRuns()
 	return l
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ type Message struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
 }
+
+// Send writes one message on a message stream (stdio).
+type Send func(ctx context.Context, msg jsonrpc.Message) error
 
 // rpcError is a refusal of a request before any method ran, with the
 // request id (null when unknown) and the HTTP status it is answered with.
