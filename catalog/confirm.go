@@ -39,6 +39,18 @@ func LookupForCall(ctx context.Context, src Source, name string) (*Tool, error) 
 // calls at most this long after it withdrew its publication.
 const confirmFor = 200 * time.Millisecond
 
+// StopGrace is how long a worker that stops cleanly keeps polling its
+// task queue after it withdrew its publication, before it stops its
+// Temporal worker (workflows.Registry.Run does; a hand-built worker
+// should): the longest a server may still start a run for the withdrawn
+// publication. A server starts a run right after it confirmed the
+// publication running, and takes a confirmation as good for confirmFor
+// (200 ms); the rest is margin for the start call itself. A run started
+// in that window is then picked up by the stopping worker and drained with
+// the runs in flight, instead of waiting in the task queue for a worker
+// that is gone.
+const StopGrace = time.Second
+
 // Confirm implements Confirmer: a tool that only publications serve is
 // confirmed by describing them (one call while the first still runs,
 // shared by the calls that come together, none while one was confirmed

@@ -68,8 +68,11 @@
 // refused as unavailable, within 15 s (docs/catalog.md#liveness). A clean
 // stop (its context ends: Ctrl-C, SIGTERM) first withdraws the
 // publication, so that from then on every call of its tools is refused
-// (unless another worker serves them), then lets the activities in flight
-// finish (DefaultWorkerStopTimeout) before the worker stops. It logs the
+// (unless another worker serves them), keeps polling for
+// catalog.StopGrace (1 s), so that a run a server started before it saw
+// the withdrawal is served rather than left waiting, then lets the
+// activities in flight finish (DefaultWorkerStopTimeout) before the worker
+// stops. It logs the
 // tools it published and withdrew (WorkerOptions.Logger; the log/slog
 // default when nil).
 //

@@ -159,7 +159,10 @@ func (r *Registry) Publication(taskQueue, identity string) signals.Publication {
 //
 // When ctx ends it stops in this order: it withdraws the publication and
 // tells the catalog it is stopping, so that from then on the server starts
-// no new run for it, and only then stops the Temporal worker, which lets
+// no new run for it; it keeps polling for catalog.StopGrace (one second),
+// the longest a server may still start a run it routed before it saw the
+// withdrawal, so that such a run is picked up as any run in flight; and
+// only then stops the Temporal worker, which lets
 // the tasks in flight finish (worker.Options.WorkerStopTimeout,
 // DefaultWorkerStopTimeout when zero); runs it
 // leaves unfinished are continued by another worker of the task queue,
@@ -344,7 +347,9 @@ func (s *serving) sendBeat(ctx context.Context, stopping bool) {
 }
 
 // stop withdraws the publication and tells the catalog the worker is
-// stopping, then stops the Temporal worker (which drains its tasks).
+// stopping, keeps polling for catalog.StopGrace, so that a run
+// a server started before it saw the withdrawal is picked up, then stops
+// the Temporal worker (which drains its tasks).
 func (s *serving) stop(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -354,6 +359,7 @@ func (s *serving) stop(ctx context.Context) {
 		s.log.Info("Worker stopping; tools withdrawn", "taskQueue", s.pub.TaskQueue, "identity", s.pub.Identity, "tools", toolNames(s.pub))
 	}
 	s.sendBeat(wctx, true)
+	time.Sleep(catalog.StopGrace)
 	s.w.Stop()
 }
 
