@@ -336,6 +336,10 @@ func (h *handler) pollEvents(w http.ResponseWriter, r *http.Request, caller sign
 // resolveRequest is the body of POST /runs/{runId}/interrupts/{nodeId}.
 type resolveRequest struct {
 	ResumeValue json.RawMessage `json:"resumeValue"`
+	// InterruptID, when set, is the interrupt the answer is for: one the
+	// node raised earlier and the run already resolved (the node asked
+	// again since) is refused 409, not applied to the open one.
+	InterruptID string `json:"interruptId,omitempty"`
 }
 
 // resolveResponse answers a resolution that was applied.
@@ -360,7 +364,9 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 	if !readJSON(w, r, &req, false) {
 		return
 	}
-	snap, err := h.runs.Get(r.Context(), caller, id)
+	// A reading with no question at the node may predate it: the run is
+	// read anew (runs.AskingAt).
+	snap, err := h.runs.Get(r.Context(), caller, id, runs.AskingAt(nodeID))
 	if err != nil {
 		h.writeRunsError(w, r, "get", err)
 		return
@@ -376,6 +382,10 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 	}
 	if open == nil {
 		h.writeNoOpenInterrupt(w, r, caller, id, nodeID, snap.Status.Terminal())
+		return
+	}
+	if req.InterruptID != "" && req.InterruptID != open.ID {
+		h.writeOtherInterrupt(w, snap, nodeID, req.InterruptID, open.ID)
 		return
 	}
 	res, err := resolutionOf(*open, req.ResumeValue)
@@ -415,6 +425,19 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 		InterruptID: open.ID,
 		Status:      after.Status,
 	})
+}
+
+// writeOtherInterrupt answers a resolution naming the interrupt asked, when
+// the one open at the node is another (open): 409
+// interrupt_already_resolved when the run resolved asked, else 404.
+func (h *handler) writeOtherInterrupt(w http.ResponseWriter, snap signals.Snapshot, nodeID, asked, open string) {
+	if _, done := snap.ResolvedBy(asked); done {
+		writeError(w, http.StatusConflict, "interrupt_already_resolved",
+			fmt.Sprintf("the interrupt %s was already resolved; the node %s asks again as %s", asked, nodeID, open))
+		return
+	}
+	writeError(w, http.StatusNotFound, "interrupt_not_found",
+		fmt.Sprintf("the run has no interrupt %s at node %s (open there: %s)", asked, nodeID, open))
 }
 
 // writeNoOpenInterrupt answers a resolution for a node with no open

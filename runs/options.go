@@ -11,6 +11,9 @@ type ReadOption struct {
 	stale bool
 	// within bounds the age of a stale reading (nil: staleLimit).
 	within func(signals.Snapshot) time.Duration
+	// known, when set, tells whether a reading held knows enough of the
+	// run's questions (Showing, AskingAt).
+	known func(signals.Snapshot) bool
 }
 
 // AllowStale is the ReadOption of a caller that polls the run and will
@@ -29,6 +32,71 @@ func AllowStale() ReadOption { return ReadOption{stale: true} }
 // is older than the client's last poll.
 func AllowStaleWithin(within func(signals.Snapshot) time.Duration) ReadOption {
 	return ReadOption{stale: true, within: within}
+}
+
+// Showing is the ReadOption of a caller about to answer the interrupts
+// ids (tasks/update, an elicitation's answer, an MRTR retry): a reading
+// held that knows one of them neither open nor resolved, and the run not
+// ended, may predate its question (a run that asked again since, which
+// the caller learned of elsewhere: another replica, a follow of the run's
+// history), so the run is read anew, and that reading answers. An answer
+// to a question the run just asked is then applied, not taken for an
+// answer to nothing.
+func Showing(ids ...string) ReadOption {
+	return ReadOption{known: func(snap signals.Snapshot) bool { return shows(snap, ids) }}
+}
+
+// AskingAt is Showing for a caller that names a question by its node
+// (REST): a reading with no question open at nodeID, the run not ended,
+// is followed by one read anew.
+func AskingAt(nodeID string) ReadOption {
+	return ReadOption{known: func(snap signals.Snapshot) bool {
+		if snap.Status.Terminal() {
+			return true
+		}
+		for _, it := range snap.Interrupts {
+			if it.NodeID == nodeID {
+				return true
+			}
+		}
+		return false
+	}}
+}
+
+// knownOf is the test of the Showing and AskingAt options of opts: true
+// for a reading every one of them accepts.
+func knownOf(opts []ReadOption) func(signals.Snapshot) bool {
+	var tests []func(signals.Snapshot) bool
+	for _, o := range opts {
+		if o.known != nil {
+			tests = append(tests, o.known)
+		}
+	}
+	return func(snap signals.Snapshot) bool {
+		for _, ok := range tests {
+			if !ok(snap) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// shows reports whether snap knows every interrupt of ids, open or
+// resolved, or the run ended (no question can be asked any more).
+func shows(snap signals.Snapshot, ids []string) bool {
+	if snap.Status.Terminal() {
+		return true
+	}
+	for _, id := range ids {
+		if _, open := snap.Interrupt(id); open {
+			continue
+		}
+		if _, done := snap.ResolvedBy(id); !done {
+			return false
+		}
+	}
+	return true
 }
 
 // staleBound is how old a stale reading may answer a Get with opts: 0 when

@@ -28,8 +28,31 @@ func (s *Service) Get(ctx context.Context, caller signals.Subject, runID string,
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	r, err := s.rd.readShared(ctx, runID, caller.Tenant, staleBound(opts))
+	r, err := s.rd.readKnowing(ctx, runID, caller.Tenant, staleBound(opts), knownOf(opts))
 	return r.snap, err
+}
+
+// readKnowing is readShared, then, when known refuses the reading (it may
+// predate a question: Showing, AskingAt), one read of the run anew, kept
+// for the next callers.
+func (rd *reader) readKnowing(ctx context.Context, id, tenant string, stale func(signals.Snapshot) time.Duration, known func(signals.Snapshot) bool) (reading, error) {
+	r, err := rd.readShared(ctx, id, tenant, stale)
+	if err != nil || known(r.snap) {
+		return r, err
+	}
+	return rd.readAnew(ctx, id, tenant)
+}
+
+// readAnew reads the run now, sharing no read begun before, and keeps the
+// reading.
+func (rd *reader) readAnew(ctx context.Context, id, tenant string) (reading, error) {
+	epoch, start := rd.reads.currentEpoch(), time.Now()
+	r, err := rd.read(ctx, id, tenant)
+	if err != nil {
+		return reading{}, err
+	}
+	rd.reads.put(id, r, epoch, time.Since(start))
+	return r, nil
 }
 
 // reading is what read learned about a run.

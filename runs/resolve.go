@@ -24,10 +24,13 @@ func (s *Service) Resolve(ctx context.Context, caller signals.Subject, runID str
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	if held, ok := HeldSnapshot(opts...); ok && held.RunID == runID && held.Owner.Tenant == caller.Tenant {
+	ids := []string{r.InterruptID}
+	if held, ok := HeldSnapshot(opts...); ok && held.RunID == runID && held.Owner.Tenant == caller.Tenant && shows(held, ids) {
 		return s.resolve(ctx, caller, runID, held, r)
 	}
-	cur, err := s.rd.readShared(ctx, runID, caller.Tenant, nil)
+	// A reading that does not know the interrupt may predate it: the run
+	// asked again since (Showing).
+	cur, err := s.rd.readKnowing(ctx, runID, caller.Tenant, nil, func(snap signals.Snapshot) bool { return shows(snap, ids) })
 	if err != nil {
 		return signals.Snapshot{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -154,7 +155,9 @@ func (m *Core) resolveAnswer(ctx context.Context, caller signals.Subject, runID,
 	if err != nil {
 		return "", fmt.Errorf("the client's answer does not encode: %w", err)
 	}
-	snap, err := m.runs.Get(ctx, caller, runID)
+	// The question was asked from the run's history: a reading held may
+	// predate it (runs.Showing).
+	snap, err := m.runs.Get(ctx, caller, runID, runs.Showing(id))
 	if err != nil {
 		return "", fmt.Errorf("read the run to apply the client's answer: %w", err)
 	}

@@ -259,7 +259,9 @@ func (m *Core) continueRun(ctx context.Context, c *blockingCall, token string, r
 		return nil, err
 	}
 	defer ticket.Done()
-	snap, err := m.runs.Get(ctx, c.caller, c.runID)
+	// The state's questions were read from the run's history: a reading
+	// held may predate them (runs.Showing).
+	snap, err := m.runs.Get(ctx, c.caller, c.runID, runs.Showing(st.Keys...))
 	if err != nil {
 		return nil, m.LookupErr(ctx, "get run", c.runID, err)
 	}

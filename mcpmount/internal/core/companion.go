@@ -260,7 +260,7 @@ func (m *companions) companionWait(ctx context.Context, resp Response, caller si
 // may not answer it) is a tool result naming why, and leaves the question
 // open.
 func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject, id string, args companionArgs) (*ToolResult, error) {
-	snap, err := m.runs.Get(ctx, caller, id)
+	snap, err := m.runs.Get(ctx, caller, id, runs.Showing(args.Key))
 	if err != nil {
 		if errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch) {
 			return notVisible(args.RunID), nil

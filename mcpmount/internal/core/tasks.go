@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -91,15 +93,17 @@ func (m *Core) UpdateTask(ctx context.Context, declared bool, rawID, rawResponse
 	if err != nil {
 		return err
 	}
-	snap, err := m.runs.Get(ctx, caller, id)
-	if err != nil {
-		return m.LookupErr(ctx, "get run", id, err)
-	}
 	var responses map[string]json.RawMessage
 	if len(rawResponses) > 0 && string(rawResponses) != "null" {
 		if err := json.Unmarshal(rawResponses, &responses); err != nil {
 			return InvalidParams("tasks/update: inputResponses must be an object keyed by input request")
 		}
+	}
+	// A reading that knows a key neither open nor answered may predate
+	// the question: the run is read anew (runs.Showing).
+	snap, err := m.runs.Get(ctx, caller, id, runs.Showing(slices.Collect(maps.Keys(responses))...))
+	if err != nil {
+		return m.LookupErr(ctx, "get run", id, err)
 	}
 	return m.resolveInputs(ctx, caller, id, snap, responses)
 }
