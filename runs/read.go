@@ -2,12 +2,10 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -342,42 +340,11 @@ func (rd *reader) closeEvent(ctx context.Context, id, runID string) (*historypb.
 	return last, nil
 }
 
-// decodeClose extracts the RunRecord from a close event.
-func (rd *reader) decodeClose(ev *historypb.HistoryEvent) (signals.RunRecord, bool) {
-	var payloads *commonpb.Payloads
-	switch {
-	case ev.GetWorkflowExecutionCompletedEventAttributes() != nil:
-		payloads = ev.GetWorkflowExecutionCompletedEventAttributes().GetResult()
-	case ev.GetWorkflowExecutionFailedEventAttributes() != nil:
-		payloads = ev.GetWorkflowExecutionFailedEventAttributes().GetFailure().GetApplicationFailureInfo().GetDetails()
-	case ev.GetWorkflowExecutionCanceledEventAttributes() != nil:
-		payloads = ev.GetWorkflowExecutionCanceledEventAttributes().GetDetails()
-	}
-	if len(payloads.GetPayloads()) == 0 {
-		return signals.RunRecord{}, false
-	}
-	var rec signals.RunRecord
-	if err := rd.dc.FromPayload(payloads.GetPayloads()[0], &rec); err != nil || rec.Snapshot.RunID == "" {
-		return signals.RunRecord{}, false
-	}
-	return rec, true
-}
-
 // closedOutside describes a run that closed without a RunRecord in its
 // close event (last): a plain workflow, or a run terminated, timed out or
 // failed outside the harness.
 func (rd *reader) closedOutside(info *workflowpb.WorkflowExecutionInfo, last *historypb.HistoryEvent) signals.RunRecord {
 	return rd.closeSnapshot(rd.fromInfo(info), last, rd.runTimeout(info))
-}
-
-// runTimeout is the run timeout the run was started with (0: none
-// recorded).
-func (rd *reader) runTimeout(info *workflowpb.WorkflowExecutionInfo) signals.Duration {
-	var d signals.Duration
-	if p, ok := info.GetMemo().GetFields()[signals.MemoRunTimeout]; ok {
-		_ = rd.dc.FromPayload(p, &d)
-	}
-	return d
 }
 
 // closeSnapshot is snap, a snapshot of a run that closed without a
@@ -445,33 +412,6 @@ func timedOutMessage(timeout signals.Duration) string {
 		return "the run timed out"
 	}
 	return fmt.Sprintf("the run timed out: it was still running when its tool's run timeout of %s expired", timeout)
-}
-
-// plainResult turns the result of a workflow that closed without a
-// RunRecord into a tool result: the JSON value as text, and as structured
-// content (an object as is, anything else as {"result": value}).
-func (rd *reader) plainResult(p *commonpb.Payloads) (*signals.ToolResult, json.RawMessage) {
-	res := &signals.ToolResult{Content: []signals.Content{}}
-	if len(p.GetPayloads()) == 0 {
-		res.Content = append(res.Content, signals.Content{Type: "text", Text: "the run completed"})
-		return res, nil
-	}
-	var v any
-	if err := rd.dc.FromPayload(p.GetPayloads()[0], &v); err != nil {
-		res.Content = append(res.Content, signals.Content{Type: "text", Text: "the run completed with a result that is not JSON"})
-		return res, nil
-	}
-	text, _ := json.Marshal(v)
-	if str, ok := v.(string); ok {
-		res.Content = append(res.Content, signals.Content{Type: "text", Text: str})
-	} else {
-		res.Content = append(res.Content, signals.Content{Type: "text", Text: string(text)})
-	}
-	if _, ok := v.(map[string]any); !ok {
-		text, _ = json.Marshal(map[string]any{"result": v})
-	}
-	res.StructuredContent = text
-	return res, text
 }
 
 // describe describes the run id of tenant: ErrNotFound for a missing run
@@ -597,42 +537,6 @@ func (rd *reader) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	}
 	snap.StatusMessage = snap.Status.Message()
 	return snap
-}
-
-// published decodes the state a running run published in its memo.
-func (rd *reader) published(info *workflowpb.WorkflowExecutionInfo) (signals.PublishedState, bool) {
-	p, ok := info.GetMemo().GetFields()[signals.MemoState]
-	if !ok {
-		return signals.PublishedState{}, false
-	}
-	var pub signals.PublishedState
-	if err := rd.dc.FromPayload(p, &pub); err != nil || !pub.Status.Valid() || pub.Status.Terminal() {
-		return signals.PublishedState{}, false
-	}
-	return pub, true
-}
-
-// plain reports whether the run's tool follows signals.ContractPlain.
-func (rd *reader) plain(info *workflowpb.WorkflowExecutionInfo) bool {
-	p, ok := info.GetMemo().GetFields()[signals.MemoContract]
-	if !ok {
-		return false
-	}
-	var c signals.Contract
-	return rd.dc.FromPayload(p, &c) == nil && c == signals.ContractPlain
-}
-
-// keyword decodes the Keyword search attribute name of sa.
-func (rd *reader) keyword(sa *commonpb.SearchAttributes, name string) (string, bool) {
-	p, ok := sa.GetIndexedFields()[name]
-	if !ok {
-		return "", false
-	}
-	var v string
-	if err := rd.dc.FromPayload(p, &v); err != nil {
-		return "", false
-	}
-	return v, true
 }
 
 // query asks the run id its getRun query, as long as ctx allows (Start

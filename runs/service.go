@@ -44,7 +44,7 @@ type reader struct {
 	limit *limitedClient
 	log   *zap.Logger
 	opts  Options
-	dc    converter.DataConverter
+	decoder
 	// known remembers the runs this process started or read lately (see
 	// runMemo): reading a plain one skips the getRun query it cannot
 	// answer, and cancelling one skips the describe call.
@@ -175,7 +175,7 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 		_, _ = io.ReadFull(rand.Reader, secret) // crypto/rand never fails
 	}
 	return &Service{client: c, limit: limit, log: logger, opts: opts, dc: dc, rand: rand.Reader, runIDSecret: secret,
-		rd: &reader{client: c, limit: limit, log: logger, opts: opts, dc: dc,
+		rd: &reader{client: c, limit: limit, log: logger, opts: opts, decoder: decoder{dc},
 			known: newRunMemo(runsRemembered), workers: newWorkers(c, logger), reads: newReadCache(opts.ReadWindow)}}
 }
 
