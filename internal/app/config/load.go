@@ -150,14 +150,30 @@ func (l *loader) taskQueue() error {
 	return nil
 }
 
-// deployment reads EnvDeploymentName and EnvBuildID: both or neither.
+// maxVersionField is the longest deployment name or build id Temporal
+// accepts with its default ID length limit (limit.maxIDLength 1000: each
+// may take half of what the version's internal workflow ID leaves).
+const maxVersionField = 480
+
+// deployment reads EnvDeploymentName and EnvBuildID: both or neither, and
+// each as Temporal accepts it, so that a value it would refuse stops the
+// process before it starts, naming the variable.
 func (l *loader) deployment() error {
-	l.cfg.DeploymentName, l.cfg.BuildID = strings.TrimSpace(l.get(EnvDeploymentName)), strings.TrimSpace(l.get(EnvBuildID))
-	switch {
-	case (l.cfg.DeploymentName == "") != (l.cfg.BuildID == ""):
+	name, build := strings.TrimSpace(l.get(EnvDeploymentName)), strings.TrimSpace(l.get(EnvBuildID))
+	l.cfg.DeploymentName, l.cfg.BuildID = name, build
+	if (name == "") != (build == "") {
 		return fmt.Errorf("%s and %s: set both for a versioned worker, or neither", EnvDeploymentName, EnvBuildID)
-	case strings.Contains(l.cfg.DeploymentName, "."):
-		return fmt.Errorf("%s=%q: a deployment name has no \".\"", EnvDeploymentName, l.cfg.DeploymentName)
+	}
+	if strings.ContainsAny(name, ".:") {
+		return fmt.Errorf("%s=%q: a deployment name has no \".\" and no \":\"", EnvDeploymentName, name)
+	}
+	for _, v := range []struct{ env, value string }{{EnvDeploymentName, name}, {EnvBuildID, build}} {
+		switch {
+		case strings.HasPrefix(v.value, "__"):
+			return fmt.Errorf("%s=%q: Temporal reserves values that start with \"__\"", v.env, v.value)
+		case len(v.value) > maxVersionField:
+			return fmt.Errorf("%s: %d bytes, longer than the %d Temporal accepts", v.env, len(v.value), maxVersionField)
+		}
 	}
 	return nil
 }
