@@ -72,6 +72,12 @@ type Tool struct {
 	args   *jsonschema.Resolved
 	inputs map[string]*jsonschema.Resolved
 	output *jsonschema.Resolved // nil: the spec declares no output schema
+	// pin is the version a run of the tool starts on (Pinned); nil: where
+	// Temporal routes it.
+	pin *signals.DeploymentVersion
+	// alt is, during a ramp, the pinned tool of the ramp's other version
+	// (ForArguments).
+	alt *Tool
 }
 
 // emptyObject is the schema of a tool or input that declares none.
@@ -225,6 +231,45 @@ func CompileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 
 // Name is the tool's name.
 func (t *Tool) Name() string { return t.spec.Name }
+
+// Pinned is the Worker Deployment version a new run of the tool is to
+// start on, whatever Temporal's routing says: LookupForCall chose it
+// while the tool's deployment ramps a version (docs/upgrades.md,
+// "Ramping"), and the tool's spec is that version's. nil: the run starts
+// where Temporal routes it.
+func (t *Tool) Pinned() *signals.DeploymentVersion {
+	if t.pin == nil {
+		return nil
+	}
+	v := *t.pin
+	return &v
+}
+
+// pinnedTo is t to be started on version v (Pinned), with alt the tool
+// of the ramp's other version (nil: none).
+func (t *Tool) pinnedTo(v signals.DeploymentVersion, alt *Tool) *Tool {
+	c := *t
+	c.pin, c.alt = &v, alt
+	return &c
+}
+
+// ForArguments is the tool a call with the arguments raw starts as: t;
+// or, when LookupForCall chose t's version during a ramp and raw does not
+// match t's input schema but matches the one of the ramp's other version,
+// that version's tool. So a call whose arguments match the listed spec is
+// not refused because the ramp chose a version that changed them.
+func (t *Tool) ForArguments(raw json.RawMessage) *Tool {
+	if t.alt == nil {
+		return t
+	}
+	if _, err := t.ValidateArguments(raw); err == nil {
+		return t
+	}
+	if _, err := t.alt.ValidateArguments(raw); err == nil {
+		return t.alt
+	}
+	return t
+}
 
 // Spec returns a copy of the tool's spec.
 func (t *Tool) Spec() signals.ToolSpec { return cloneSpec(t.spec) }

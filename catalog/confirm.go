@@ -19,18 +19,29 @@ type Confirmer interface {
 }
 
 // LookupForCall is src.Lookup for a call about to start a run: when src
-// is a Confirmer, a tool it finds is confirmed still served.
+// is a Router, the version the run is to start on is chosen (the tool
+// returned is that version's, Tool.Pinned naming it); when src is a
+// Confirmer, the tool is confirmed still served, the next choice taken
+// when the first is not.
 func LookupForCall(ctx context.Context, src Source, name string) (*Tool, error) {
 	t, err := src.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := src.(Confirmer); ok {
-		if err := c.Confirm(ctx, t); err != nil {
-			return nil, err
+	choices := []*Tool{t}
+	if r, ok := src.(Router); ok {
+		choices = r.Route(t)
+	}
+	c, ok := src.(Confirmer)
+	if !ok {
+		return choices[0], nil
+	}
+	for _, t := range choices {
+		if err = c.Confirm(ctx, t); err == nil {
+			return t, nil
 		}
 	}
-	return t, nil
+	return nil, err
 }
 
 // confirmFor is how long a publication confirmed running is taken as
@@ -67,6 +78,9 @@ func (l *Live) Confirm(ctx context.Context, t *Tool) error {
 		return nil // a declared tool, or one the reading no longer lists
 	}
 	pubs := v.served[name]
+	if r := v.ramps[name]; r != nil && t.pin != nil && *t.pin == r.ramping {
+		pubs = r.served // a call sent to the ramping version
+	}
 	var last listed
 	for _, p := range pubs {
 		running, err := l.confirmRunning(ctx, p.pub)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
@@ -77,6 +78,9 @@ type LiveOptions struct {
 	Logger *zap.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Rand draws the number in [0, 1) that sends a call to a ramping
+	// version or not (Route; rand.Float64 when nil).
+	Rand func() float64
 }
 
 // Live is the Source the stock server uses: the tools that live workers
@@ -120,6 +124,9 @@ type view struct {
 	// others are, by tool name, the other specs of an available tool that
 	// live workers of versions taking no new runs serve (OtherVersions).
 	others map[string][]*Tool
+	// ramps are, by tool name, the ramps the calls of an available tool
+	// follow (Route).
+	ramps map[string]*ramp
 }
 
 // NewLive returns a Live source reading the catalog through c.
@@ -144,6 +151,9 @@ func NewLive(c client.Client, opts LiveOptions) (*Live, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Float64
 	}
 	l := &Live{c: c, opts: opts, log: opts.Logger, deadSince: map[string]time.Time{}, confirmed: map[string]time.Time{}, reported: map[string]bool{}, compiled: map[string]*Tool{}}
 	if l.log == nil {
@@ -381,7 +391,8 @@ func (l *Live) build(now time.Time, pubs []listed, alive workerSigns, routes map
 			live: alive.anyLive(t.spec.TaskQueue, now, l.opts.LiveWindow),
 		})
 	}
-	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}, served: map[string][]listed{}, others: map[string][]*Tool{}}
+	v := &view{at: now, byKey: map[string]*Tool{}, unav: map[string]*UnavailableError{}, served: map[string][]listed{},
+		others: map[string][]*Tool{}, ramps: map[string]*ramp{}}
 	for name, cands := range byName {
 		t, pick, unav := l.decide(name, cands, routes)
 		if unav != nil {
@@ -394,6 +405,9 @@ func (l *Live) build(now time.Time, pubs []listed, alive workerSigns, routes map
 		if others := l.otherSpecs(t, cands, drained[name]); len(others) > 0 {
 			v.others[name] = others
 		}
+		if p, ok := rampOf(pick, cands, routes); ok {
+			v.ramps[name] = l.rampFor(t, p)
+		}
 	}
 	for name, p := range gone {
 		if _, ok := byName[name]; !ok {
@@ -402,6 +416,23 @@ func (l *Live) build(now time.Time, pubs []listed, alive workerSigns, routes map
 	}
 	sort.Slice(v.tools, func(i, j int) bool { return v.tools[i].spec.Name < v.tools[j].spec.Name })
 	return v
+}
+
+// rampFor is the ramp of plan p for the listed tool t, with the ramping
+// version's spec compiled; one that does not compile is never routed to.
+func (l *Live) rampFor(t *Tool, p rampPlan) *ramp {
+	r := &ramp{listed: t, current: p.current, ramping: p.ramping, percent: p.percent, served: p.served}
+	if p.spec == nil {
+		return r
+	}
+	rt, err := l.compile(*p.spec)
+	if err != nil {
+		l.log.Warn("the ramping version's spec of a tool does not compile; its calls go to the current version",
+			zap.String("tool", t.Name()), zap.String("version", p.ramping.String()), zap.Error(err))
+		return r
+	}
+	r.tool = rt
+	return r
 }
 
 // publisher names the worker of a publication in messages.

@@ -26,6 +26,12 @@ type routing struct {
 	// when there is none and new runs of its task queues go to
 	// unversioned workers.
 	current string
+	// ramping is the build id of the version the deployment ramps to from
+	// its current version, percent the share of new runs Temporal sends
+	// it; empty when none ramps (or the ramp is to or from unversioned
+	// workers, which the catalog does not follow).
+	ramping string
+	percent float32
 }
 
 // routesOf describes each Worker Deployment among pubs (their versions)
@@ -54,8 +60,12 @@ func routesOf(ctx context.Context, c client.Client, pubs []listed) (map[string]r
 			return nil, fmt.Errorf("describe worker deployment %q: %w", v.DeploymentName, err)
 		default:
 			r := routing{known: true}
-			if cur := desc.Info.RoutingConfig.CurrentVersion; cur != nil {
+			rc := desc.Info.RoutingConfig
+			if cur := rc.CurrentVersion; cur != nil {
 				r.current = cur.BuildID
+				if ramp := rc.RampingVersion; ramp != nil {
+					r.ramping, r.percent = ramp.BuildID, rc.RampingVersionPercentage
+				}
 			}
 			out[v.DeploymentName] = r
 		}

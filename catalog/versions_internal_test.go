@@ -169,3 +169,143 @@ func TestVersionedConflictRules(t *testing.T) {
 		})
 	}
 }
+
+// rampTest is a Live whose view is built from pubs (each live, dead or
+// closed a minute ago) and routes, and whose draws are draws in turn.
+func rampTest(t *testing.T, pubs []rampPub, routes map[string]routing, draws []float64) *Live {
+	t.Helper()
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	next := 0
+	l := &Live{opts: LiveOptions{LiveWindow: time.Minute, Now: func() time.Time { return now }, Rand: func() float64 {
+		if next >= len(draws) {
+			t.Fatal("more draws than the test gave")
+		}
+		next++
+		return draws[next-1]
+	}}, log: zap.NewNop(), reported: map[string]bool{}, compiled: map[string]*Tool{}}
+	signs := workerSigns{beats: map[workerKey]beat{}}
+	var ls []listed
+	for _, p := range pubs {
+		ls = append(ls, listed{workflowID: signals.PublicationID(p.p.TaskQueue, p.p.Identity), pub: p.p})
+		switch p.state {
+		case "closed":
+			ls[len(ls)-1].closed = now.Add(-time.Minute)
+		case "live":
+			signs.beats[workerKey{p.p.TaskQueue, p.p.Identity}] = beat{at: now, interval: 3 * time.Second, running: true, publication: true}
+		}
+	}
+	l.view = l.build(now, ls, signs, routes)
+	return l
+}
+
+// rampPub is a publication of a rampTest and its worker's state: "live",
+// "dead" (no longer polls) or "closed" (withdrawn).
+type rampPub struct {
+	p     signals.Publication
+	state string
+}
+
+// chosen names the version a tool is pinned to and its spec: "v2:B", or
+// ":A" when it is not pinned.
+func chosen(t *Tool) string {
+	v := ""
+	if p := t.Pinned(); p != nil {
+		v = p.BuildID
+	}
+	return v + ":" + t.Spec().Description
+}
+
+// TestRampRouting: while a Worker Deployment ramps a version, the catalog
+// lists the current version's spec, and each call goes to the ramping
+// version with the ramp's probability, to the current one otherwise,
+// pinned to the version chosen (so Temporal's own ramp cannot pick the
+// other); never to a ramping version none of whose workers is live.
+func TestRampRouting(t *testing.T) {
+	ramping := func(current, ramp string, percent float32) routing {
+		return routing{known: true, current: current, ramping: ramp, percent: percent}
+	}
+	v1, v2 := rampPub{pubOf("w1", "q", "d.v1", "A"), "live"}, rampPub{pubOf("w2", "q", "d.v2", "B"), "live"}
+	for _, tc := range []struct {
+		name   string
+		pubs   []rampPub
+		routes map[string]routing
+		draws  []float64
+		// want is what each call chose (chosen), the first choice of
+		// Route; then, when the call went to the ramping version, the
+		// current version to fall back on.
+		want []string
+	}{
+		{name: "ramp at 30%: draws under 0.3 go to the ramping version",
+			pubs: []rampPub{v1, v2}, routes: map[string]routing{"d": ramping("v1", "v2", 30)},
+			draws: []float64{0.1, 0.29, 0.3, 0.95}, want: []string{"v2:B v1:A", "v2:B v1:A", "v1:A", "v1:A"}},
+		{name: "ramp at 100%", pubs: []rampPub{v1, v2}, routes: map[string]routing{"d": ramping("v1", "v2", 100)},
+			draws: []float64{0.999}, want: []string{"v2:B v1:A"}},
+		{name: "ramp paused at 0%: pinned to the current version", pubs: []rampPub{v1, v2},
+			routes: map[string]routing{"d": ramping("v1", "v2", 0)}, draws: []float64{0}, want: []string{"v1:A"}},
+		{name: "no worker of the ramping version live: never routed to it",
+			pubs: []rampPub{v1, {v2.p, "dead"}}, routes: map[string]routing{"d": ramping("v1", "v2", 100)},
+			want: []string{"v1:A"}},
+		{name: "the ramping version's workers stopped: never routed to it",
+			pubs: []rampPub{v1, {v2.p, "closed"}}, routes: map[string]routing{"d": ramping("v1", "v2", 100)},
+			want: []string{"v1:A"}},
+		{name: "workers of the ramping version disagree: never routed to it",
+			pubs:   []rampPub{v1, v2, {pubOf("w3", "q", "d.v2", "C"), "live"}},
+			routes: map[string]routing{"d": ramping("v1", "v2", 100)}, want: []string{"v1:A"}},
+		{name: "no ramp: Temporal routes", pubs: []rampPub{v1, v2},
+			routes: map[string]routing{"d": {known: true, current: "v1"}}, want: []string{":A"}},
+		{name: "routing unknown: Temporal routes", pubs: []rampPub{v1}, routes: map[string]routing{"d": {}}, want: []string{":A"}},
+		{name: "a ramp from unversioned workers is not followed",
+			pubs:   []rampPub{{pubOf("w0", "q", "", "A"), "live"}, v2},
+			routes: map[string]routing{"d": {known: true, ramping: "v2", percent: 50}}, want: []string{":A"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := rampTest(t, tc.pubs, tc.routes, tc.draws)
+			listed := l.view.byKey["t"]
+			if listed == nil || listed.Spec().Description != "A" || listed.Pinned() != nil {
+				t.Fatalf("listed %v (unavailable %v), want the current version's spec A, not pinned", listed, l.view.unav["t"])
+			}
+			for i, want := range tc.want {
+				var got []string
+				for _, c := range l.Route(listed) {
+					got = append(got, chosen(c))
+				}
+				if strings.Join(got, " ") != want {
+					t.Errorf("call %d went to %v, want %s", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestRampForArguments: during a ramp, a call whose arguments fit only
+// the other version's input schema goes to that version; arguments that
+// fit neither stay with the version the ramp chose (and are refused
+// against its schema).
+func TestRampForArguments(t *testing.T) {
+	withInput := func(p signals.Publication, field string) signals.Publication {
+		p.Tools[0].InputSchema = json.RawMessage(`{"type":"object","required":["` + field + `"]}`)
+		return p
+	}
+	pubs := []rampPub{{withInput(pubOf("w1", "q", "d.v1", "A"), "text"), "live"}, {withInput(pubOf("w2", "q", "d.v2", "B"), "note"), "live"}}
+	routes := map[string]routing{"d": {known: true, current: "v1", ramping: "v2", percent: 50}}
+	for _, tc := range []struct {
+		name string
+		draw float64
+		args string
+		want string
+	}{
+		{"the ramp chose v2, the arguments fit v2", 0.2, `{"note":"n"}`, "v2:B"},
+		{"the ramp chose v2, the arguments fit v1 only", 0.2, `{"text":"t"}`, "v1:A"},
+		{"the ramp chose v1, the arguments fit v2 only", 0.7, `{"note":"n"}`, "v2:B"},
+		{"the ramp chose v1, the arguments fit both", 0.7, `{"note":"n","text":"t"}`, "v1:A"},
+		{"the ramp chose v2, the arguments fit neither", 0.2, `{}`, "v2:B"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := rampTest(t, pubs, routes, []float64{tc.draw})
+			tool := l.Route(l.view.byKey["t"])[0].ForArguments(json.RawMessage(tc.args))
+			if got := chosen(tool); got != tc.want {
+				t.Errorf("went to %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -72,6 +72,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusInternalServerError, "internal_error", "the tool catalog could not be read")
 		return
 	}
+	t = t.ForArguments(req.Inputs) // during a ramp, the version the inputs fit
 	spec := t.Spec()
 	if !spec.VisibleTo(caller.Tenant) {
 		writeError(w, http.StatusNotFound, "workflow_not_found", fmt.Sprintf("no workflow %q", req.WorkflowID))
@@ -106,6 +107,9 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		Caller:       caller,
 		Transport:    signals.TransportREST,
 		PreRunInputs: preRun,
+		// The version the inputs were checked against, when the catalog
+		// chose one (a ramp).
+		Version: t.Pinned(),
 		// A retry with the key answers the run it started.
 		IdempotencyKey: key,
 	})

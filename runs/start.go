@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/signals"
@@ -37,6 +38,13 @@ type NewRun struct {
 	Transport string
 	// PreRunInputs are the answers to the tool's pre-run input requests.
 	PreRunInputs map[string]json.RawMessage
+	// Version, when set, is the Worker Deployment version the run starts
+	// on whatever the deployment's routing says (catalog.Tool.Pinned: the
+	// version whose spec the arguments were checked against, during a
+	// ramp). Its first workflow task goes to that version (a one-time
+	// versioning override); after it the run follows the tool's own
+	// versioning behaviour (pinned: it stays there).
+	Version *signals.DeploymentVersion
 	// IdempotencyKey, when set (ValidIdempotencyKey), makes the start
 	// happen at most once per tenant, tool and key: a start with a key
 	// used before answers the run it started (see launchOnce), or
@@ -248,7 +256,7 @@ func startInput(tool signals.ToolSpec, req NewRun, owner signals.Owner, created 
 // Temporal UI shows, the memo and the search attributes (status the
 // status it starts in).
 func (s *Service) startOptions(id string, tool signals.ToolSpec, req NewRun, owner signals.Owner, status signals.Status) client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{
+	opts := client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: tool.TaskQueue,
 		// With no worker of the task queue on this client, the SDK
@@ -272,6 +280,12 @@ func (s *Service) startOptions(id string, tool signals.ToolSpec, req NewRun, own
 			saStatus.ValueSet(string(status)),
 		),
 	}
+	if v := req.Version; v != nil {
+		opts.VersioningOverride = &client.OneTimeVersioningOverride{
+			TargetVersion: worker.WorkerDeploymentVersion{DeploymentName: v.DeploymentName, BuildID: v.BuildID},
+		}
+	}
+	return opts
 }
 
 // maxSummary bounds the run's static summary: Temporal keeps it to 400

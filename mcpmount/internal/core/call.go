@@ -131,7 +131,7 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	t, err := m.lookupTool(ctx, caller, req.Name)
+	t, err := m.lookupTool(ctx, caller, req.Name, req.Arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -232,10 +232,12 @@ func (m *Core) inline(ctx context.Context, c *blockingCall, snap signals.Snapsho
 	return &TaskCreated{Snap: snap}, nil
 }
 
-// lookupTool finds the tool a call names, as the caller's tenant sees the
-// catalog: a tool it may not see is unknown, and one whose scopes the
-// caller's token lacks is refused (scopeRefusal).
-func (m *Core) lookupTool(ctx context.Context, caller signals.Subject, name string) (*catalog.Tool, error) {
+// lookupTool finds the tool a call with the arguments args names, as the
+// caller's tenant sees the catalog: a tool it may not see is unknown, and
+// one whose scopes the caller's token lacks is refused (scopeRefusal).
+// During a ramp it is the version the call starts on (catalog.LookupForCall,
+// Tool.ForArguments).
+func (m *Core) lookupTool(ctx context.Context, caller signals.Subject, name string, args json.RawMessage) (*catalog.Tool, error) {
 	t, err := catalog.LookupForCall(ctx, m.catalog, name)
 	var unav *catalog.UnavailableError
 	switch {
@@ -250,6 +252,7 @@ func (m *Core) lookupTool(ctx context.Context, caller signals.Subject, name stri
 		m.log.Error("read the tool catalog", zap.Error(err))
 		return nil, Internal()
 	}
+	t = t.ForArguments(args)
 	if !t.Spec().VisibleTo(caller.Tenant) {
 		return nil, InvalidParams(fmt.Sprintf("unknown tool %q", name))
 	}
@@ -289,6 +292,9 @@ func (m *Core) startRun(ctx context.Context, call *blockingCall, args json.RawMe
 		Caller:       call.caller,
 		Transport:    signals.TransportMCP,
 		PreRunInputs: inputs,
+		// The version the arguments were checked against, when the
+		// catalog chose one (a ramp).
+		Version: call.tool.Pinned(),
 		// An idempotent call answers the run its key started, if any.
 		IdempotencyKey: call.idempotencyKey,
 	})
