@@ -233,10 +233,11 @@ func CompileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 func (t *Tool) Name() string { return t.spec.Name }
 
 // Pinned is the Worker Deployment version a new run of the tool is to
-// start on, whatever Temporal's routing says: LookupForCall chose it
-// while the tool's deployment ramps a version (docs/upgrades.md,
-// "Ramping"), and the tool's spec is that version's. nil: the run starts
-// where Temporal routes it.
+// start on, whatever Temporal's routing says, and whose spec the tool's
+// is: LookupForCall chose it, the current version of the tool's
+// deployment or, during a ramp, the version this call goes to
+// (docs/upgrades.md, "Ramping"). nil: the run starts where Temporal
+// routes it (an unversioned tool, or routing the catalog cannot read).
 func (t *Tool) Pinned() *signals.DeploymentVersion {
 	if t.pin == nil {
 		return nil

@@ -16,13 +16,15 @@ type Router interface {
 	Route(t *Tool) []*Tool
 }
 
-// ramp is how the calls of one tool follow its deployment's ramp: each
-// call goes to the ramping version with probability percent/100, to the
-// current one otherwise, and its run is started on the version chosen.
+// ramp is how the calls of one tool of a Worker Deployment's current
+// version are routed: each goes to the ramping version, if any, with
+// probability percent/100, to the current one otherwise, and its run is
+// started on the version chosen.
 type ramp struct {
 	// listed is the tool as listed: the current version's spec.
 	listed *Tool
-	// current and ramping are the deployment's two versions.
+	// current and ramping are the deployment's two versions; ramping is
+	// zero when none ramps.
 	current, ramping signals.DeploymentVersion
 	// percent is the share of new runs the ramping version takes.
 	percent float32
@@ -37,7 +39,7 @@ type ramp struct {
 
 // rampPlan is what rampOf finds of a tool's ramp, before compiling.
 type rampPlan struct {
-	current, ramping signals.DeploymentVersion
+	current, ramping signals.DeploymentVersion // ramping: zero when none ramps
 	percent          float32
 	// spec is the ramping version's spec; nil when none of its workers is
 	// live, or they publish different specs.
@@ -45,27 +47,33 @@ type rampPlan struct {
 	served []listed
 }
 
-// rampOf returns the ramp a tool's calls follow: when the candidates that
-// take its new runs (pick, of takingNewRuns) are of a Worker Deployment's
-// current version and that deployment ramps another version. Of cands,
-// the live candidates of the ramping version give its spec.
+// rampOf returns the routing a tool's calls follow when the candidates
+// that take its new runs (pick, of takingNewRuns) are all of one Worker
+// Deployment's current version: its calls start on that version, the one
+// their arguments were checked against, even when a promotion happened
+// since the catalog's reading; and when the deployment ramps another
+// version, a share of them on that one. Of cands, the live candidates of
+// the ramping version give its spec.
 func rampOf(pick, cands []candidate, routes map[string]routing) (rampPlan, bool) {
 	if len(pick) == 0 {
 		return rampPlan{}, false
 	}
 	v := pick[0].version()
-	if v == nil {
-		return rampPlan{}, false
+	for _, c := range pick {
+		if cv := c.version(); v == nil || cv == nil || *cv != *v {
+			return rampPlan{}, false
+		}
 	}
 	r := routes[v.DeploymentName]
-	if !r.known || r.current == "" || r.ramping == "" || r.ramping == r.current || r.current != v.BuildID {
+	if !r.known || r.current == "" || r.current != v.BuildID {
 		return rampPlan{}, false
 	}
-	p := rampPlan{
-		current: signals.DeploymentVersion{DeploymentName: v.DeploymentName, BuildID: r.current},
-		ramping: signals.DeploymentVersion{DeploymentName: v.DeploymentName, BuildID: r.ramping},
-		percent: r.percent,
+	p := rampPlan{current: *v}
+	if r.ramping == "" || r.ramping == r.current {
+		return p, true
 	}
+	p.ramping = signals.DeploymentVersion{DeploymentName: v.DeploymentName, BuildID: r.ramping}
+	p.percent = r.percent
 	for _, c := range cands {
 		if cv := c.version(); !c.live || cv == nil || *cv != p.ramping {
 			continue

@@ -108,7 +108,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		Transport:    signals.TransportREST,
 		PreRunInputs: preRun,
 		// The version the inputs were checked against, when the catalog
-		// chose one (a ramp).
+		// chose one (a versioned tool).
 		Version: t.Pinned(),
 		// A retry with the key answers the run it started.
 		IdempotencyKey: key,

@@ -40,8 +40,7 @@ type NewRun struct {
 	PreRunInputs map[string]json.RawMessage
 	// Version, when set, is the Worker Deployment version the run starts
 	// on whatever the deployment's routing says (catalog.Tool.Pinned: the
-	// version whose spec the arguments were checked against, during a
-	// ramp). Its first workflow task goes to that version (a one-time
+	// version whose spec the arguments were checked against). Its first workflow task goes to that version (a one-time
 	// versioning override); after it the run follows the tool's own
 	// versioning behaviour (pinned: it stays there).
 	Version *signals.DeploymentVersion

@@ -293,7 +293,7 @@ func (m *Core) startRun(ctx context.Context, call *blockingCall, args json.RawMe
 		Transport:    signals.TransportMCP,
 		PreRunInputs: inputs,
 		// The version the arguments were checked against, when the
-		// catalog chose one (a ramp).
+		// catalog chose one (a versioned tool).
 		Version: call.tool.Pinned(),
 		// An idempotent call answers the run its key started, if any.
 		IdempotencyKey: call.idempotencyKey,
