@@ -72,7 +72,9 @@ type LiveOptions struct {
 	// (DefaultDeadAfter when 0; negative: never removed).
 	DeadAfter time.Duration
 	// RecentFor is how long after its last publication closed a tool
-	// answers unavailable rather than unknown (DefaultRecentFor when 0).
+	// answers unavailable rather than unknown, and how long after a
+	// version's publication closed its spec is among the tool's other
+	// versions (Versioned) (DefaultRecentFor when 0).
 	RecentFor time.Duration
 	// Logger receives conflicts and read failures (nop when nil).
 	Logger *zap.Logger

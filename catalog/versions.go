@@ -164,8 +164,11 @@ func deploymentOf(v *signals.DeploymentVersion) string {
 type Versioned interface {
 	// OtherVersions returns the specs, other than the listed one, of the
 	// tool named name that workers of versions taking no new runs serve,
-	// or served until lately (the catalog's RecentFor, 15 minutes by
-	// default), as of the last reading; none when there is no rollout.
+	// or served until lately, as of the last reading; none when there is
+	// no rollout. Lately is the catalog's RecentFor (15 minutes by
+	// default) after the version's publication closed: at once when its
+	// worker stops, DeadAfter (15 minutes) after its last poll when it
+	// crashed.
 	OtherVersions(name string) []*Tool
 }
 
@@ -180,15 +183,16 @@ func (l *Live) OtherVersions(name string) []*Tool {
 	return v.others[name]
 }
 
-// otherSpecs compiles the specs other than listed's that the live
-// versioned candidates of a tool publish (those of versions that take no
-// new runs: the candidates that do agree with listed), and those of
-// drained, the versioned publications of the tool that closed lately. A
-// spec that does not compile is left out.
+// otherSpecs compiles the specs other than listed's that the running
+// versioned publications of a tool publish (those of versions that take
+// no new runs: the candidates that do agree with listed), live or not (a
+// crashed worker's publication runs until DeadAfter after its last poll),
+// and those of drained, the versioned publications of the tool that
+// closed lately. A spec that does not compile is left out.
 func (l *Live) otherSpecs(listed *Tool, cands []candidate, drained []signals.ToolSpec) []*Tool {
 	specs := slices.Clone(drained)
 	for _, c := range cands {
-		if c.live && c.version() != nil {
+		if c.pub != nil && c.version() != nil {
 			specs = append(specs, c.spec)
 		}
 	}

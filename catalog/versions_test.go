@@ -164,3 +164,55 @@ func TestPublishVersionConflicts(t *testing.T) {
 		})
 	}
 }
+
+// TestOtherVersionsRecentFor: after a version's workers stop, its spec
+// stays among the tool's other versions (its runs' results are checked
+// against it: runs.CheckOutputs) for RecentFor after its publication
+// closed, and no longer; the listed version's spec is never among them.
+func TestOtherVersionsRecentFor(t *testing.T) {
+	env := testenv.Temporal(t)
+	ctx := context.Background()
+	tq := testenv.UniqueTaskQueue(t)
+	name, deployment := unique("recent"), unique("tools")
+	const recent = 8 * time.Second
+	live, err := catalog.NewLive(env.Client, catalog.LiveOptions{RecentFor: recent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := func() (string, error) {
+		if err := live.Refresh(ctx); err != nil {
+			return "", err
+		}
+		var ds []string
+		for _, o := range live.OtherVersions(name) {
+			ds = append(ds, o.Spec().Description)
+		}
+		return strings.Join(ds, ","), nil
+	}
+	v1 := runVersioned(t, env.Client, newRegistry(t, echoTool(name, "Version one.", "v1")), tq, "w-v1", deployment, "v1")
+	setCurrent(t, env.Client, deployment, "v1")
+	runVersioned(t, env.Client, newRegistry(t, echoTool(name, "Version two.", "v2", workflows.WithTitle("Echo, second edition"))),
+		tq, "w-v2", deployment, "v2")
+	setCurrent(t, env.Client, deployment, "v2")
+	eventually(t, waitBound, "v1 among the other versions while it runs", func() (bool, string) {
+		got, err := others()
+		return got == "Version one.", fmt.Sprintf("others %q, %v", got, err)
+	})
+
+	stopped := time.Now() // before the publication closes
+	if err := v1.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := others(); got != "Version one." {
+		t.Fatalf("just after v1 stopped: others %q, %v; want v1's spec", got, err)
+	}
+	eventually(t, recent+waitBound, "v1 gone from the other versions", func() (bool, string) {
+		got, err := others()
+		return got == "", fmt.Sprintf("others %q, %v", got, err)
+	})
+	if gone := time.Since(stopped); gone < recent {
+		t.Fatalf("v1's spec left the other versions %s after its worker stopped, before RecentFor (%s)", gone, recent)
+	} else {
+		t.Logf("v1's spec left the other versions %s after its worker stopped (RecentFor %s)", gone.Round(time.Millisecond), recent)
+	}
+}
