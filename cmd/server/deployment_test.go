@@ -40,9 +40,10 @@ func (e envMap) LookupEnv(k string) (string, bool) { v, ok := e[k]; return v, ok
 // TestServerVersionedWorker starts the server as cmd/server does, from
 // its environment, with TEMPORAL_DEPLOYMENT_NAME and
 // TEMPORAL_WORKER_BUILD_ID: its in-process worker is that version of the
-// Worker Deployment (Temporal lists it; its metadata names the tools), a
-// call is refused until the version is current, and a run started through
-// the server then records the version, pinned.
+// Worker Deployment (Temporal lists it; its metadata names the tools),
+// the start does not wait for its tools while the version is not current,
+// a call is refused until it is, and a run started through the server
+// then records the version, pinned.
 func TestServerVersionedWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -67,11 +68,19 @@ func TestServerVersionedWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now()
 	a, err := app.Start(ctx, cfg, logger, srv.Parts())
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	defer func() { _ = a.Shutdown(context.Background()) }()
+	// A version not current yet is served as it is: the start does not
+	// wait out ReadyTimeout for tools only an operator can list.
+	if took := time.Since(began); took >= app.ReadyTimeout {
+		t.Errorf("Start took %s with a version not current, want less than app.ReadyTimeout", took)
+	} else {
+		t.Logf("Start took %s", took.Round(time.Millisecond))
+	}
 
 	h := env.Client.WorkerDeploymentClient().GetHandle(deployment)
 	visibility.Require(t, "the server's version in its deployment, naming its tools", func(ctx context.Context) error {

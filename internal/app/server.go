@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/admission"
@@ -139,6 +140,63 @@ func (c readyCatalog) Lookup(ctx context.Context, name string) (*catalog.Tool, e
 	return c.Live.Lookup(ctx, name)
 }
 
+// workerReady reports whether the catalog lists every tool of the
+// in-process worker (of d) on its task queue, or why not when it knows.
+// A versioned worker whose version is not its deployment's current one is
+// ready as it is: only an operator makes it current (its tools are
+// listed from then on), and a wait would only delay the start.
+func (s *Server) workerReady(ctx context.Context, d Deps) (bool, error) {
+	if err := s.live.Refresh(ctx); err != nil {
+		return false, err
+	}
+	tools, err := s.live.Tools(ctx)
+	if err != nil {
+		return false, err
+	}
+	listed := map[string]bool{}
+	for _, t := range tools {
+		if t.Spec().TaskQueue == d.TaskQueue {
+			listed[t.Spec().Name] = true
+		}
+	}
+	for _, spec := range s.opts.Registry.Specs() {
+		if listed[spec.Name] {
+			continue
+		}
+		// Why it is not, when the catalog knows (e.g. a versioned worker
+		// whose deployment has no current version yet).
+		var unav *catalog.UnavailableError
+		if _, err := s.live.Lookup(ctx, spec.Name); !errors.As(err, &unav) {
+			return false, nil
+		}
+		if current, known := currentBuild(ctx, d); known && current != d.BuildID {
+			d.Logger.Warn("the in-process worker serves a version of its Worker Deployment that is not current: its tools are refused as unavailable until an operator makes it current (temporal worker deployment set-current-version)",
+				zap.String("deployment", d.DeploymentName), zap.String("build_id", d.BuildID), zap.String("current_build_id", current),
+				zap.String("reason", unav.Reason))
+			return true, nil
+		}
+		return false, unav
+	}
+	return true, nil
+}
+
+// currentBuild is the build id of the current version of the in-process
+// worker's Worker Deployment ("" for none), known once Temporal knows the
+// deployment (the worker polled); never known for an unversioned worker.
+func currentBuild(ctx context.Context, d Deps) (string, bool) {
+	if d.DeploymentName == "" || d.Client == nil {
+		return "", false
+	}
+	desc, err := d.Client.WorkerDeploymentClient().GetHandle(d.DeploymentName).Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+	if err != nil {
+		return "", false
+	}
+	if cur := desc.Info.RoutingConfig.CurrentVersion; cur != nil {
+		return cur.BuildID, true
+	}
+	return "", true
+}
+
 // NewServer returns the Server of opts; its error is the admission
 // limits'.
 func NewServer(opts ServerOptions) (*Server, error) {
@@ -159,9 +217,10 @@ func NewServer(opts ServerOptions) (*Server, error) {
 // worker and their readiness and health checks.
 func (s *Server) Parts() Parts {
 	var taskQueue string
+	var deps Deps
 	return Parts{
 		Handler: func(d Deps) (http.Handler, error) {
-			taskQueue = d.TaskQueue
+			taskQueue, deps = d.TaskQueue, d
 			return s.handler(d)
 		},
 		// Session-era MCP clients hold a GET stream open for as long as
@@ -179,34 +238,7 @@ func (s *Server) Parts() Parts {
 		// Ready once the catalog lists every tool of the in-process
 		// worker on its task queue, so that a tools/list right after
 		// "ready" shows them.
-		WorkerReady: func(ctx context.Context) (bool, error) {
-			if err := s.live.Refresh(ctx); err != nil {
-				return false, err
-			}
-			tools, err := s.live.Tools(ctx)
-			if err != nil {
-				return false, err
-			}
-			listed := map[string]bool{}
-			for _, t := range tools {
-				if t.Spec().TaskQueue == taskQueue {
-					listed[t.Spec().Name] = true
-				}
-			}
-			for _, spec := range s.opts.Registry.Specs() {
-				if !listed[spec.Name] {
-					// Why it is not, when the catalog knows (e.g. a
-					// versioned worker whose deployment has no current
-					// version yet).
-					var unav *catalog.UnavailableError
-					if _, err := s.live.Lookup(ctx, spec.Name); errors.As(err, &unav) {
-						return false, unav
-					}
-					return false, nil
-				}
-			}
-			return true, nil
-		},
+		WorkerReady: func(ctx context.Context) (bool, error) { return s.workerReady(ctx, deps) },
 		// The task queues of the in-process worker, of the served tools
 		// and of runs read lately with no worker polling them.
 		Unserved: func(ctx context.Context) ([]string, error) {
