@@ -1,9 +1,13 @@
 package catalog_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -11,9 +15,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/internal/testing/visibility"
+	"github.com/openwop/temporal-mcp/restapi"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -45,7 +52,7 @@ func rampTools(name string) (v1, v2 workflows.Tool) {
 // sends to v2 (every other one, by the test's draws) are checked against
 // v2's input and run on v2, the others on v1, each pinned: no run gets
 // input of the other version's spec. Arguments that fit only one
-// version's input go to it. Once v2's worker stops, every call goes to
+// version's input go to it, through MCP and through POST /runs. Once v2's worker stops, every call goes to
 // v1, although Temporal still ramps v2.
 func TestLiveFollowsRamp(t *testing.T) {
 	env := testenv.Temporal(t)
@@ -113,6 +120,19 @@ func TestLiveFollowsRamp(t *testing.T) {
 		}
 	}
 
+	// POST /runs follows the same rule: the draws go on (v2, v1); inputs
+	// that fit only v1 go to v1 although the ramp chose v2, then inputs
+	// that fit v2 go to v2 although it chose v1.
+	rest := restServer(t, env, live)
+	for _, build := range []string{"v1", "v2"} {
+		runID := postRun(t, rest, name, args[build])
+		var out map[string]any
+		if err := env.Client.GetWorkflow(ctx, runID, "").Get(ctx, &out); err != nil {
+			t.Fatalf("run %s: %v", runID, err)
+		}
+		checkPinned(t, env, runID, deployment, build)
+	}
+
 	// v2 stops: Temporal still ramps it, the mount never sends it a call.
 	if err := v2.stop(); err != nil {
 		t.Fatal(err)
@@ -164,4 +184,42 @@ func checkPinned(t *testing.T, env *testenv.Env, runID, deployment, build string
 	if o := vi.GetVersioningOverride(); o != nil {
 		t.Errorf("run %s: override %v left after its first workflow task", runID, o)
 	}
+}
+
+// restServer serves the REST API over the catalog on a test HTTP server
+// and returns its URL.
+func restServer(t *testing.T, env *testenv.Env, source catalog.Source) string {
+	t.Helper()
+	h, err := restapi.New(restapi.Options{
+		Runs:         runs.New(env.Client, env.Logger, runs.Options{Namespace: env.Namespace}),
+		Authenticate: auth.AnonymousAuthenticator,
+		Catalog:      source,
+		Logger:       env.Logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// postRun starts a run of the tool with inputs through POST /runs and
+// returns its run id (the workflow ID).
+func postRun(t *testing.T, url, tool string, inputs map[string]any) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"workflowId": tool, "inputs": inputs})
+	resp, err := httpClient.Post(url+"/runs", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var created struct {
+		RunID string `json:"runId"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(raw, &created) != nil || created.RunID == "" {
+		t.Fatalf("POST /runs with %v: %d %s", inputs, resp.StatusCode, raw)
+	}
+	return created.RunID
 }
