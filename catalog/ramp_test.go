@@ -125,12 +125,7 @@ func TestLiveFollowsRamp(t *testing.T) {
 	// that fit v2 go to v2 although it chose v1.
 	rest := restServer(t, env, live)
 	for _, build := range []string{"v1", "v2"} {
-		runID := postRun(t, rest, name, args[build])
-		var out map[string]any
-		if err := env.Client.GetWorkflow(ctx, runID, "").Get(ctx, &out); err != nil {
-			t.Fatalf("run %s: %v", runID, err)
-		}
-		checkPinned(t, env, runID, deployment, build)
+		checkPinned(t, env, postRun(t, env, rest, name, args[build]), deployment, build)
 	}
 
 	// v2 stops: Temporal still ramps it, the mount never sends it a call.
@@ -204,9 +199,9 @@ func restServer(t *testing.T, env *testenv.Env, source catalog.Source) string {
 	return srv.URL
 }
 
-// postRun starts a run of the tool with inputs through POST /runs and
-// returns its run id (the workflow ID).
-func postRun(t *testing.T, url, tool string, inputs map[string]any) string {
+// postRun starts a run of the tool with inputs through POST /runs, waits
+// for its end and returns its run id (the workflow ID).
+func postRun(t *testing.T, env *testenv.Env, url, tool string, inputs map[string]any) string {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"workflowId": tool, "inputs": inputs})
 	resp, err := httpClient.Post(url+"/runs", "application/json", bytes.NewReader(body))
@@ -220,6 +215,10 @@ func postRun(t *testing.T, url, tool string, inputs map[string]any) string {
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusCreated || json.Unmarshal(raw, &created) != nil || created.RunID == "" {
 		t.Fatalf("POST /runs with %v: %d %s", inputs, resp.StatusCode, raw)
+	}
+	var out map[string]any
+	if err := env.Client.GetWorkflow(context.Background(), created.RunID, "").Get(context.Background(), &out); err != nil {
+		t.Fatalf("run %s: %v", created.RunID, err)
 	}
 	return created.RunID
 }

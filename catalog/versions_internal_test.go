@@ -62,7 +62,6 @@ func TestRollout(t *testing.T) {
 // of several versions are live, as Temporal routes the tool's new runs
 // (docs/catalog.md#versions).
 func TestVersionedConflictRules(t *testing.T) {
-	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	type pub struct {
 		p    signals.Publication
 		dead bool
@@ -132,50 +131,56 @@ func TestVersionedConflictRules(t *testing.T) {
 			wantWhy: "different specs (description differ)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := &Live{opts: LiveOptions{LiveWindow: time.Minute}, log: zap.NewNop(), reported: map[string]bool{}, compiled: map[string]*Tool{}}
-			signs := workerSigns{beats: map[workerKey]beat{}}
-			var pubs []listed
+			var pubs []rampPub
 			for _, p := range tc.pubs {
-				pubs = append(pubs, listed{workflowID: signals.PublicationID(p.p.TaskQueue, p.p.Identity), pub: p.p})
-				if p.closed {
-					pubs[len(pubs)-1].closed = now.Add(-time.Minute)
-					continue
+				state := "live"
+				switch {
+				case p.closed:
+					state = "closed"
+				case p.dead:
+					state = "dead"
 				}
-				if !p.dead {
-					signs.beats[workerKey{p.p.TaskQueue, p.p.Identity}] = beat{at: now, interval: 3 * time.Second, running: true, publication: true}
-				}
+				pubs = append(pubs, rampPub{p.p, state})
 			}
-			v := l.build(now, pubs, signs, tc.routes)
-			tool, unav := v.byKey["t"], v.unav["t"]
-			switch {
-			case tc.want != "" && tool == nil:
-				t.Fatalf("tool unavailable (%v), want it listed with %q", unav, tc.want)
-			case tc.want != "" && tool.Spec().Description != tc.want:
-				t.Fatalf("listed %q, want %q", tool.Spec().Description, tc.want)
-			case tc.want == "" && (unav == nil || !strings.Contains(unav.Reason, tc.wantWhy)):
-				t.Fatalf("tool %v, unavailable %v; want unavailable for %q", tool, unav, tc.wantWhy)
-			}
-			var served []string
-			for _, p := range v.served["t"] {
-				served = append(served, p.pub.Identity)
-			}
-			if strings.Join(served, ",") != strings.Join(tc.served, ",") {
-				t.Errorf("served by %v, want %v", served, tc.served)
-			}
-			var others []string
-			for _, o := range v.others["t"] {
-				others = append(others, o.Spec().Description)
-			}
-			if strings.Join(others, ",") != strings.Join(tc.others, ",") {
-				t.Errorf("other versions %v, want %v", others, tc.others)
-			}
+			checkView(t, liveOf(t, pubs, tc.routes, nil).view, tc.want, tc.wantWhy, tc.served, tc.others)
 		})
 	}
 }
 
-// rampTest is a Live whose view is built from pubs (each live, dead or
+// checkView checks the tool "t" of a view: listed with the description
+// want, or unavailable for a reason containing wantWhy; the identities of
+// the publications Confirm checks (served) and the descriptions of
+// OtherVersions (others).
+func checkView(t *testing.T, v *view, want, wantWhy string, served, others []string) {
+	t.Helper()
+	tool, unav := v.byKey["t"], v.unav["t"]
+	switch {
+	case want != "" && tool == nil:
+		t.Fatalf("tool unavailable (%v), want it listed with %q", unav, want)
+	case want != "" && tool.Spec().Description != want:
+		t.Fatalf("listed %q, want %q", tool.Spec().Description, want)
+	case want == "" && (unav == nil || !strings.Contains(unav.Reason, wantWhy)):
+		t.Fatalf("tool %v, unavailable %v; want unavailable for %q", tool, unav, wantWhy)
+	}
+	var gotServed []string
+	for _, p := range v.served["t"] {
+		gotServed = append(gotServed, p.pub.Identity)
+	}
+	if strings.Join(gotServed, ",") != strings.Join(served, ",") {
+		t.Errorf("served by %v, want %v", gotServed, served)
+	}
+	var gotOthers []string
+	for _, o := range v.others["t"] {
+		gotOthers = append(gotOthers, o.Spec().Description)
+	}
+	if strings.Join(gotOthers, ",") != strings.Join(others, ",") {
+		t.Errorf("other versions %v, want %v", gotOthers, others)
+	}
+}
+
+// liveOf is a Live whose view is built from pubs (each live, dead or
 // closed a minute ago) and routes, and whose draws are draws in turn.
-func rampTest(t *testing.T, pubs []rampPub, routes map[string]routing, draws []float64) *Live {
+func liveOf(t *testing.T, pubs []rampPub, routes map[string]routing, draws []float64) *Live {
 	t.Helper()
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	next := 0
@@ -201,7 +206,7 @@ func rampTest(t *testing.T, pubs []rampPub, routes map[string]routing, draws []f
 	return l
 }
 
-// rampPub is a publication of a rampTest and its worker's state: "live",
+// rampPub is a publication of a liveOf and its worker's state: "live",
 // "dead" (no longer polls) or "closed" (withdrawn).
 type rampPub struct {
 	p     signals.Publication
@@ -265,7 +270,7 @@ func TestRampRouting(t *testing.T) {
 			routes: map[string]routing{"d": {known: true, ramping: "v2", percent: 50}}, want: []string{":A"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := rampTest(t, tc.pubs, tc.routes, tc.draws)
+			l := liveOf(t, tc.pubs, tc.routes, tc.draws)
 			listed := l.view.byKey["t"]
 			if listed == nil || listed.Spec().Description != "A" || listed.Pinned() != nil {
 				t.Fatalf("listed %v (unavailable %v), want the current version's spec A, not pinned", listed, l.view.unav["t"])
@@ -307,7 +312,7 @@ func TestRampForArguments(t *testing.T) {
 		{"the ramp chose v2, the arguments fit neither", 0.2, `{}`, "v2:B"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := rampTest(t, pubs, routes, []float64{tc.draw})
+			l := liveOf(t, pubs, routes, []float64{tc.draw})
 			tool := l.Route(l.view.byKey["t"])[0].ForArguments(json.RawMessage(tc.args))
 			if got := chosen(tool); got != tc.want {
 				t.Errorf("went to %s, want %s", got, tc.want)
