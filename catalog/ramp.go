@@ -7,12 +7,15 @@ import (
 // Router is a Source that chooses, for a call about to start a run, the
 // Worker Deployment version the run starts on (Tool.Pinned), where
 // Temporal's own routing could pick a version whose spec the call was not
-// checked against: while a deployment ramps a new version. Live is one.
+// checked against: while a deployment ramps a new version, or was
+// promoted since the catalog's reading. Live is one.
 type Router interface {
 	// Route returns the tools a new run of t (as Lookup found it) may
-	// start as, in the order to try them: t itself when Temporal's routing
-	// needs no help; during a ramp the version this call goes to, then
-	// the current version to fall back on.
+	// start as, in the order to try them: t pinned to the current version
+	// of its Worker Deployment; during a ramp the version this call goes
+	// to, then the current version to fall back on; t itself when the
+	// catalog leaves the routing to Temporal (an unversioned tool, routing
+	// it cannot read, a ramp to or from unversioned workers).
 	Route(t *Tool) []*Tool
 }
 
@@ -65,7 +68,7 @@ func rampOf(pick, cands []candidate, routes map[string]routing) (rampPlan, bool)
 		}
 	}
 	r := routes[v.DeploymentName]
-	if !r.known || r.current == "" || r.current != v.BuildID {
+	if !r.known || r.current == "" || r.current != v.BuildID || r.toUnversioned {
 		return rampPlan{}, false
 	}
 	p := rampPlan{current: *v}

@@ -32,6 +32,9 @@ type routing struct {
 	// workers, which the catalog does not follow).
 	ramping string
 	percent float32
+	// toUnversioned is set when the deployment ramps from its current
+	// version to unversioned workers: Temporal routes those calls.
+	toUnversioned bool
 }
 
 // routesOf describes each Worker Deployment among pubs (their versions)
@@ -63,8 +66,11 @@ func routesOf(ctx context.Context, c client.Client, pubs []listed) (map[string]r
 			rc := desc.Info.RoutingConfig
 			if cur := rc.CurrentVersion; cur != nil {
 				r.current = cur.BuildID
-				if ramp := rc.RampingVersion; ramp != nil {
+				switch ramp := rc.RampingVersion; {
+				case ramp != nil:
 					r.ramping, r.percent = ramp.BuildID, rc.RampingVersionPercentage
+				case rc.RampingVersionPercentage > 0:
+					r.toUnversioned = true
 				}
 			}
 			out[v.DeploymentName] = r

@@ -265,6 +265,8 @@ func TestRampRouting(t *testing.T) {
 			pubs:   []rampPub{v1, {pubOf("w3", "q", "e.v1", "A"), "live"}},
 			routes: map[string]routing{"d": ramping("v1", "v2", 50), "e": {known: true, current: "v1"}}, draws: []float64{0}, want: []string{":A"}},
 		{name: "routing unknown: Temporal routes", pubs: []rampPub{v1}, routes: map[string]routing{"d": {}}, want: []string{":A"}},
+		{name: "a ramp to unversioned workers is not followed", pubs: []rampPub{v1},
+			routes: map[string]routing{"d": {known: true, current: "v1", percent: 20, toUnversioned: true}}, want: []string{":A"}},
 		{name: "a ramp from unversioned workers is not followed",
 			pubs:   []rampPub{{pubOf("w0", "q", "", "A"), "live"}, v2},
 			routes: map[string]routing{"d": {known: true, ramping: "v2", percent: 50}}, want: []string{":A"}},
