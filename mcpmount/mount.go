@@ -241,17 +241,12 @@ func New(opts Options) (*Mount, error) {
 	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version}
 	var listening context.Context
 	listening, m.endListening = context.WithCancel(context.Background())
-	m.modern = modern.New(modern.Options{
-		Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Log: m.log,
+	parts := wire.Parts{Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Log: m.log,
 		Capabilities: caps, Implementation: impl, Instructions: opts.Instructions, CacheTTLMs: opts.CacheTTL.Milliseconds(),
-		KeepAlive: opts.KeepAlive, Listening: listening,
-	})
-	m.session, err = session.New(session.Options{
-		Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Log: m.log, Authenticate: opts.Authenticate,
-		Capabilities: caps, Implementation: impl, Instructions: opts.Instructions, CacheTTLMs: opts.CacheTTL.Milliseconds(),
-		KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes, SessionIdleTimeout: opts.SessionIdleTimeout,
-		MaxSessions: opts.MaxSessions,
-	})
+		KeepAlive: opts.KeepAlive}
+	m.modern = modern.New(modern.Options{Parts: parts, Listening: listening})
+	m.session, err = session.New(session.Options{Parts: parts, Authenticate: opts.Authenticate,
+		MaxBodyBytes: opts.MaxBodyBytes, SessionIdleTimeout: opts.SessionIdleTimeout, MaxSessions: opts.MaxSessions})
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.I
 	honoured, err := m.readableTasks(r.Context(), caller, wireIDs)
 	if err != nil {
 		if r.Context().Err() == nil {
-			m.log.Error("subscriptions/listen: read the subscribed runs", zap.Error(err))
+			m.Log.Error("subscriptions/listen: read the subscribed runs", zap.Error(err))
 		}
 		fail(http.StatusInternalServerError, wire.CodeInternalError, "internal error", nil)
 		return
@@ -109,7 +109,7 @@ func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.I
 		ack["taskIds"] = ids
 	}
 	st.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": ack})
-	st.sse.KeepAlive(m.keepAlive)
+	st.sse.KeepAlive(m.KeepAlive)
 	defer st.sse.Stop()
 
 	var wg sync.WaitGroup
@@ -165,7 +165,7 @@ func (m *Dialect) readableTasks(ctx context.Context, caller signals.Subject, wir
 func (m *Dialect) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
 	last := ""
 	observe := func(s signals.Snapshot) bool {
-		d := m.proj.DetailedTask(s)
+		d := m.Projector.DetailedTask(s)
 		keys := make([]string, 0, len(d.InputRequests))
 		for k := range d.InputRequests {
 			keys = append(keys, k)
@@ -184,7 +184,7 @@ func (m *Dialect) followTask(ctx context.Context, st *listenStream, caller signa
 		observe(snap) // the state read once the history ended
 	case ctx.Err() != nil:
 	default:
-		m.core.RunLog(ctx, runID, "").Warn("subscriptions/listen: following a run failed; no more notifications for it",
+		m.Core.RunLog(ctx, runID, "").Warn("subscriptions/listen: following a run failed; no more notifications for it",
 			zap.Error(err))
 	}
 }

@@ -196,12 +196,12 @@ func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 	// handler: Accept, then Last-Event-ID, then Mcp-Name against the
 	// typed params of tools/call.
 	if !in.Accept.JSONOK || !in.Accept.StreamOK {
-		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
+		m.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
 			Message: "Accept must contain both 'application/json' and 'text/event-stream'"})
 		return
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
-		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
+		m.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
 			Message: "can't send Last-Event-ID for POST request"})
 		return
 	}
@@ -221,7 +221,7 @@ func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 		h.Set("Cache-Control", "no-cache, no-transform")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Connection", "keep-alive")
-		defer m.obs.Stream()()
+		defer m.Observer.Stream()()
 		defer ex.stream.Stop()
 	}
 	if call != nil {
@@ -240,23 +240,23 @@ func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 		return nil, err
 	}
 	var meta map[string]any // for the trace context it may carry
-	if m.obs.Tracer != nil {
+	if m.Observer.Tracer != nil {
 		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
 	}
 	ctx = auth.WithSubject(ctx, in.Caller)
 	p := in.Params
-	return m.obs.Observed(ctx, in.Msg.Method, meta, in.Header, "", func(ctx context.Context) (mcp.Result, error) {
+	return m.Observer.Observed(ctx, in.Msg.Method, meta, in.Header, "", func(ctx context.Context) (mcp.Result, error) {
 		switch in.Msg.Method {
 		case "tasks/get":
-			return m.proj.GotTask(m.core.GetTask(ctx, declared, p["taskId"]))
+			return m.Projector.GotTask(m.Core.GetTask(ctx, declared, p["taskId"]))
 		case "tasks/update":
-			return wire.Ack(m.core.UpdateTask(ctx, declared, p["taskId"], p["inputResponses"]))
+			return wire.Ack(m.Core.UpdateTask(ctx, declared, p["taskId"], p["inputResponses"]))
 		case "tasks/cancel":
-			return wire.Ack(m.core.CancelTask(ctx, declared, p["taskId"]))
+			return wire.Ack(m.Core.CancelTask(ctx, declared, p["taskId"]))
 		case "tools/list":
 			l := wire.ListModern
 			l.Companions = !core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).FollowsRuns()
-			return m.lister.List(ctx, l)
+			return m.Lister.List(ctx, l)
 		default: // server/discover: validateModern let no other method through
 			return m.discover(), nil
 		}
@@ -296,15 +296,15 @@ func (m *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *c
 	_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
 	call.ProgressToken = meta["progressToken"]
 	ctx = auth.WithSubject(ctx, in.Caller)
-	return m.obs.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
+	return m.Observer.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
 		defer m.tracker.Track()()
 		key, err := core.IdempotencyKeyOf(in.Meta[core.MetaIdempotencyKey])
 		if err != nil {
 			return nil, err
 		}
 		call.IdempotencyKey = key
-		res, err := m.core.CallTool(ctx, call)
-		return m.proj.AnswerCall(res, err, true)
+		res, err := m.Core.CallTool(ctx, call)
+		return m.Projector.AnswerCall(res, err, true)
 	})
 }
 
@@ -448,8 +448,8 @@ func (r *discoverResult) SetMeta(meta map[string]any) { r.Meta = meta }
 // discover answers server/discover: the versions the endpoint serves, the
 // server's capabilities and instructions, cacheable for the CacheTTL.
 func (m *Dialect) discover() mcp.Result {
-	return &discoverResult{ResultType: wire.ResultComplete, TTLMs: m.cacheTTLMs, CacheScope: "public",
-		SupportedVersions: mcp.SupportedProtocolVersions(), Capabilities: m.caps, Instructions: m.instructions}
+	return &discoverResult{ResultType: wire.ResultComplete, TTLMs: m.CacheTTLMs, CacheScope: "public",
+		SupportedVersions: mcp.SupportedProtocolVersions(), Capabilities: m.Capabilities, Instructions: m.Instructions}
 }
 
 // annotateServerInfo names the server in a result's _meta, as the SDK
@@ -465,6 +465,6 @@ func (m *Dialect) annotateServerInfo(res mcp.Result) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[mcp.MetaKeyServerInfo] = m.impl
+	meta[mcp.MetaKeyServerInfo] = m.Implementation
 	res.SetMeta(meta)
 }

@@ -84,7 +84,7 @@ func (m *Dialect) sendAnswer(ctx context.Context, send wire.Send, id json.RawMes
 	body, _ := wire.EncodeResponse(id, res, err)
 	msg, derr := jsonrpc.DecodeMessage(body)
 	if derr != nil {
-		m.log.Error("encode a 2026-07-28 answer on the message stream", zap.Error(derr))
+		m.Log.Error("encode a 2026-07-28 answer on the message stream", zap.Error(derr))
 		return
 	}
 	_ = send(context.WithoutCancel(ctx), msg)

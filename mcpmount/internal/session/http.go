@@ -146,7 +146,7 @@ func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 	if !ok || ss == nil || ss.ID() == "" {
 		return
 	}
-	caller, err := m.core.Caller(ctx)
+	caller, err := m.Core.Caller(ctx)
 	if err != nil {
 		return
 	}
@@ -155,7 +155,7 @@ func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 	go func() {
 		_ = ss.Wait()
 		m.sessions.remove(id)
-		m.log.Debug("MCP session ended", zap.String("session", id))
+		m.Log.Debug("MCP session ended", zap.String("session", id))
 	}()
 }
 
@@ -230,7 +230,7 @@ func (m *Dialect) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) b
 	if m.sessions.count() < m.maxSessions {
 		return true
 	}
-	m.log.Warn("MCP session limit reached; initialize refused", zap.Int("maxSessions", m.maxSessions))
+	m.Log.Warn("MCP session limit reached; initialize refused", zap.Int("maxSessions", m.maxSessions))
 	w.Header().Set("Retry-After", "60")
 	wire.WriteRefusal(w, wire.Refusal{Status: http.StatusServiceUnavailable, ID: reqID, Code: wire.CodeInternalError,
 		Message: "too many open MCP sessions; retry later, or end unused sessions with DELETE"})

@@ -34,7 +34,7 @@ import (
 // Serve hands a checked session-era request to the SDK.
 func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	if e, bad := sdkMethodUnknown(in.Msg.Method, in.Msg.ID); bad {
-		m.obs.Refuse(w, in, e)
+		m.Observer.Refuse(w, in, e)
 		return
 	}
 	switch {
@@ -56,12 +56,12 @@ func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 // mount checks its elements, the SDK answers them.
 func (m *Dialect) ServeBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
 	if wire.ModernHeader(r) {
-		m.obs.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+		m.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "JSON-RPC batches are not supported in protocol " + wire.ProtocolVersion})
 		return
 	}
 	if e, bad := CheckBatch(body); bad {
-		m.obs.Refuse(w, in, e)
+		m.Observer.Refuse(w, in, e)
 		return
 	}
 	if in.Session == "" {
@@ -187,7 +187,7 @@ func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Inco
 		side.stream = wire.NewEventStream(pw)
 		out = side.stream
 		defer side.stream.Stop()
-		defer m.obs.Stream()()
+		defer m.Observer.Stream()()
 	}
 	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		claim := m.tracker.Lookup(r.Header)
@@ -222,7 +222,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			return m.lister.List(ctx, m.sessionListing(req))
+			return m.Lister.List(ctx, m.sessionListing(req))
 		case "tools/call":
 			r, ok := req.(*mcp.CallToolRequest)
 			if !ok || r.Params == nil {
@@ -235,7 +235,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, err
 			}
 			call.IdempotencyKey = key
-			res, err := m.core.CallTool(ctx, call)
+			res, err := m.Core.CallTool(ctx, call)
 			return m.answerTaskDialect(call, res, err)
 		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
 			if legacyRequest(req) {
@@ -511,31 +511,31 @@ func (m *Dialect) registerTaskMethods(server *mcp.Server) error {
 // getTask answers tasks/get (the SDK's handler; see getTaskOf).
 func (m *Dialect) getTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.DetailedTaskResult, error) {
 	if p == nil {
-		return m.proj.GotTask(m.core.GetTask(ctx, false, nil))
+		return m.Projector.GotTask(m.Core.GetTask(ctx, false, nil))
 	}
-	return m.proj.GotTask(m.core.GetTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
+	return m.Projector.GotTask(m.Core.GetTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
 }
 
 // updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
 func (m *Dialect) updateTask(ctx context.Context, _ *mcp.ServerSession, p *wire.UpdateParams) (*wire.AckResult, error) {
 	if p == nil {
-		return wire.Ack(m.core.UpdateTask(ctx, false, nil, nil))
+		return wire.Ack(m.Core.UpdateTask(ctx, false, nil, nil))
 	}
-	return wire.Ack(m.core.UpdateTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID, p.InputResponses))
+	return wire.Ack(m.Core.UpdateTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID, p.InputResponses))
 }
 
 // cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
 func (m *Dialect) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.AckResult, error) {
 	if p == nil {
-		return wire.Ack(m.core.CancelTask(ctx, false, nil))
+		return wire.Ack(m.Core.CancelTask(ctx, false, nil))
 	}
-	return wire.Ack(m.core.CancelTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
+	return wire.Ack(m.Core.CancelTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
 }
 
 // observe wraps the method handlers with the request's span and its
 // metrics. With neither a tracer nor a recorder it adds nothing.
 func (m *Dialect) observe(next mcp.MethodHandler) mcp.MethodHandler {
-	if m.obs.Tracer == nil && m.obs.Metrics == nil {
+	if m.Observer.Tracer == nil && m.Observer.Metrics == nil {
 		return next
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -550,7 +550,7 @@ func (m *Dialect) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
 			tool = p.Name
 		}
-		return m.obs.Observed(ctx, method, requestMeta(req), header, tool, func(ctx context.Context) (mcp.Result, error) {
+		return m.Observer.Observed(ctx, method, requestMeta(req), header, tool, func(ctx context.Context) (mcp.Result, error) {
 			return next(ctx, method, req)
 		})
 	}
@@ -579,7 +579,7 @@ func (m *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *
 		return
 	}
 	if e, bad := sdkMethodUnknown(in.Msg.Method, nil); bad {
-		m.obs.Refuse(w, in, e)
+		m.Observer.Refuse(w, in, e)
 		return
 	}
 	m.serveSDK(w, r, in, m.sessionRoute(in.Session))
@@ -592,7 +592,7 @@ func (m *Dialect) newServer(opts Options) error {
 		Instructions: opts.Instructions,
 		Capabilities: opts.Capabilities,
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
-			c.TTLMs = int(m.cacheTTLMs)
+			c.TTLMs = int(m.CacheTTLMs)
 			c.CacheScope = "public"
 		},
 	})

@@ -166,9 +166,9 @@ func (m *Dialect) dialect(ctx context.Context, method string, req mcp.Request) (
 	case "tasks/get":
 		snap, err := m.runs.Get(ctx, caller, id, runs.AllowStale())
 		if err != nil {
-			return nil, m.core.LookupErr(ctx, "get run", id, err)
+			return nil, m.Core.LookupErr(ctx, "get run", id, err)
 		}
-		return &legacyTaskResult{legacyTask: legacyTaskOf(m.proj, snap)}, nil
+		return &legacyTaskResult{legacyTask: legacyTaskOf(m.Projector, snap)}, nil
 	case "tasks/cancel":
 		return m.legacyCancel(ctx, caller, id)
 	case "tasks/result":
@@ -186,7 +186,7 @@ func (m *Dialect) dialect(ctx context.Context, method string, req mcp.Request) (
 // legacyTarget decodes the taskId of a dialect request. Every id the
 // caller cannot use gets errTaskNotFound, as in the Tasks extension.
 func (m *Dialect) legacyTarget(ctx context.Context, req mcp.Request) (signals.Subject, string, error) {
-	caller, err := m.core.Caller(ctx)
+	caller, err := m.Core.Caller(ctx)
 	if err != nil {
 		return signals.Subject{}, "", err
 	}
@@ -217,14 +217,14 @@ func (m *Dialect) legacyCancel(ctx context.Context, caller signals.Subject, id s
 		return nil, core.InvalidParams(fmt.Sprintf("task %s is already %s; a terminal task cannot be cancelled",
 			runid.Project(id), legacyStatus(snap)))
 	case err != nil:
-		return nil, m.core.LookupErr(ctx, "cancel run", id, err)
+		return nil, m.Core.LookupErr(ctx, "cancel run", id, err)
 	}
 	// Cancel answers without reading the run; read it for the Task's
 	// other fields (its creation time above all).
 	if read, err := m.runs.Get(cctx, caller, id); err == nil {
 		snap = read
 	}
-	t := legacyTaskOf(m.proj, snap)
+	t := legacyTaskOf(m.Projector, snap)
 	t.Status = core.TaskCancelled
 	return &legacyTaskResult{legacyTask: t}, nil
 }
@@ -233,7 +233,7 @@ func (m *Dialect) legacyCancel(ctx context.Context, caller signals.Subject, id s
 // Temporal visibility, a page at a time with the run service's sealed
 // cursors.
 func (m *Dialect) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result, error) {
-	caller, err := m.core.Caller(ctx)
+	caller, err := m.Core.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -246,12 +246,12 @@ func (m *Dialect) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result
 		if errors.Is(err, runs.ErrBadCursor) {
 			return nil, core.InvalidParams("invalid cursor: it was not issued by tasks/list for this caller")
 		}
-		m.log.Error("list runs", zap.Error(err))
+		m.Log.Error("list runs", zap.Error(err))
 		return nil, core.Internal()
 	}
 	res := &listTasksResult{Tasks: make([]legacyTask, 0, len(page.Runs)), NextCursor: page.NextCursor}
 	for _, snap := range page.Runs {
-		res.Tasks = append(res.Tasks, legacyTaskOf(m.proj, snap))
+		res.Tasks = append(res.Tasks, legacyTaskOf(m.Projector, snap))
 	}
 	return res, nil
 }
@@ -270,12 +270,12 @@ func (m *Dialect) listTasks(ctx context.Context, p *listTasksParams) (mcp.Result
 func (m *Dialect) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, claim *ownership.Claim) (mcp.Result, error) {
 	snap, err := m.runs.Get(ctx, caller, id)
 	if err != nil {
-		return nil, m.core.LookupErr(ctx, "get run", id, err)
+		return nil, m.Core.LookupErr(ctx, "get run", id, err)
 	}
 	if !snap.Status.Terminal() {
 		claim.Own(caller, id)
 	}
-	defer sideOf(claim).KeepAlive(m.keepAlive)()
+	defer sideOf(claim).KeepAlive(m.KeepAlive)()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer claim.AfterGone(cancel)()
@@ -299,7 +299,7 @@ func (m *Dialect) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller
 			// the run; nothing more is sent for this request.
 			return nil, context.Canceled
 		default:
-			return nil, m.core.LookupErr(ctx, "await run", id, err)
+			return nil, m.Core.LookupErr(ctx, "await run", id, err)
 		}
 	}
 	if core.RPCFailure(snap) {
@@ -353,13 +353,13 @@ func (m *Dialect) elicitInputs(ctx context.Context, ss *mcp.ServerSession, calle
 	a := taskAsker{ss: ss, taskID: runid.Project(id)}
 	for _, it := range open {
 		asked[it.ID] = true
-		err := m.core.AskOne(ctx, a, caller, id, it)
+		err := m.Core.AskOne(ctx, a, caller, id, it)
 		switch {
 		case ctx.Err() != nil:
 			return context.Canceled
 		case err != nil:
 			// The question stays open for another channel.
-			m.core.RunLog(ctx, id, "").Info("elicitation for a task's input failed; the task stays input_required",
+			m.Core.RunLog(ctx, id, "").Info("elicitation for a task's input failed; the task stays input_required",
 				zap.String("interruptId", it.ID), zap.Error(err))
 		}
 	}
@@ -405,7 +405,7 @@ func (m *Dialect) answerTaskDialect(call *core.CallRequest, res mcp.Result, err 
 		}
 	}
 	if t, ok := res.(*core.TaskCreated); ok && call.Task == core.TaskWanted {
-		return &legacyCreateTaskResult{Task: legacyTaskOf(m.proj, t.Snap)}, nil
+		return &legacyCreateTaskResult{Task: legacyTaskOf(m.Projector, t.Snap)}, nil
 	}
-	return m.proj.AnswerCall(res, err, false)
+	return m.Projector.AnswerCall(res, err, false)
 }
