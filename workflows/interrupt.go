@@ -172,13 +172,20 @@ func requestedPayload(in signals.Interrupt) any {
 // dispatch starts the one coroutine that drains the resolution signal
 // channel and applies each resolution to the open interrupt it names.
 func (r *run) dispatch(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, signals.SignalResolveInterrupt)
+	onSignal(ctx, signals.SignalResolveInterrupt, "resolveInterruptDispatcher", r.resolve)
+}
+
+// onSignal starts the coroutine named coroutine, on a context that
+// cancellation does not reach, which receives every signal of the channel
+// name, in order, and applies it.
+func onSignal[T any](ctx workflow.Context, name, coroutine string, apply func(T)) {
+	ch := workflow.GetSignalChannel(ctx, name)
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	workflow.GoNamed(dctx, "resolveInterruptDispatcher", func(c workflow.Context) {
+	workflow.GoNamed(dctx, coroutine, func(c workflow.Context) {
 		for {
-			var res signals.Resolution
-			ch.Receive(c, &res)
-			r.resolve(res)
+			var v T
+			ch.Receive(c, &v)
+			apply(v)
 		}
 	})
 }

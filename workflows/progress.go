@@ -48,17 +48,11 @@ func (r *run) setProgress(p *signals.Progress) {
 // keeps the current step's name. It runs on a context that cancellation
 // does not reach, like the resolution dispatcher.
 func (r *run) followProgress(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, signals.SignalProgress)
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	workflow.GoNamed(dctx, "progressDispatcher", func(c workflow.Context) {
-		for {
-			var p signals.Progress
-			ch.Receive(c, &p)
-			if p.Step == "" && r.snap.Progress != nil {
-				p.Step = r.snap.Progress.Step
-			}
-			r.setProgress(&p)
+	onSignal(ctx, signals.SignalProgress, "progressDispatcher", func(p signals.Progress) {
+		if p.Step == "" && r.snap.Progress != nil {
+			p.Step = r.snap.Progress.Step
 		}
+		r.setProgress(&p)
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -51,8 +50,12 @@ func crunch(ctx workflow.Context, in crunchIn) (crunchOut, error) {
 }
 
 // cruncher holds the crunchDays activity; ended receives what each of its
-// attempts returned.
-type cruncher struct{ ended chan error }
+// attempts returned. reported, when set, is called once a hanging attempt
+// has reported its first day to the run.
+type cruncher struct {
+	ended    chan error
+	reported func()
+}
 
 // crunchDays processes in.Days days, from the progress of the attempt
 // before (activities.LastProgress), heartbeating through activities.Run
@@ -76,6 +79,9 @@ func (c *cruncher) crunchDays(ctx context.Context, in crunchIn) (out crunchOut, 
 				return errors.New("the first attempt fails")
 			}
 			if in.Hang {
+				if c.reported != nil {
+					c.reported()
+				}
 				<-ctx.Done()
 				return ctx.Err()
 			}
@@ -93,7 +99,7 @@ func TestActivityProgressAndCancellation(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		in     crunchIn
-		cancel bool // cancel the run at the activity's first heartbeat
+		cancel bool // cancel the run once the activity reported its first day
 		status signals.Status
 		out    crunchOut
 		last   signals.Progress // the last progress the run reported
@@ -113,10 +119,10 @@ func TestActivityProgressAndCancellation(t *testing.T) {
 			}
 			env := workflowstest.New(reg)
 			if tc.cancel {
+				// Cancel once the activity has reported its first day (at
+				// a heartbeat, the report could still be on its way).
 				var once sync.Once
-				env.Temporal().SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) {
-					once.Do(func() { env.Cancel("") })
-				})
+				c.reported = func() { once.Do(func() { env.Cancel("") }) }
 			}
 			res, err := env.Call("crunch", tc.in)
 			if err != nil {
