@@ -10,8 +10,10 @@ import (
 // The long-run row: what a poll interval derived from a tool's runs spares
 // Temporal.
 const (
-	longTool     = "delay"
-	longMs       = 30000                  // how long each run of the row takes
+	// longTool is a tool no other row calls: the derived interval follows
+	// the tool's recent runs, and the short-call row runs delay for 5 ms.
+	longTool     = "slow_compute"
+	longSeconds  = 30                     // how long each run of the row takes
 	fixedPoll    = 500 * time.Millisecond // the poll interval every task had before it was derived
 	targetPaceup = 0.5                    // Temporal reads per run, derived interval / fixed
 )
@@ -65,7 +67,7 @@ func rowPaceLong(_ context.Context, s *stack, t *table, _ int) error {
 // the end: every pollIntervalMs, or every every when it is set. It returns
 // the run and how many tasks/get it sent.
 func followLong(m *mcpClient, every time.Duration) (string, int, error) {
-	task, err := m.callTool(longTool, map[string]any{"delayMs": longMs})
+	task, err := m.callTool(longTool, map[string]any{"seconds": longSeconds})
 	if err != nil {
 		return "", 0, err
 	}
