@@ -116,12 +116,12 @@ func (l *Live) Route(t *Tool) []*Tool {
 	if r == nil || r.listed != t {
 		return []*Tool{t}
 	}
+	current := t.pinnedTo(r.current, nil)
 	if r.tool == nil {
-		return []*Tool{t.pinnedTo(r.current, nil)}
-	}
-	current := t.pinnedTo(r.current, r.tool.pinnedTo(r.ramping, nil))
-	if !r.toRamping(l.opts.Rand()) {
 		return []*Tool{current}
 	}
-	return []*Tool{r.tool.pinnedTo(r.ramping, t.pinnedTo(r.current, nil)), t.pinnedTo(r.current, nil)}
+	if !r.toRamping(l.opts.Rand()) {
+		return []*Tool{t.pinnedTo(r.current, r.tool.pinnedTo(r.ramping, nil))}
+	}
+	return []*Tool{r.tool.pinnedTo(r.ramping, current), current}
 }

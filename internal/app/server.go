@@ -216,11 +216,10 @@ func NewServer(opts ServerOptions) (*Server, error) {
 // Parts returns what App runs for the server: its handler, its in-process
 // worker and their readiness and health checks.
 func (s *Server) Parts() Parts {
-	var taskQueue string
 	var deps Deps
 	return Parts{
 		Handler: func(d Deps) (http.Handler, error) {
-			taskQueue, deps = d.TaskQueue, d
+			deps = d
 			return s.handler(d)
 		},
 		// Session-era MCP clients hold a GET stream open for as long as
@@ -244,7 +243,7 @@ func (s *Server) Parts() Parts {
 		Unserved: func(ctx context.Context) ([]string, error) {
 			var queues []string
 			if s.opts.Worker {
-				queues = append(queues, taskQueue)
+				queues = append(queues, deps.TaskQueue)
 			}
 			if tools, err := s.live.Tools(ctx); err == nil {
 				for _, t := range tools {
