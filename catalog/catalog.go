@@ -28,6 +28,13 @@ type Source interface {
 	// *UnavailableError when the tool exists but cannot be called now (no
 	// live worker, conflicting publications).
 	Lookup(ctx context.Context, name string) (*Tool, error)
+	// ForCall is Lookup for a call about to start a run: the tool returned
+	// is the one the run starts as. A source that follows Worker
+	// Deployment versions chooses the version here (during a ramp, with
+	// the ramp's probability; the tool returned is pinned to it, see
+	// Tool.Pinned), and a source that can tell confirms that the tool is
+	// still served, falling back on the next choice when it is not.
+	ForCall(ctx context.Context, name string) (*Tool, error)
 }
 
 // ErrUnknownTool is the error of a lookup of a tool nobody publishes.
@@ -234,7 +241,7 @@ func (t *Tool) Name() string { return t.spec.Name }
 
 // Pinned is the Worker Deployment version a new run of the tool is to
 // start on, whatever Temporal's routing says, and whose spec the tool's
-// is: LookupForCall chose it, the current version of the tool's
+// is: ForCall chose it, the current version of the tool's
 // deployment or, during a ramp, the version this call goes to
 // (docs/upgrades.md, "Ramping"). nil: the run starts where Temporal
 // routes it (an unversioned tool, or routing the catalog cannot read).
@@ -255,7 +262,7 @@ func (t *Tool) pinnedTo(v signals.DeploymentVersion, alt *Tool) *Tool {
 }
 
 // ForArguments is the tool a call with the arguments raw starts as: t;
-// or, when LookupForCall chose t's version during a ramp and raw does not
+// or, when ForCall chose t's version during a ramp and raw does not
 // match t's input schema but matches the one of the ramp's other version,
 // that version's tool. So a call whose arguments match the listed spec is
 // not refused because the ramp chose a version that changed them.
@@ -449,6 +456,9 @@ func (s *Static) Lookup(_ context.Context, name string) (*Tool, error) {
 	}
 	return s.tools[i], nil
 }
+
+// ForCall implements Source: a static tool is always served as it is.
+func (s *Static) ForCall(ctx context.Context, name string) (*Tool, error) { return s.Lookup(ctx, name) }
 
 func cloneSpec(s signals.ToolSpec) signals.ToolSpec { return s.Clone() }
 

@@ -8,36 +8,16 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// Confirmer is a Source that confirms, when a run is about to start, that
-// a tool it found is still served: a reading of the catalog may be a few
-// seconds old, and a worker that stops withdraws its publication first,
-// so that from that moment no new run is started for it.
-type Confirmer interface {
-	// Confirm returns nil when t may be called now, and otherwise an
-	// *UnavailableError saying why.
-	Confirm(ctx context.Context, t *Tool) error
-}
-
-// LookupForCall is src.Lookup for a call about to start a run: when src
-// is a Router, the version the run is to start on is chosen (the tool
-// returned is that version's, Tool.Pinned naming it); when src is a
-// Confirmer, the tool is confirmed still served, the next choice taken
-// when the first is not.
-func LookupForCall(ctx context.Context, src Source, name string) (*Tool, error) {
-	t, err := src.Lookup(ctx, name)
+// ForCall implements Source: the tool is looked up, routed to the version
+// the run is to start on (route), and confirmed still served (confirm),
+// the next choice taken when the first is not.
+func (l *Live) ForCall(ctx context.Context, name string) (*Tool, error) {
+	t, err := l.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	choices := []*Tool{t}
-	if r, ok := src.(Router); ok {
-		choices = r.Route(t)
-	}
-	c, ok := src.(Confirmer)
-	if !ok {
-		return choices[0], nil
-	}
-	for _, t := range choices {
-		if err = c.Confirm(ctx, t); err == nil {
+	for _, t := range l.route(t) {
+		if err = l.confirm(ctx, t); err == nil {
 			return t, nil
 		}
 	}
@@ -62,14 +42,17 @@ const confirmFor = 200 * time.Millisecond
 // that is gone.
 const StopGrace = time.Second
 
-// Confirm implements Confirmer: a tool that only publications serve is
-// confirmed by describing them (one call while the first still runs,
+// confirm returns nil when t may be called now, and otherwise an
+// *UnavailableError saying why: a reading of the catalog may be a few
+// seconds old, and a worker that stops withdraws its publication first,
+// so that from that moment no new run is started for it. A tool that
+// only publications serve is confirmed by describing them (one call while the first still runs,
 // shared by the calls that come together, none while one was confirmed
 // within confirmFor), not by visibility,
 // which may list a publication closed a moment ago as running. A tool
 // whose publications all closed since the reading (their workers began to
 // stop) is unavailable, and the next lookup reads the catalog again.
-func (l *Live) Confirm(ctx context.Context, t *Tool) error {
+func (l *Live) confirm(ctx context.Context, t *Tool) error {
 	name := t.Spec().Name
 	l.mu.Lock()
 	v := l.view

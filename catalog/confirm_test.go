@@ -51,7 +51,7 @@ func TestConfirmSharedByCallsTogether(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := catalog.LookupForCall(ctx, live, name); err != nil {
+			if _, err := live.ForCall(ctx, name); err != nil {
 				errs <- err
 			}
 		}()
@@ -59,7 +59,7 @@ func TestConfirmSharedByCallsTogether(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatalf("LookupForCall of a served tool = %v", err)
+		t.Fatalf("ForCall of a served tool = %v", err)
 	}
 	// 50 calls at once fit in a few confirmation windows.
 	if n := counter.describes.Load() - before; n < 1 || n > 10 {
@@ -71,9 +71,9 @@ func TestConfirmSharedByCallsTogether(t *testing.T) {
 	}
 	stopped := time.Now()
 	eventually(t, waitBound, "calls refused after the worker stopped", func() (bool, string) {
-		_, err := catalog.LookupForCall(ctx, live, name)
+		_, err := live.ForCall(ctx, name)
 		var unav *catalog.UnavailableError
-		return errors.As(err, &unav) || errors.Is(err, catalog.ErrUnknownTool), fmt.Sprintf("LookupForCall: %v", err)
+		return errors.As(err, &unav) || errors.Is(err, catalog.ErrUnknownTool), fmt.Sprintf("ForCall: %v", err)
 	})
 	if d := time.Since(stopped); d > time.Second {
 		t.Fatalf("calls refused %s after the worker stopped, want within a second", d)

@@ -81,7 +81,7 @@ type LiveOptions struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Rand draws the number in [0, 1) that sends a call to a ramping
-	// version or not (Route; rand.Float64 when nil).
+	// version or not (ForCall; rand.Float64 when nil).
 	Rand func() float64
 }
 
@@ -107,7 +107,7 @@ type Live struct {
 	reported map[string]bool
 	compiled map[string]*Tool // by canonical spec
 	// confirmed is when each publication (by workflow ID) was last
-	// confirmed running by Confirm, on the process's own clock.
+	// confirmed running by ForCall, on the process's own clock.
 	confirmed map[string]time.Time
 	// confirming shares a describe call among the calls that confirm one
 	// publication together.
@@ -127,7 +127,7 @@ type view struct {
 	// live workers of versions taking no new runs serve (OtherVersions).
 	others map[string][]*Tool
 	// ramps are, by tool name, the ramps the calls of an available tool
-	// follow (Route).
+	// follow (ForCall).
 	ramps map[string]*ramp
 }
 

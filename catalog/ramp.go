@@ -4,21 +4,6 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// Router is a Source that chooses, for a call about to start a run, the
-// Worker Deployment version the run starts on (Tool.Pinned), where
-// Temporal's own routing could pick a version whose spec the call was not
-// checked against: while a deployment ramps a new version, or was
-// promoted since the catalog's reading. Live is one.
-type Router interface {
-	// Route returns the tools a new run of t (as Lookup found it) may
-	// start as, in the order to try them: t pinned to the current version
-	// of its Worker Deployment; during a ramp the version this call goes
-	// to, then the current version to fall back on; t itself when the
-	// catalog leaves the routing to Temporal (an unversioned tool, routing
-	// it cannot read, a ramp to or from unversioned workers).
-	Route(t *Tool) []*Tool
-}
-
 // ramp is how the calls of one tool of a Worker Deployment's current
 // version are routed: each goes to the ramping version, if any, with
 // probability percent/100, to the current one otherwise, and its run is
@@ -36,7 +21,7 @@ type ramp struct {
 	// pinned, so that Temporal's own ramp does not send it there.
 	tool *Tool
 	// served are the live publications of the ramping version, which
-	// Confirm checks for a call sent to it.
+	// ForCall confirms for a call sent to it.
 	served []listed
 }
 
@@ -99,13 +84,14 @@ func (r *ramp) toRamping(x float64) bool {
 	return r.tool != nil && x*100 < float64(r.percent)
 }
 
-// Route implements Router: a tool whose deployment ramps a version goes,
+// route returns the tools a new run of t (as Lookup found it) may start
+// as, in the order to try them (ForCall): a tool whose deployment ramps a version goes,
 // for this call, to the ramping version with the ramp's probability and
 // to the current one otherwise, pinned to the version chosen; a call sent
 // to the ramping version falls back on the current one (the second
-// tool) when Confirm finds the ramping version's workers gone. Each tool
+// tool) when confirm finds the ramping version's workers gone. Each tool
 // but the last knows the other version's (Tool.ForArguments).
-func (l *Live) Route(t *Tool) []*Tool {
+func (l *Live) route(t *Tool) []*Tool {
 	l.mu.Lock()
 	v := l.view
 	l.mu.Unlock()

@@ -153,7 +153,7 @@ func TestLiveFollowsRamp(t *testing.T) {
 // onlyV1 reports whether two calls in a row, one of each draw, go to v1.
 func onlyV1(live *catalog.Live, name string) bool {
 	for range 2 {
-		tool, err := catalog.LookupForCall(context.Background(), live, name)
+		tool, err := live.ForCall(context.Background(), name)
 		if err != nil || tool.Pinned() == nil || tool.Pinned().BuildID != "v1" {
 			return false
 		}

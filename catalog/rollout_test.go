@@ -253,7 +253,7 @@ func TestE2EVersionedRollout(t *testing.T) {
 	killed := time.Now()
 	v2.signal(t, syscall.SIGKILL)
 	eventually(t, goneBound+waitBound, "v2's tool unavailable", func() (bool, string) {
-		_, err := catalog.LookupForCall(context.Background(), live, tool)
+		_, err := live.ForCall(context.Background(), tool)
 		return err != nil && strings.Contains(err.Error(), `no live worker of version "v2"`), fmt.Sprint(err)
 	})
 	t.Logf("tool unavailable %s after v2's worker was killed", time.Since(killed).Round(10*time.Millisecond))
@@ -272,7 +272,7 @@ func TestE2EVersionedRollout(t *testing.T) {
 	// against v1's output schema.
 	startWorkerProcess(t, env, tool, tq, version("v2")...)
 	eventually(t, 2*waitBound, "v2 served again", func() (bool, string) {
-		_, err := catalog.LookupForCall(context.Background(), live, tool)
+		_, err := live.ForCall(context.Background(), tool)
 		return err == nil, fmt.Sprint(err)
 	})
 	v1.signal(t, syscall.SIGTERM)

@@ -279,7 +279,7 @@ func TestRampRouting(t *testing.T) {
 			}
 			for i, want := range tc.want {
 				var got []string
-				for _, c := range l.Route(listed) {
+				for _, c := range l.route(listed) {
 					got = append(got, chosen(c))
 				}
 				if strings.Join(got, " ") != want {
@@ -315,7 +315,7 @@ func TestRampForArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := liveOf(t, pubs, routes, []float64{tc.draw})
-			tool := l.Route(l.view.byKey["t"])[0].ForArguments(json.RawMessage(tc.args))
+			tool := l.route(l.view.byKey["t"])[0].ForArguments(json.RawMessage(tc.args))
 			if got := chosen(tool); got != tc.want {
 				t.Errorf("went to %s, want %s", got, tc.want)
 			}

@@ -64,7 +64,7 @@ func TestLiveVersionedRollout(t *testing.T) {
 	}
 	lookup := func(want string) func() (bool, string) {
 		return func() (bool, string) {
-			tool, err := catalog.LookupForCall(ctx, live, name)
+			tool, err := live.ForCall(ctx, name)
 			if err != nil {
 				return strings.Contains(err.Error(), want), fmt.Sprintf("Lookup: %v", err)
 			}
@@ -103,7 +103,7 @@ func TestLiveVersionedRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, waitBound, "refused while v2 has no live worker", lookup(`no live worker of version "v2"`))
-	_, err = catalog.LookupForCall(ctx, live, name)
+	_, err = live.ForCall(ctx, name)
 	if unav := unavailable(t, err, name); !strings.Contains(unav.Reason, `live versions: "v1"`) {
 		t.Errorf("reason %q does not name the live version v1", unav.Reason)
 	}

@@ -36,6 +36,10 @@ func (c stubCatalog) Lookup(ctx context.Context, name string) (*catalog.Tool, er
 	return c.Source.Lookup(ctx, name)
 }
 
+func (c stubCatalog) ForCall(ctx context.Context, name string) (*catalog.Tool, error) {
+	return c.Lookup(ctx, name)
+}
+
 func TestNewRequiresCatalog(t *testing.T) {
 	if _, err := New(Options{Runs: runstest.New()}); err == nil || !strings.Contains(err.Error(), "Catalog") {
 		t.Fatalf("New without a catalog: %v", err)

@@ -36,6 +36,10 @@ func (c stubCatalog) Lookup(ctx context.Context, name string) (*catalog.Tool, er
 	return c.Source.Lookup(ctx, name)
 }
 
+func (c stubCatalog) ForCall(ctx context.Context, name string) (*catalog.Tool, error) {
+	return c.Lookup(ctx, name)
+}
+
 // TestCreateRunUnavailable: a workflow the catalog knows but cannot run now
 // is 503 workflow_unavailable with the catalog's reason for a caller that
 // may see it, and 404 workflow_not_found, as an unknown one, for others.

@@ -58,7 +58,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusBadRequest, "validation_error", "workflowId is required")
 		return
 	}
-	t, err := catalog.LookupForCall(r.Context(), h.catalog, req.WorkflowID)
+	t, err := h.catalog.ForCall(r.Context(), req.WorkflowID)
 	var unav *catalog.UnavailableError
 	switch {
 	case errors.As(err, &unav) && unav.Visible(caller.Tenant):

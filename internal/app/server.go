@@ -108,8 +108,7 @@ type Server struct {
 }
 
 // readyCatalog is a catalog whose answers wait until ready is closed (or
-// their context ends); Confirm, and so catalog.LookupForCall's check of a
-// publication, is the catalog's own.
+// their context ends).
 type readyCatalog struct {
 	*catalog.Live
 	ready <-chan struct{}
@@ -138,6 +137,14 @@ func (c readyCatalog) Lookup(ctx context.Context, name string) (*catalog.Tool, e
 		return nil, err
 	}
 	return c.Live.Lookup(ctx, name)
+}
+
+// ForCall looks up a tool for a call once the catalog is ready.
+func (c readyCatalog) ForCall(ctx context.Context, name string) (*catalog.Tool, error) {
+	if err := c.wait(ctx); err != nil {
+		return nil, err
+	}
+	return c.Live.ForCall(ctx, name)
 }
 
 // workerReady reports whether the catalog lists every tool of the
