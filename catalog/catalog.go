@@ -35,6 +35,16 @@ type Source interface {
 	// Tool.Pinned), and a source that can tell confirms that the tool is
 	// still served, falling back on the next choice when it is not.
 	ForCall(ctx context.Context, name string) (*Tool, error)
+	// OtherVersions returns the specs, other than the listed one, of the
+	// tool named name that workers of versions taking no new runs serve,
+	// or served until lately, as of the last reading; none when there is
+	// no rollout (and always none for a source that knows one version of
+	// each tool). Their runs were started with those specs, and are
+	// checked against them (CheckOutput). For Live, lately is its
+	// RecentFor (15 minutes by default) after the version's publication
+	// closed: at once when its worker stops, DeadAfter (15 minutes) after
+	// its last poll when it crashed.
+	OtherVersions(name string) []*Tool
 }
 
 // ErrUnknownTool is the error of a lookup of a tool nobody publishes.
@@ -459,6 +469,9 @@ func (s *Static) Lookup(_ context.Context, name string) (*Tool, error) {
 
 // ForCall implements Source: a static tool is always served as it is.
 func (s *Static) ForCall(ctx context.Context, name string) (*Tool, error) { return s.Lookup(ctx, name) }
+
+// OtherVersions implements Source: a static tool has one version.
+func (s *Static) OtherVersions(string) []*Tool { return nil }
 
 func cloneSpec(s signals.ToolSpec) signals.ToolSpec { return s.Clone() }
 

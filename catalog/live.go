@@ -74,7 +74,7 @@ type LiveOptions struct {
 	// RecentFor is how long after its last publication closed a tool
 	// answers unavailable rather than unknown, and how long after a
 	// version's publication closed its spec is among the tool's other
-	// versions (Versioned) (DefaultRecentFor when 0).
+	// versions (OtherVersions) (DefaultRecentFor when 0).
 	RecentFor time.Duration
 	// Logger receives conflicts and read failures (nop when nil).
 	Logger *zap.Logger

@@ -18,7 +18,7 @@ const CodeOutputMismatch = "output_schema_mismatch"
 // its result is checked here, against the spec it was published with.
 //
 // A run whose tool src cannot look up now (unknown, or unavailable) is
-// answered as is. During a rollout (src a Versioned), a result that
+// answered as is. During a rollout, a result that
 // matches the output schema of another version still served by live
 // workers is accepted too: a run of an older version produces its own
 // version's outputs. The run's event log is what the run recorded and is
@@ -57,11 +57,7 @@ func OutputCheck(src Source) func(context.Context, signals.Snapshot) signals.Sna
 // the output schema of another version of its tool that live workers
 // serve.
 func matchesOtherVersion(src Source, snap signals.Snapshot) bool {
-	vs, ok := src.(Versioned)
-	if !ok {
-		return false
-	}
-	for _, t := range vs.OtherVersions(snap.Tool) {
+	for _, t := range src.OtherVersions(snap.Tool) {
 		if t.CheckResult(snap.Result.StructuredContent) == nil {
 			return true
 		}

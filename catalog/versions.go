@@ -163,22 +163,8 @@ func deploymentOf(v *signals.DeploymentVersion) string {
 	return v.DeploymentName
 }
 
-// Versioned is a Source that knows, during a rollout, the specs of a tool
-// that the live workers of its older versions serve: their runs were
-// started with those specs, and are checked against them
-// (CheckOutput). Live is one.
-type Versioned interface {
-	// OtherVersions returns the specs, other than the listed one, of the
-	// tool named name that workers of versions taking no new runs serve,
-	// or served until lately, as of the last reading; none when there is
-	// no rollout. Lately is the catalog's RecentFor (15 minutes by
-	// default) after the version's publication closed: at once when its
-	// worker stops, DeadAfter (15 minutes) after its last poll when it
-	// crashed.
-	OtherVersions(name string) []*Tool
-}
-
-// OtherVersions implements Versioned.
+// OtherVersions implements Source: the specs of a tool that the live
+// workers of older versions serve during a rollout.
 func (l *Live) OtherVersions(name string) []*Tool {
 	l.mu.Lock()
 	v := l.view
