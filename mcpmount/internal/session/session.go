@@ -126,9 +126,9 @@ type requestSide struct {
 	// argumentsProblem is the tool-input error found in tools/call
 	// arguments before the SDK decoded them (see argumentsSetAside).
 	argumentsProblem error
-	// overload learns of a tools/call refused by admission control, which
-	// the response then answers with 503 and Retry-After (nil for a
-	// batch and on stdio).
+	// overload learns of a tools/call refused by admission control, whose
+	// response then carries a Retry-After header (status 200, as every
+	// session-era error is answered; nil for a batch and on stdio).
 	overload *wire.OverloadNote
 	// taskField: the request carried the 2025-11-25 dialect's task field,
 	// which the SDK's params types drop (legacyTaskRequested).
@@ -151,8 +151,8 @@ func (c *requestSide) KeepAlive(interval time.Duration) (stop func()) {
 	return c.stream.Stop
 }
 
-// Overloaded notes the refusal, which the HTTP layer answers with status
-// 503 and Retry-After (core.Response).
+// Overloaded notes the refusal, whose response plainErrorWriter then
+// writes with a Retry-After header (core.Response).
 func (c *requestSide) Overloaded(rej *admission.Rejection) {
 	if c != nil && c.overload != nil {
 		c.overload.Set(rej)
