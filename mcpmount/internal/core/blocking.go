@@ -177,11 +177,8 @@ func (m *Core) askInput(ctx context.Context, c *blockingCall, snap signals.Snaps
 		if _, err := m.runs.Cancel(cctx, c.caller, c.runID, reasonRoundsExceeded); err != nil && !errors.Is(err, runs.ErrTerminal) {
 			m.RunLog(ctx, c.runID, c.tool.Name()).Warn("cancel after the MRTR round cap", zap.Error(err))
 		}
-		return &ToolResult{
-			Content: []Content{{Type: "text", Text: fmt.Sprintf(
-				"%s: the run asked for input more than %d times in one call; it was cancelled", codeRoundsExceeded, m.maxRounds)}},
-			IsError: true,
-		}, nil
+		return toolError(fmt.Sprintf("%s: the run asked for input more than %d times in one call; it was cancelled",
+			codeRoundsExceeded, m.maxRounds)), nil
 	}
 	keys := make([]string, 0, len(requests))
 	for k := range requests {
@@ -230,11 +227,9 @@ func stillRunning(c *blockingCall, maxWait time.Duration) mcp.Result {
 		"or GET /runs/%s, or call the tool as a task by declaring the %s extension.",
 		c.runID, maxWait, taskID, taskID, ExtensionTasks)
 	structured, _ := json.Marshal(map[string]string{"runId": c.runID, "taskId": taskID, "status": "working"})
-	return fitOutput(c.tool.Spec(), &ToolResult{
-		Content:           []Content{{Type: "text", Text: text}},
-		StructuredContent: structured,
-		IsError:           true,
-	})
+	res := toolError(text)
+	res.StructuredContent = structured
+	return fitOutput(c.tool.Spec(), res)
 }
 
 // continueRun handles an MRTR retry: it opens the requestState, resolves

@@ -146,7 +146,7 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 	if err != nil {
 		// A tool-input error is a tool result the model can act on
 		// (SEP-1303), not a protocol error; no run starts.
-		return &ToolResult{Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}, nil
+		return toolError(err.Error()), nil
 	}
 	if err := checkTaskSupport(spec, req); err != nil {
 		return nil, err
@@ -363,10 +363,7 @@ func (m *Core) preRunInputs(t *catalog.Tool, req *CallRequest) (map[string]json.
 		switch resp.Action {
 		case "accept":
 		case "decline", "cancel":
-			return nil, &ToolResult{
-				Content: []Content{{Type: "text", Text: fmt.Sprintf("input %q was %sed; the tool did not run", in.Key, resp.Action)}},
-				IsError: true,
-			}, nil
+			return nil, toolError(fmt.Sprintf("input %q was %sed; the tool did not run", in.Key, resp.Action)), nil
 		default:
 			return nil, nil, InvalidParams(fmt.Sprintf("inputResponses[%q]: unknown action %q", in.Key, resp.Action))
 		}

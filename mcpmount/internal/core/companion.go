@@ -305,11 +305,6 @@ func answerProblem(err error) string {
 	return err.Error()
 }
 
-// toolError is a tool result with isError and text.
-func toolError(text string) *ToolResult {
-	return &ToolResult{Content: []Content{{Type: "text", Text: text}}, IsError: true}
-}
-
 // notVisible is the one answer about a run the caller cannot see:
 // malformed, unknown, or another tenant's.
 func notVisible(given string) *ToolResult {
@@ -381,7 +376,7 @@ func RunStatusResult(snap signals.Snapshot, handoff bool) *ToolResult {
 	}
 	text.WriteString(" Next: " + st.Next)
 	structured, _ := json.Marshal(st)
-	return &ToolResult{Content: []Content{{Type: "text", Text: text.String()}}, StructuredContent: structured}
+	return &ToolResult{ToolResult: signals.ToolResult{Content: []Content{{Type: "text", Text: text.String()}}, StructuredContent: structured}}
 }
 
 // runStatus is where snap stands, for a model.

@@ -11,6 +11,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/signals"
 )
 
 // Codes of the errors the core answers.
@@ -93,22 +94,23 @@ func Internal() *jsonrpc.Error {
 	return &jsonrpc.Error{Code: codeInternalError, Message: "internal error"}
 }
 
-// Content is one text content block of a tool result.
-type Content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
+// Content is one content block of a tool result.
+type Content = signals.Content
 
-// ToolResult is a CallToolResult. The mount builds its own: on go-sdk v1.8.0
+// ToolResult is a CallToolResult: what a run produced (signals.ToolResult)
+// as a result of the request. The mount builds its own: on go-sdk v1.8.0
 // a *mcp.CallToolResult returned from middleware loses its resultType.
 type ToolResult struct {
 	mcp.ResultBase
 	// ResultType is "complete" for 2026-07-28 requests and omitted for
 	// legacy ones (and inside a task's inlined result).
-	ResultType        string          `json:"resultType,omitempty"`
-	Content           []Content       `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError"`
+	ResultType string `json:"resultType,omitempty"`
+	signals.ToolResult
+}
+
+// toolError is a tool error (isError) whose one text block is text.
+func toolError(text string) *ToolResult {
+	return &ToolResult{ToolResult: signals.ToolResult{Content: []Content{{Type: "text", Text: text}}, IsError: true}}
 }
 
 // InputRequest is one entry of an inputRequests map: an elicitation the
