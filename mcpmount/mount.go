@@ -366,7 +366,12 @@ const ProtocolVersion = wire.ProtocolVersion
 type Recorder interface {
 	// Request records one answered request: its JSON-RPC method (one of
 	// a fixed set, "other" for the rest, "unknown" when the body had
-	// none), its outcome (Outcome*) and its latency.
+	// none), its outcome and its latency. The outcome is "ok" (a
+	// result), "tool_error" (a CallToolResult with isError),
+	// "input_required" (an InputRequiredResult), "task" (a
+	// CreateTaskResult), "error" (a JSON-RPC error), "cancelled" (the
+	// client went away) or "rejected" (refused before any method ran:
+	// gate, credential, body, headers, version).
 	Request(method, outcome string, d time.Duration)
 	// SSEStream records an SSE response stream that opens (+1) or
 	// closes (-1).
@@ -384,21 +389,3 @@ type Recorder interface {
 	MRTRRound()
 }
 
-// Outcomes of a request, as Recorder.Request receives them.
-const (
-	// OutcomeOK is a result.
-	OutcomeOK = wire.OutcomeOK
-	// OutcomeToolError is a CallToolResult with isError.
-	OutcomeToolError = wire.OutcomeToolError
-	// OutcomeInputRequired is an InputRequiredResult (MRTR).
-	OutcomeInputRequired = wire.OutcomeInputRequired
-	// OutcomeTask is a CreateTaskResult.
-	OutcomeTask = wire.OutcomeTask
-	// OutcomeError is a JSON-RPC error.
-	OutcomeError = wire.OutcomeError
-	// OutcomeCancelled is a request whose client went away.
-	OutcomeCancelled = wire.OutcomeCancelled
-	// OutcomeRejected is a request refused before any method ran (gate,
-	// credential, body, headers, version).
-	OutcomeRejected = wire.OutcomeRejected
-)

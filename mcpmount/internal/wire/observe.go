@@ -16,7 +16,8 @@ import (
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
-// Outcomes of a request, as mcpmount.Recorder.Request receives them.
+// Outcomes of a request, as mcpmount.Recorder.Request receives them (its
+// doc lists them too).
 const (
 	// OutcomeOK is a result.
 	OutcomeOK = "ok"
