@@ -388,4 +388,3 @@ type Recorder interface {
 	// MRTRRound records an InputRequiredResult sent.
 	MRTRRound()
 }
-
