@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sync"
@@ -78,18 +79,10 @@ func New(opts Options) (*Controller, error) {
 	if opts.MaxStarts < 0 || opts.MaxWaiting < 0 || opts.TenantMax < 0 || opts.RetryAfter < 0 {
 		return nil, fmt.Errorf("admission: negative limit in %+v", opts)
 	}
-	if opts.MaxStarts == 0 {
-		opts.MaxStarts = DefaultMaxStarts
-	}
-	if opts.MaxWaiting == 0 {
-		opts.MaxWaiting = DefaultMaxWaiting
-	}
-	if opts.TenantMax == 0 {
-		opts.TenantMax = DefaultTenantMax
-	}
-	if opts.RetryAfter == 0 {
-		opts.RetryAfter = DefaultRetryAfter
-	}
+	opts.MaxStarts = cmp.Or(opts.MaxStarts, DefaultMaxStarts)
+	opts.MaxWaiting = cmp.Or(opts.MaxWaiting, DefaultMaxWaiting)
+	opts.TenantMax = cmp.Or(opts.TenantMax, DefaultTenantMax)
+	opts.RetryAfter = cmp.Or(opts.RetryAfter, DefaultRetryAfter)
 	return &Controller{opts: opts, tenants: map[string]int{}}, nil
 }
 

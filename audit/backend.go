@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -60,9 +61,7 @@ func (a *backend) Resolve(ctx context.Context, caller signals.Subject, runID str
 
 func (a *backend) Cancel(ctx context.Context, caller signals.Subject, runID, reason string) (signals.Snapshot, error) {
 	snap, err := a.next.Cancel(ctx, caller, runID, reason)
-	if reason == "" {
-		reason = signals.ReasonCallerRequested
-	}
+	reason = cmp.Or(reason, signals.ReasonCallerRequested)
 	a.trail.Write(withOutcome(Record{Action: ActionCancel, RunID: runID, Tool: snap.Tool, Subject: caller, CancelReason: reason}, err))
 	return snap, err
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,12 +101,8 @@ func NewOAuth(opts OAuthOptions) (*OAuth, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	if opts.ClockSkew == 0 {
-		opts.ClockSkew = DefaultClockSkew
-	}
-	if opts.KeyRefresh == 0 {
-		opts.KeyRefresh = DefaultKeyRefresh
-	}
+	opts.ClockSkew = cmp.Or(opts.ClockSkew, DefaultClockSkew)
+	opts.KeyRefresh = cmp.Or(opts.KeyRefresh, DefaultKeyRefresh)
 	if opts.DiscoveryRetry <= 0 {
 		opts.DiscoveryRetry = DefaultDiscoveryRetry
 	}

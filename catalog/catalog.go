@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -479,12 +480,8 @@ func cloneSpec(s signals.ToolSpec) signals.ToolSpec { return s.Clone() }
 // tool when their canonical forms are equal, whatever the key order or
 // spacing of their schemas.
 func canonical(spec signals.ToolSpec) string {
-	if spec.TaskSupport == "" {
-		spec.TaskSupport = signals.TaskOptional
-	}
-	if spec.Contract == "" {
-		spec.Contract = signals.ContractOpenWOP
-	}
+	spec.TaskSupport = cmp.Or(spec.TaskSupport, signals.TaskOptional)
+	spec.Contract = cmp.Or(spec.Contract, signals.ContractOpenWOP)
 	if spec.WorkflowType == spec.Name {
 		spec.WorkflowType = ""
 	}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -142,15 +143,11 @@ func NewLive(c client.Client, opts LiveOptions) (*Live, error) {
 	if opts.LiveWindow <= 0 {
 		opts.LiveWindow = DefaultLiveWindow
 	}
-	if opts.DeadAfter == 0 {
-		opts.DeadAfter = DefaultDeadAfter
-	}
+	opts.DeadAfter = cmp.Or(opts.DeadAfter, DefaultDeadAfter)
 	if opts.RecentFor <= 0 {
 		opts.RecentFor = DefaultRecentFor
 	}
-	if opts.Namespace == "" {
-		opts.Namespace = client.DefaultNamespace
-	}
+	opts.Namespace = cmp.Or(opts.Namespace, client.DefaultNamespace)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -469,9 +466,7 @@ func (l *Live) decide(name string, cands []candidate, routes map[string]routing)
 		for _, c := range cands {
 			queues[c.spec.TaskQueue] = true
 		}
-		if why == "" {
-			why = fmt.Sprintf("no live worker serves task queue %s; start a worker that serves it", quoteKeys(queues))
-		}
+		why = cmp.Or(why, fmt.Sprintf("no live worker serves task queue %s; start a worker that serves it", quoteKeys(queues)))
 		return nil, nil, &UnavailableError{Tool: name, Tenants: cands[0].spec.Tenants, TaskQueues: sortedKeys(queues), Reason: why}
 	}
 	first := canonical(pick[0].spec)

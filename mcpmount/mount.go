@@ -1,6 +1,7 @@
 package mcpmount
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -312,22 +313,14 @@ func applyDefaults(opts *Options) error {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	if opts.Name == "" {
-		opts.Name = "openwop-temporal-mcp"
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
-	if opts.MRTRMaxRounds == 0 {
-		opts.MRTRMaxRounds = DefaultMRTRMaxRounds
-	}
+	opts.Name = cmp.Or(opts.Name, "openwop-temporal-mcp")
+	opts.Version = cmp.Or(opts.Version, "dev")
+	opts.MRTRMaxRounds = cmp.Or(opts.MRTRMaxRounds, DefaultMRTRMaxRounds)
 	if opts.MRTRMaxRounds < 1 || opts.MRTRMaxRounds > 16 {
 		return fmt.Errorf("mcpmount: Options.MRTRMaxRounds %d is outside 1..16", opts.MRTRMaxRounds)
 	}
 	orDefault(&opts.PollInterval, 500*time.Millisecond)
-	if opts.InlineWait == 0 {
-		opts.InlineWait = opts.PollInterval
-	}
+	opts.InlineWait = cmp.Or(opts.InlineWait, opts.PollInterval)
 	orDefault(&opts.CacheTTL, DefaultCacheTTL)
 	orDefault(&opts.MaxBodyBytes, 4<<20)
 	orDefault(&opts.MRTRStateTTL, DefaultMRTRStateTTL)

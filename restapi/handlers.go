@@ -2,6 +2,7 @@ package restapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -262,9 +263,7 @@ func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("reason is longer than %d bytes", maxReasonLen))
 		return
 	}
-	if req.Reason == "" {
-		req.Reason = signals.ReasonCallerRequested
-	}
+	req.Reason = cmp.Or(req.Reason, signals.ReasonCallerRequested)
 	snap, err := h.runs.Cancel(r.Context(), caller, id, req.Reason)
 	if err != nil {
 		h.writeRunsError(w, r, "cancel", err)

@@ -1,6 +1,7 @@
 package restapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -148,9 +149,7 @@ func New(opts Options) (http.Handler, error) {
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
-	if h.mcpPath == "" {
-		h.mcpPath = DefaultMCPPath
-	}
+	h.mcpPath = cmp.Or(h.mcpPath, DefaultMCPPath)
 	if h.maxRound <= 0 {
 		h.maxRound = defaultMRTRMaxRounds
 	}

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,9 +31,7 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	if err := authorize(caller, runID); err != nil {
 		return signals.Snapshot{}, err
 	}
-	if reason == "" {
-		reason = signals.ReasonCallerRequested
-	}
+	reason = cmp.Or(reason, signals.ReasonCallerRequested)
 	entry, known := s.rd.known.entry(runID)
 	facts := entry.facts
 	snap := signals.Snapshot{RunID: runID, Tool: entry.tool, Owner: signals.Owner{Tenant: caller.Tenant}, LastSequence: -1}

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,9 +85,7 @@ func (e *MissingSearchAttributesError) command(head, each string) string {
 // naming them and the commands that create them. Other failures (Temporal
 // unreachable) are returned wrapped.
 func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
-	if namespace == "" {
-		namespace = DefaultNamespace
-	}
+	namespace = cmp.Or(namespace, DefaultNamespace)
 	missing, err := missingSearchAttributes(ctx, c, namespace)
 	if err != nil {
 		return fmt.Errorf("check the search attributes of namespace %q: %w", namespace, err)

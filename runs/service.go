@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"io"
@@ -143,24 +144,14 @@ type Options struct {
 // New returns a Service that uses c. Zero Options fields get defaults:
 // DefaultTaskQueue, DefaultNamespace, a 5 s start query timeout.
 func New(c client.Client, logger *zap.Logger, opts Options) *Service {
-	if opts.TaskQueue == "" {
-		opts.TaskQueue = DefaultTaskQueue
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = DefaultNamespace
-	}
+	opts.TaskQueue = cmp.Or(opts.TaskQueue, DefaultTaskQueue)
+	opts.Namespace = cmp.Or(opts.Namespace, DefaultNamespace)
 	if opts.StartQueryTimeout <= 0 {
 		opts.StartQueryTimeout = 5 * time.Second
 	}
-	if opts.QueryPatience == 0 {
-		opts.QueryPatience = DefaultQueryPatience
-	}
-	if opts.ReadWindow == 0 {
-		opts.ReadWindow = DefaultReadWindow
-	}
-	if opts.MaxTemporalCalls == 0 {
-		opts.MaxTemporalCalls = DefaultMaxTemporalCalls
-	}
+	opts.QueryPatience = cmp.Or(opts.QueryPatience, DefaultQueryPatience)
+	opts.ReadWindow = cmp.Or(opts.ReadWindow, DefaultReadWindow)
+	opts.MaxTemporalCalls = cmp.Or(opts.MaxTemporalCalls, DefaultMaxTemporalCalls)
 	limit := limitCalls(c, opts.MaxTemporalCalls)
 	if limit != nil {
 		c = limit

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,12 +103,8 @@ const startTimeout = 30 * time.Second
 // delivered (or the run cancelled).
 func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, error) {
 	tool := req.Tool
-	if tool.TaskQueue == "" {
-		tool.TaskQueue = s.opts.TaskQueue
-	}
-	if tool.Contract == "" {
-		tool.Contract = signals.ContractOpenWOP
-	}
+	tool.TaskQueue = cmp.Or(tool.TaskQueue, s.opts.TaskQueue)
+	tool.Contract = cmp.Or(tool.Contract, signals.ContractOpenWOP)
 	owner := signals.Owner{Tenant: req.Caller.Tenant, Subject: req.Caller}
 	// The run's creation time, taken once here and passed to the run (its
 	// signals.StartRequest, its memo): every projection reports this value, where

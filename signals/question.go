@@ -1,6 +1,9 @@
 package signals
 
-import "encoding/json"
+import (
+	"cmp"
+	"encoding/json"
+)
 
 // How a client is asked to answer an open interrupt (docs/contract.md, "How
 // MCP shows an open interrupt"): the message and requestedSchema of the MCP
@@ -22,9 +25,7 @@ func (i Interrupt) ClientAnswered() bool { return i.Kind != KindExternalEvent }
 // when there is one.
 func (i Interrupt) Message() string {
 	msg := i.Title
-	if msg == "" {
-		msg = "Input requested"
-	}
+	msg = cmp.Or(msg, "Input requested")
 	if i.Description != "" {
 		msg += " — " + i.Description
 	}

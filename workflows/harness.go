@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -437,9 +438,7 @@ func (r *run) beginCancel(reason string) {
 		req := r.signalledReason()
 		reason, r.cancelledBy = req.Reason, req.CancelledBy
 	}
-	if reason == "" {
-		reason = signals.ReasonCallerRequested
-	}
+	reason = cmp.Or(reason, signals.ReasonCallerRequested)
 	r.cancelReason = reason
 	r.snap.CancelReason = reason
 	r.cancelledAt = r.snap.Progress

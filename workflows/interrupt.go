@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,15 +103,9 @@ func Raise(ctx workflow.Context, spec QuestionSpec) (*Pending, error) {
 	if spec.Schema != nil && !isObject(spec.Schema) {
 		return nil, fmt.Errorf("workflows: interrupt %q schema is not a JSON object", spec.Key)
 	}
-	if spec.NodeID == "" {
-		spec.NodeID = currentNode(ctx)
-	}
-	if spec.NodeID == "" {
-		spec.NodeID = spec.Key
-	}
-	if spec.Title == "" {
-		spec.Title = spec.Key
-	}
+	spec.NodeID = cmp.Or(spec.NodeID, currentNode(ctx))
+	spec.NodeID = cmp.Or(spec.NodeID, spec.Key)
+	spec.Title = cmp.Or(spec.Title, spec.Key)
 	r.keys[spec.Key] = true
 	r.minted++
 	in := signals.Interrupt{

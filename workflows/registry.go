@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -264,9 +265,7 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 		return t
 	}
 	t.run = func(ctx workflow.Context, req signals.StartRequest) (signals.RunRecord, error) {
-		if req.Tool == "" {
-			req.Tool = name
-		}
+		req.Tool = cmp.Or(req.Tool, name)
 		return start(ctx, req, func(ctx workflow.Context, args json.RawMessage) (any, error) {
 			var in In
 			if len(args) > 0 && string(args) != "null" {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -250,9 +251,7 @@ func (opts WorkerOptions) withDefaults(taskQueue string) WorkerOptions {
 		// lose that much progress. One second bounds both.
 		opts.Worker.MaxHeartbeatThrottleInterval = time.Second
 	}
-	if opts.Worker.WorkerStopTimeout == 0 {
-		opts.Worker.WorkerStopTimeout = DefaultWorkerStopTimeout
-	}
+	opts.Worker.WorkerStopTimeout = cmp.Or(opts.Worker.WorkerStopTimeout, DefaultWorkerStopTimeout)
 	if opts.Logger == nil {
 		opts.Logger = log.NewStructuredLogger(slog.Default())
 	}

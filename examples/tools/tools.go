@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -69,9 +70,7 @@ func (o PublishReportOutput) ResultText() string {
 // completed with published=false.
 func PublishReport(ctx workflow.Context, in PublishReportInput) (PublishReportOutput, error) {
 	var acts *Activities // names the activities; the receiver is never used
-	if in.Sections == 0 {
-		in.Sections = 3
-	}
+	in.Sections = cmp.Or(in.Sections, 3)
 	if in.Sections < 1 || in.Sections > 10 {
 		return PublishReportOutput{}, workflows.Fail("invalid_sections", "sections must be between 1 and 10")
 	}

@@ -1,6 +1,7 @@
 package workflowstest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,21 +177,13 @@ func (e *Env) Start(tool string, req signals.StartRequest) (*Result, error) {
 	}
 	e.started = true
 	runID := e.RunID
-	if runID == "" {
-		runID = e.Caller.Tenant + "/workflowstest-run-1"
-	}
-	if req.Tool == "" {
-		req.Tool = tool
-	}
+	runID = cmp.Or(runID, e.Caller.Tenant+"/workflowstest-run-1")
+	req.Tool = cmp.Or(req.Tool, tool)
 	if req.Owner.Tenant == "" && req.Owner.Subject.IsZero() {
 		req.Owner = signals.Owner{Tenant: e.Caller.Tenant, Subject: e.Caller}
 	}
-	if req.Transport == "" {
-		req.Transport = e.Transport
-	}
-	if req.Transport == "" {
-		req.Transport = signals.TransportMCP
-	}
+	req.Transport = cmp.Or(req.Transport, e.Transport)
+	req.Transport = cmp.Or(req.Transport, signals.TransportMCP)
 	// The SDK computes the binary's checksum (it reads the whole test
 	// binary) once per process, at the first activity, inside the
 	// workflow's coroutine, where its deadlock detector allows 1 s: on a
@@ -247,9 +240,7 @@ func (e *Env) Events(after int) ([]signals.Event, error) {
 // reason (signals.ReasonCallerRequested when empty) and the Caller.
 func (e *Env) Cancel(reason string) {
 	env := e.Temporal()
-	if reason == "" {
-		reason = signals.ReasonCallerRequested
-	}
+	reason = cmp.Or(reason, signals.ReasonCallerRequested)
 	env.SignalWorkflow(signals.SignalCancelReason, signals.CancelRequest{Reason: reason, CancelledBy: e.Caller})
 	env.CancelWorkflow()
 }

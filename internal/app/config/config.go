@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -319,9 +320,7 @@ func (c Config) Dial(ctx context.Context, logger *zap.Logger, tel *export.Teleme
 	if !c.TemporalGzip {
 		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}
-	if opts.WorkerHeartbeatInterval == 0 {
-		opts.WorkerHeartbeatInterval = catalog.WorkerHeartbeatInterval
-	}
+	opts.WorkerHeartbeatInterval = cmp.Or(opts.WorkerHeartbeatInterval, catalog.WorkerHeartbeatInterval)
 	opts.Logger = SDKLogger(logger)
 	if err := tel.ClientOptions(&opts); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"strconv"
@@ -352,9 +353,7 @@ func (l *loader) apiKeys() error {
 // stream).
 func (l *loader) auditLog() error {
 	sink := l.get(EnvAuditLog)
-	if sink == "" {
-		sink = DefaultAuditLog
-	}
+	sink = cmp.Or(sink, DefaultAuditLog)
 	if l.stdio && sink == audit.SinkStdout {
 		return fmt.Errorf("%s: stdout is the MCP stream of -stdio; use stderr or a file", EnvAuditLog)
 	}
@@ -384,9 +383,7 @@ func (l *loader) stdioCaller() error {
 		return nil
 	}
 	c := signals.Subject{Issuer: "urn:openwop:stdio", Tenant: t, SubjectID: subject, Kind: "user"}
-	if c.SubjectID == "" {
-		c.SubjectID = "urn:openwop:stdio"
-	}
+	c.SubjectID = cmp.Or(c.SubjectID, "urn:openwop:stdio")
 	l.cfg.Server.StdioCaller = c
 	return nil
 }

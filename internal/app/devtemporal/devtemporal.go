@@ -1,6 +1,7 @@
 package devtemporal
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -226,12 +227,8 @@ func (s *Server) Stop() error {
 }
 
 func withDefaults(opts Options) Options {
-	if opts.IP == "" {
-		opts.IP = DefaultIP
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = runs.DefaultNamespace
-	}
+	opts.IP = cmp.Or(opts.IP, DefaultIP)
+	opts.Namespace = cmp.Or(opts.Namespace, runs.DefaultNamespace)
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}

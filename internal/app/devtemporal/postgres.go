@@ -2,6 +2,7 @@ package devtemporal
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"io/fs"
@@ -54,12 +55,8 @@ type Postgres struct {
 
 // sqlConfigs are the SQL configs of the two databases.
 func (p Postgres) sqlConfigs() (main, visibility *config.SQL) {
-	if p.Database == "" {
-		p.Database = DefaultPostgresDatabase
-	}
-	if p.VisibilityDatabase == "" {
-		p.VisibilityDatabase = DefaultPostgresVisibilityDatabase
-	}
+	p.Database = cmp.Or(p.Database, DefaultPostgresDatabase)
+	p.VisibilityDatabase = cmp.Or(p.VisibilityDatabase, DefaultPostgresVisibilityDatabase)
 	cfg := func(db string) *config.SQL {
 		return &config.SQL{
 			PluginName:      postgresql.PluginNamePGX,

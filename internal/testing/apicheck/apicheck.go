@@ -2,6 +2,7 @@ package apicheck
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -300,9 +301,7 @@ func LoadPublicPackages(root string) (*PublicPackages, error) {
 		if p.Module == nil || !p.Module.Main {
 			continue
 		}
-		if result.ModulePath == "" {
-			result.ModulePath = p.Module.Path
-		}
+		result.ModulePath = cmp.Or(result.ModulePath, p.Module.Path)
 		if p.Name == "main" || len(p.GoFiles)+len(p.CgoFiles) == 0 || IsInternalPath(p.Module.Path, p.ImportPath) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package conformancetools
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -274,9 +275,7 @@ type CancellableInput struct {
 // ConformanceCancellable waits in a heartbeating activity (node "delay"),
 // so that a cancellation stops it within seconds.
 func ConformanceCancellable(ctx workflow.Context, in CancellableInput) (DelayedOutput, error) {
-	if in.DelayMs == 0 {
-		in.DelayMs = 30000
-	}
+	in.DelayMs = cmp.Or(in.DelayMs, 30000)
 	slept, err := tools.SleepStep(ctx, "delay", in.DelayMs)
 	return DelayedOutput{DelayedMs: slept}, err
 }

@@ -1,6 +1,7 @@
 package oidctest
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -93,9 +94,7 @@ func New(opts Options) (*Provider, error) {
 		}
 	}
 	issuer := "http://" + ln.Addr().String()
-	if opts.ClientID == "" {
-		opts.ClientID = "openwop-test-client"
-	}
+	opts.ClientID = cmp.Or(opts.ClientID, "openwop-test-client")
 	users := userStore{}
 	for _, u := range opts.Users {
 		users[u.Username] = u

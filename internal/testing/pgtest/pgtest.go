@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -291,9 +292,7 @@ func credential(runAs string) (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
-	if runAs == "" {
-		runAs = DefaultRunAs
-	}
+	runAs = cmp.Or(runAs, DefaultRunAs)
 	u, err := user.Lookup(runAs)
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: PostgreSQL refuses to run as root, and user %q to run it as: %w", runAs, err)

@@ -1,6 +1,7 @@
 package runstest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -391,9 +392,7 @@ func (f *Fake) Cancel(_ context.Context, caller signals.Subject, id, reason stri
 	if s.Status.Terminal() {
 		return cloneSnapshot(*s), runs.ErrTerminal
 	}
-	if reason == "" {
-		reason = signals.ReasonCallerRequested
-	}
+	reason = cmp.Or(reason, signals.ReasonCallerRequested)
 	f.cancelled[id] = reason
 	s.Status, s.StatusMessage, s.CancelReason = signals.StatusCancelling, signals.StatusCancelling.Message(), reason
 	s.UpdatedAt = time.Now().UTC()

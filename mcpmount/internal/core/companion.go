@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -223,9 +224,7 @@ func (c *companions) decode(name string, raw json.RawMessage) (companionArgs, st
 	if err := json.Unmarshal(raw, &args); err != nil {
 		return args, fmt.Sprintf("%s: %v", name, err)
 	}
-	if args.Action == "" {
-		args.Action = string(signals.ActionAccept)
-	}
+	args.Action = cmp.Or(args.Action, string(signals.ActionAccept))
 	return args, ""
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -83,9 +84,7 @@ func (p *progress) observe(s signals.Snapshot) {
 	p.state = state
 	p.counts = s.Progress
 	p.message = s.StatusMessage
-	if p.message == "" {
-		p.message = s.Status.Message()
-	}
+	p.message = cmp.Or(p.message, s.Status.Message())
 	p.sendLocked()
 }
 

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"cmp"
+
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -11,9 +13,7 @@ func RunResult(snap signals.Snapshot) *ToolResult {
 	if snap.Result != nil {
 		for _, c := range snap.Result.Content {
 			typ := c.Type
-			if typ == "" {
-				typ = "text"
-			}
+			typ = cmp.Or(typ, "text")
 			res.Content = append(res.Content, Content{Type: typ, Text: c.Text})
 		}
 		res.StructuredContent = snap.Result.StructuredContent
@@ -23,9 +23,7 @@ func RunResult(snap signals.Snapshot) *ToolResult {
 	case signals.StatusCompleted:
 		if len(res.Content) == 0 {
 			text := string(snap.Outputs)
-			if text == "" {
-				text = "{}"
-			}
+			text = cmp.Or(text, "{}")
 			res.Content = []Content{{Type: "text", Text: text}}
 		}
 	case signals.StatusFailed:

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,9 +122,7 @@ func errorStatus(code int64) int {
 // with status (0: 200).
 func WriteJSON(w http.ResponseWriter, body []byte, status int) {
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
-	if status == 0 {
-		status = http.StatusOK
-	}
+	status = cmp.Or(status, http.StatusOK)
 	WriteBody(w, body, status)
 }
 
