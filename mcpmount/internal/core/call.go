@@ -346,7 +346,7 @@ func (m *Core) preRunInputs(t *catalog.Tool, req *CallRequest) (map[string]json.
 		return nil, nil, nil
 	}
 	answers := make(map[string]json.RawMessage, len(spec.PreRunInputs))
-	missing := map[string]InputRequest{}
+	missing := map[string]ElicitRequest{}
 	for _, in := range spec.PreRunInputs {
 		resp, ok := req.InputResponses[in.Key].(*mcp.ElicitResult)
 		if !ok {
@@ -354,7 +354,7 @@ func (m *Core) preRunInputs(t *catalog.Tool, req *CallRequest) (map[string]json.
 			if len(schema) == 0 {
 				schema = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
-			missing[in.Key] = InputRequest{
+			missing[in.Key] = ElicitRequest{
 				Method: "elicitation/create",
 				Params: ElicitParams{Mode: "form", Message: in.Message, RequestedSchema: schema},
 			}

@@ -48,16 +48,16 @@ func RunResult(snap signals.Snapshot) *ToolResult {
 
 // InputRequests projects every open interrupt a client can answer onto an
 // elicitation/create request keyed by its raw interruptId.
-func InputRequests(snap signals.Snapshot) map[string]InputRequest {
-	var out map[string]InputRequest
+func InputRequests(snap signals.Snapshot) map[string]ElicitRequest {
+	var out map[string]ElicitRequest
 	for _, it := range snap.Interrupts {
 		if !it.ClientAnswered() {
 			continue
 		}
 		if out == nil {
-			out = make(map[string]InputRequest, len(snap.Interrupts))
+			out = make(map[string]ElicitRequest, len(snap.Interrupts))
 		}
-		out[it.ID] = InputRequest{
+		out[it.ID] = ElicitRequest{
 			Method: "elicitation/create",
 			Params: ElicitParams{Mode: "form", Message: it.Message(), RequestedSchema: it.RequestedSchema()},
 		}

@@ -14,7 +14,7 @@ const (
 
 // TaskStatus maps a run status onto a task status. An interrupt-waiting run
 // with nothing the client can answer reads working.
-func TaskStatus(snap signals.Snapshot, requests map[string]InputRequest) string {
+func TaskStatus(snap signals.Snapshot, requests map[string]ElicitRequest) string {
 	switch snap.Status {
 	case signals.StatusCompleted:
 		return TaskCompleted

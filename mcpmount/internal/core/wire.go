@@ -113,9 +113,10 @@ func toolError(text string) *ToolResult {
 	return &ToolResult{ToolResult: signals.ToolResult{Content: []Content{{Type: "text", Text: text}}, IsError: true}}
 }
 
-// InputRequest is one entry of an inputRequests map: an elicitation the
-// client answers (by an MRTR retry or tasks/update).
-type InputRequest struct {
+// ElicitRequest is one entry of an inputRequests map: an elicitation/create
+// request the client answers (by an MRTR retry or tasks/update), not to be
+// confused with workflows.InputRequest, the question a run asks.
+type ElicitRequest struct {
 	Method string       `json:"method"`
 	Params ElicitParams `json:"params"`
 }
@@ -131,7 +132,7 @@ type ElicitParams struct {
 type InputRequired struct {
 	mcp.ResultBase
 	ResultType    string                  `json:"resultType"`
-	InputRequests map[string]InputRequest `json:"inputRequests"`
+	InputRequests map[string]ElicitRequest `json:"inputRequests"`
 	RequestState  string                  `json:"requestState,omitempty"`
 }
 

@@ -31,7 +31,7 @@ const maxListenTasks = 100
 type taskNotification struct {
 	Meta map[string]any `json:"_meta"`
 	wire.Task
-	InputRequests map[string]core.InputRequest `json:"inputRequests,omitempty"`
+	InputRequests map[string]core.ElicitRequest `json:"inputRequests,omitempty"`
 	Result        *core.ToolResult             `json:"result,omitempty"`
 	Error         *wire.TaskError              `json:"error,omitempty"`
 }

@@ -79,7 +79,7 @@ type DetailedTaskResult struct {
 	mcp.ResultBase
 	ResultType string `json:"resultType"`
 	Task
-	InputRequests map[string]core.InputRequest `json:"inputRequests,omitempty"`
+	InputRequests map[string]core.ElicitRequest `json:"inputRequests,omitempty"`
 	Result        *core.ToolResult             `json:"result,omitempty"`
 	Error         *TaskError                   `json:"error,omitempty"`
 }
