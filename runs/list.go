@@ -122,9 +122,7 @@ const (
 // Options.CursorKey: random, once per process.
 var processCursorKey = sync.OnceValue(func() []byte {
 	k := make([]byte, 32)
-	if _, err := rand.Read(k); err != nil {
-		panic(fmt.Sprintf("runs: cursor key: %v", err))
-	}
+	rand.Read(k) // crypto/rand.Read never fails
 	return k
 })
 

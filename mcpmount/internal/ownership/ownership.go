@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -120,10 +119,7 @@ func (o ownedRun) logFields(extra ...zap.Field) []zap.Field {
 // must Settle the claim.
 func (t *Tracker) Open(request context.Context) *Claim {
 	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		// crypto/rand does not fail on supported platforms.
-		panic(fmt.Sprintf("ownership: read random claim key: %v", err))
-	}
+	rand.Read(b) // crypto/rand.Read never fails
 	ctx, cancel := context.WithCancel(request)
 	c := &Claim{key: base64.RawURLEncoding.EncodeToString(b), t: t, ctx: ctx, cancel: cancel}
 	t.mu.Lock()
