@@ -131,9 +131,9 @@ type ElicitParams struct {
 // InputRequired is the MRTR InputRequiredResult.
 type InputRequired struct {
 	mcp.ResultBase
-	ResultType    string                  `json:"resultType"`
+	ResultType    string                   `json:"resultType"`
 	InputRequests map[string]ElicitRequest `json:"inputRequests"`
-	RequestState  string                  `json:"requestState,omitempty"`
+	RequestState  string                   `json:"requestState,omitempty"`
 }
 
 // ElicitResponse is one inputResponses value answering an elicitation.

@@ -32,8 +32,8 @@ type taskNotification struct {
 	Meta map[string]any `json:"_meta"`
 	wire.Task
 	InputRequests map[string]core.ElicitRequest `json:"inputRequests,omitempty"`
-	Result        *core.ToolResult             `json:"result,omitempty"`
-	Error         *wire.TaskError              `json:"error,omitempty"`
+	Result        *core.ToolResult              `json:"result,omitempty"`
+	Error         *wire.TaskError               `json:"error,omitempty"`
 }
 
 // serveListen serves a 2026-07-28 subscriptions/listen (the SDK drops the

@@ -80,8 +80,8 @@ type DetailedTaskResult struct {
 	ResultType string `json:"resultType"`
 	Task
 	InputRequests map[string]core.ElicitRequest `json:"inputRequests,omitempty"`
-	Result        *core.ToolResult             `json:"result,omitempty"`
-	Error         *TaskError                   `json:"error,omitempty"`
+	Result        *core.ToolResult              `json:"result,omitempty"`
+	Error         *TaskError                    `json:"error,omitempty"`
 }
 
 // ackResult is the empty ack of tasks/update and tasks/cancel.
