@@ -18,11 +18,11 @@ const CodeOutputMismatch = "output_schema_mismatch"
 // its result is checked here, against the spec it was published with.
 //
 // A run whose tool src cannot look up now (unknown, or unavailable) is
-// answered as is. During a rollout, a result that
-// matches the output schema of another version still served by live
-// workers is accepted too: a run of an older version produces its own
-// version's outputs. The run's event log is what the run recorded and is
-// not changed.
+// answered as is. During a rollout, a result that matches the output
+// schema of another version still served by live workers
+// (Source.OtherVersions) is accepted too: a run of an older version
+// produces its own version's outputs. The run's event log is what the run
+// recorded and is not changed.
 func CheckOutput(ctx context.Context, src Source, snap signals.Snapshot) signals.Snapshot {
 	if snap.Status != signals.StatusCompleted || snap.Result == nil || snap.Result.IsError {
 		return snap

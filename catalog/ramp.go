@@ -85,12 +85,13 @@ func (r *ramp) toRamping(x float64) bool {
 }
 
 // route returns the tools a new run of t (as Lookup found it) may start
-// as, in the order to try them (ForCall): a tool whose deployment ramps a version goes,
-// for this call, to the ramping version with the ramp's probability and
-// to the current one otherwise, pinned to the version chosen; a call sent
-// to the ramping version falls back on the current one (the second
-// tool) when confirm finds the ramping version's workers gone. Each tool
-// but the last knows the other version's (Tool.ForArguments).
+// as, in the order ForCall tries them: a tool whose deployment ramps a
+// version goes, for this call, to the ramping version with the ramp's
+// probability and to the current one otherwise, pinned to the version
+// chosen; a call sent to the ramping version falls back on the current
+// one (the second tool) when confirm finds the ramping version's workers
+// gone. Each tool but the last knows the other version's
+// (Tool.ForArguments).
 func (l *Live) route(t *Tool) []*Tool {
 	l.mu.Lock()
 	v := l.view

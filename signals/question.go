@@ -24,8 +24,7 @@ func (i Interrupt) ClientAnswered() bool { return i.Kind != KindExternalEvent }
 // ("Input requested" when it has none), then " — " and the description
 // when there is one.
 func (i Interrupt) Message() string {
-	msg := i.Title
-	msg = cmp.Or(msg, "Input requested")
+	msg := cmp.Or(i.Title, "Input requested")
 	if i.Description != "" {
 		msg += " — " + i.Description
 	}

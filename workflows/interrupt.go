@@ -103,8 +103,7 @@ func Raise(ctx workflow.Context, spec QuestionSpec) (*Pending, error) {
 	if spec.Schema != nil && !isObject(spec.Schema) {
 		return nil, fmt.Errorf("workflows: interrupt %q schema is not a JSON object", spec.Key)
 	}
-	spec.NodeID = cmp.Or(spec.NodeID, currentNode(ctx))
-	spec.NodeID = cmp.Or(spec.NodeID, spec.Key)
+	spec.NodeID = cmp.Or(spec.NodeID, currentNode(ctx), spec.Key)
 	spec.Title = cmp.Or(spec.Title, spec.Key)
 	r.keys[spec.Key] = true
 	r.minted++

@@ -176,14 +176,12 @@ func (e *Env) Start(tool string, req signals.StartRequest) (*Result, error) {
 		return nil, errOneCall
 	}
 	e.started = true
-	runID := e.RunID
-	runID = cmp.Or(runID, e.Caller.Tenant+"/workflowstest-run-1")
+	runID := cmp.Or(e.RunID, e.Caller.Tenant+"/workflowstest-run-1")
 	req.Tool = cmp.Or(req.Tool, tool)
 	if req.Owner.Tenant == "" && req.Owner.Subject.IsZero() {
 		req.Owner = signals.Owner{Tenant: e.Caller.Tenant, Subject: e.Caller}
 	}
-	req.Transport = cmp.Or(req.Transport, e.Transport)
-	req.Transport = cmp.Or(req.Transport, signals.TransportMCP)
+	req.Transport = cmp.Or(req.Transport, e.Transport, signals.TransportMCP)
 	// The SDK computes the binary's checksum (it reads the whole test
 	// binary) once per process, at the first activity, inside the
 	// workflow's coroutine, where its deadlock detector allows 1 s: on a

@@ -352,8 +352,7 @@ func (l *loader) apiKeys() error {
 // auditLog reads EnvAuditLog (with stdio, not stdout: stdout is the MCP
 // stream).
 func (l *loader) auditLog() error {
-	sink := l.get(EnvAuditLog)
-	sink = cmp.Or(sink, DefaultAuditLog)
+	sink := cmp.Or(l.get(EnvAuditLog), DefaultAuditLog)
 	if l.stdio && sink == audit.SinkStdout {
 		return fmt.Errorf("%s: stdout is the MCP stream of -stdio; use stderr or a file", EnvAuditLog)
 	}

@@ -83,8 +83,7 @@ func (p *progress) observe(s signals.Snapshot) {
 	}
 	p.state = state
 	p.counts = s.Progress
-	p.message = s.StatusMessage
-	p.message = cmp.Or(p.message, s.Status.Message())
+	p.message = cmp.Or(s.StatusMessage, s.Status.Message())
 	p.sendLocked()
 }
 

@@ -12,9 +12,7 @@ func RunResult(snap signals.Snapshot) *ToolResult {
 	res := &ToolResult{}
 	if snap.Result != nil {
 		for _, c := range snap.Result.Content {
-			typ := c.Type
-			typ = cmp.Or(typ, "text")
-			res.Content = append(res.Content, Content{Type: typ, Text: c.Text})
+			res.Content = append(res.Content, Content{Type: cmp.Or(c.Type, "text"), Text: c.Text})
 		}
 		res.StructuredContent = snap.Result.StructuredContent
 		res.IsError = snap.Result.IsError
@@ -22,9 +20,7 @@ func RunResult(snap signals.Snapshot) *ToolResult {
 	switch snap.Status {
 	case signals.StatusCompleted:
 		if len(res.Content) == 0 {
-			text := string(snap.Outputs)
-			text = cmp.Or(text, "{}")
-			res.Content = []Content{{Type: "text", Text: text}}
+			res.Content = []Content{{Type: "text", Text: cmp.Or(string(snap.Outputs), "{}")}}
 		}
 	case signals.StatusFailed:
 		res.IsError = true
