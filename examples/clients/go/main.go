@@ -95,7 +95,7 @@ func (c *client) wait(ctx context.Context, t *task, answer func(key, message str
 		if err := c.call(ctx, "tasks/get", t.TaskID, map[string]any{"taskId": t.TaskID}, t); err != nil {
 			return err
 		}
-		fmt.Printf("task %s (%s); next poll in %d ms\n", t.Status, t.StatusMessage, t.PollIntervalMs)
+		fmt.Printf("task %s (%s), pollIntervalMs %d\n", t.Status, t.StatusMessage, t.PollIntervalMs)
 	}
 	return nil
 }

@@ -4,13 +4,13 @@
 // an action the question does not offer (refused with -32602), resumes the
 // task and approves it; then starts delay and cancels it.
 //
-//   npm ci && node client.ts [http://127.0.0.1:8080/mcp]
+//   npm install && node client.ts [http://127.0.0.1:8080/mcp]
 //
 // Set OPENWOP_API_KEY when the server has API keys configured.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createApplicationInputHandler, createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 import type { RawClientDispatch, TaskExecutionEvent } from "@modelcontextprotocol/ext-tasks/client";
 import type { JsonValue } from "@modelcontextprotocol/ext-tasks/core";
-import { createApplicationInputHandler, createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 
 const url = process.argv[2] ?? "http://127.0.0.1:8080/mcp";
 const auth: Record<string, string> = process.env.OPENWOP_API_KEY ? { Authorization: `Bearer ${process.env.OPENWOP_API_KEY}` } : {};
@@ -64,7 +64,7 @@ const answer = async (request: { params: Record<string, JsonValue> }) => {
 // Prints each status the extension reads from tasks/get (it polls at the
 // server's pollIntervalMs).
 const show = (ev: TaskExecutionEvent<unknown>) => {
-  if (ev.type === "task") console.log(`task ${ev.task.status}${ev.task.statusMessage ? ` (${ev.task.statusMessage})` : ""}; next poll in ${ev.task.suggestedPollIntervalMs} ms`);
+  if (ev.type === "task") console.log(`task ${ev.task.status} (${ev.task.statusMessage}), pollIntervalMs ${ev.task.suggestedPollIntervalMs}`);
 };
 
 const client = new Client(clientInfo, { capabilities: clientCapabilities, versionNegotiation: { mode: { pin: VERSION } } });
@@ -95,24 +95,19 @@ try {
   const resumed = await session.resumeTask(reference);
   const { outcome } = await resumed.settle({ onEvent: show });
   if (outcome.status !== "completed") throw new Error(`publish_report ended ${outcome.status}`);
-  const result = outcome.result as { content?: { text?: string }[]; isError?: boolean };
+  const result = outcome.result as { content?: { text?: string }[] };
   console.log(`completed: ${(result.content ?? []).map((c) => c.text).join(" ")}`);
 
-  // 3. Start a long run and cancel it (tasks/cancel) once it is working.
+  // 3. Start a long run and cancel it (tasks/cancel). The execution ends
+  // at the server's ack; the task's controller polls tasks/get until the
+  // run has stopped.
   const delay = await session.callTool("delay", { delayMs: 600000 }, { task: { preference: "require" } });
-  let cancelled = false;
-  const ended = await delay.settle({
-    onEvent: async (ev) => {
-      show(ev);
-      if (ev.type === "task" && ev.task.status === "working" && !cancelled) {
-        cancelled = true;
-        console.log("cancelling delay");
-        await delay.cancel();
-      }
-    },
-  });
-  console.log(`delay ended ${ended.outcome.status}`);
-  if (ended.outcome.status !== "cancelled") process.exitCode = 1;
+  if (delay.kind !== "task") throw new Error("delay answered without a task");
+  console.log(`called delay: task ${delay.handle.taskId}; cancelling it`);
+  await delay.cancel();
+  const ended = await session.task(delay.handle.taskId).result();
+  console.log(`delay ended ${ended.status}`);
+  if (ended.status !== "cancelled") process.exitCode = 1;
 } finally {
   await session.close();
   await client.close();

@@ -72,9 +72,9 @@ func TestClientMatrixExamples(t *testing.T) {
 			rest := string(out)
 			for _, want := range []string{
 				"called publish_report: task acme~2F",
-				`asked: Publish the report "Q3"?; answering maybe`,
+				`asked: Publish the report "Q3"?`, "answering maybe",
 				`refused: -32602 inputResponses["acme/`, `"]: content: enum: action "maybe" is not offered`,
-				`asked: Publish the report "Q3"?; answering accept`,
+				`asked: Publish the report "Q3"?`, "answering accept",
 				"completed: Report ", " published at ", "(approved by urn:user:alice)",
 				"delay ended cancelled",
 			} {
