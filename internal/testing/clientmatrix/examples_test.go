@@ -14,7 +14,7 @@ import (
 )
 
 // TestClientMatrixExamples runs the client examples of docs/clients.md
-// (examples/clients/go on net/http, examples/clients/typescript on the
+// (examples/clients/gotasks on net/http, examples/clients/typescript on the
 // official SDK with ext-tasks, run by the pinned Node.js from the client
 // install) against cmd/server with an API key, each given the key in
 // OPENWOP_API_KEY: each must exit 0 having printed, in order, the task of
@@ -42,10 +42,10 @@ func TestClientMatrixExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	goClient := filepath.Join(t.TempDir(), "client")
-	build := exec.Command("go", "build", "-o", goClient, "./examples/clients/go")
+	build := exec.Command("go", "build", "-o", goClient, "./examples/clients/gotasks")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./examples/clients/go: %v\n%s", err, out)
+		t.Fatalf("go build ./examples/clients/gotasks: %v\n%s", err, out)
 	}
 	const key = "key-examples"
 	url := startServerAt(t, testsupport.MustFreePort(t), "OPENWOP_API_KEYS="+key+"=acme:urn:user:alice") + "/mcp"

@@ -1,11 +1,11 @@
-// Command go is a client of the Tasks flow (MCP 2026-07-28 with the
+// Command gotasks is a client of the Tasks flow (MCP 2026-07-28 with the
 // extension io.modelcontextprotocol/tasks) on nothing but net/http and
 // encoding/json. Against the stock server it calls publish_report, which
 // asks for approval; polls tasks/get at the pollIntervalMs the server gives;
 // answers with an action the question does not offer (refused with -32602:
 // the question stays open), then approves; then starts delay and cancels it.
 //
-//	go run ./examples/clients/go [http://127.0.0.1:8080/mcp]
+//	go run ./examples/clients/gotasks [http://127.0.0.1:8080/mcp]
 //
 // Set OPENWOP_API_KEY when the server has API keys configured.
 package main
