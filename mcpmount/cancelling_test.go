@@ -102,10 +102,10 @@ func (s *cancellingStack) restRun(t *testing.T, method, id, suffix string) (int,
 }
 
 // cancellingMessage reports whether a task reads as a run whose
-// cancellation was requested and that has not closed.
+// cancellation was requested (and when) and that has not closed.
 func cancellingMessage(r map[string]any) bool {
 	msg, _ := r["statusMessage"].(string)
-	return r["status"] == "working" && strings.Contains(msg, "cancellation requested") && strings.Contains(msg, "has not closed yet")
+	return r["status"] == "working" && strings.HasPrefix(msg, "cancellation requested under a minute ago; the run has not closed yet")
 }
 
 // TestCancellingUntilClosed: a run whose tool ignores its cancellation
@@ -113,9 +113,9 @@ func cancellingMessage(r map[string]any) bool {
 // was requested and how long ago, and cancelling over REST and in the
 // companion status; a second tasks/cancel, a REST cancel and the companion
 // cancel are accepted. Once an operator terminates it, it reads cancelled
-// everywhere, and a cancel is the ack of a terminal task. Before, the
-// message said nothing of the request (a plain workflow read running), and
-// nothing said that the run had not closed.
+// everywhere, and a cancel is the ack of a terminal task. Before, nothing
+// said that the run had not closed, a plain workflow read running (REST
+// too), and a 2025-11-25 task read cancelled with nothing more.
 func TestCancellingUntilClosed(t *testing.T) {
 	s := newCancellingStack(t)
 	for _, tool := range []string{"stubborn", "stubborn_plain"} {
@@ -125,8 +125,7 @@ func TestCancellingUntilClosed(t *testing.T) {
 			runID := runOf(t, taskID)
 			waitTask(t, c, taskID, status("working"))
 			wantResult(t, c.call("tasks/cancel", map[string]any{"taskId": taskID}, nil))
-			got := waitTask(t, c, taskID, cancellingMessage)
-			t.Logf("tasks/get while cancelling: %v", got["statusMessage"])
+			waitTask(t, c, taskID, cancellingMessage)
 			if code, run := s.restRun(t, http.MethodGet, runID, ""); code != http.StatusOK || run["status"] != "cancelling" {
 				t.Fatalf("REST getRun while cancelling = %d %v, want 200 cancelling", code, run)
 			}
@@ -144,6 +143,16 @@ func TestCancellingUntilClosed(t *testing.T) {
 					t.Fatalf("tasks/get of the open run after its cancels = %v, want working, cancellation requested", r)
 				}
 			}
+			// A 2025-11-25 task is cancelled from its tasks/cancel on (its
+			// revision says so), and its message says that the run has not
+			// closed; it can be cancelled again.
+			legacy := &legacyClient{t: t, url: s.mcp, version: "2025-11-25"}
+			for _, method := range []string{"tasks/get", "tasks/cancel"} {
+				r := wantResult(t, legacy.call(method, map[string]any{"taskId": taskID}))
+				if msg, _ := r["statusMessage"].(string); r["status"] != "cancelled" || !strings.Contains(msg, "has not closed yet") {
+					t.Fatalf("2025-11-25 %s of the open run = %v, want cancelled, has not closed yet", method, r)
+				}
+			}
 			if err := s.env.Client.TerminateWorkflow(context.Background(), runID, "", "it ignores its cancellation"); err != nil {
 				t.Fatal(err)
 			}
@@ -157,6 +166,9 @@ func TestCancellingUntilClosed(t *testing.T) {
 			wantResult(t, c.call("tasks/cancel", map[string]any{"taskId": taskID}, nil))
 			if code, res := s.restRun(t, http.MethodPost, runID, "/cancel"); code != http.StatusConflict {
 				t.Fatalf("REST cancel of a terminated run = %d %v, want 409", code, res)
+			}
+			if r := legacy.call("tasks/cancel", map[string]any{"taskId": taskID}); r.Error == nil || r.Error.Code != -32602 {
+				t.Fatalf("2025-11-25 tasks/cancel of the terminated run = %s, want -32602", r.Raw)
 			}
 		})
 	}
