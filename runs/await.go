@@ -120,9 +120,8 @@ func (rd *reader) loadDescribed(ctx context.Context, id, tenant string) (positio
 	if err != nil {
 		return position{}, lookupErr(id, err)
 	}
-	info := desc.GetWorkflowExecutionInfo()
-	snap, _, seen, err := rd.fromDescribe(ctx, id, tenant, info, true)
-	return position{snap: snap, seen: seen, plain: rd.plain(info)}, err
+	snap, _, seen, err := rd.fromDescribe(ctx, id, tenant, desc, true)
+	return position{snap: snap, seen: seen, plain: rd.plain(desc.GetWorkflowExecutionInfo())}, err
 }
 
 // longPollContext is the context of a history long poll made for ctx: it

@@ -21,7 +21,9 @@ import (
 //
 // It returns once Temporal accepted the request, without reading the run
 // afterwards: the snapshot reads cancelling, with the reason; the run reads
-// cancelling, then cancelled, once it handled the request. A run of the run
+// cancelling until its execution closes (a run whose code never honours
+// the request stays so, and can be cancelled again: Temporal keeps the
+// first request), then cancelled. A run of the run
 // contract that this process started or read lately (Service.known) is
 // cancelled with the same two calls as the raw SDK's: the signal fails if
 // the run has closed. Any other run is described first, to check its
@@ -90,6 +92,11 @@ func (s *Service) Cancel(ctx context.Context, caller signals.Subject, runID, rea
 	s.log.Info("run cancel requested", s.rd.known.fields(ctx, runID, zap.String("reason", reason))...)
 	snap.Status, snap.StatusMessage = signals.StatusCancelling, signals.StatusCancelling.Message()
 	snap.CancelReason = reason
+	if e, _ := s.rd.known.entry(runID); snap.CancelRequestedAt.IsZero() {
+		// A cancellation requested before, as a read found it: this
+		// request changes nothing (Temporal keeps the first).
+		snap.CancelRequestedAt = e.cancelAt
+	}
 	return snap, nil
 }
 

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"sync"
+	"time"
 
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.uber.org/zap"
@@ -42,6 +43,10 @@ type memoEntry struct {
 	// timeout is the run timeout of the tool of a run this process
 	// started (0: none, or not started here).
 	timeout signals.Duration
+	// cancelAt and cancelReason are what the run's cancellation request
+	// tells, once read (zero: not read).
+	cancelAt     time.Time
+	cancelReason string
 }
 
 // runMemo remembers the runs this process started or read lately: that

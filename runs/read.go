@@ -11,6 +11,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
@@ -166,7 +167,7 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 			return qr, err
 		}
 	}
-	r.snap, r.events, _, err = rd.fromDescribe(ctx, id, tenant, info, false)
+	r.snap, r.events, _, err = rd.fromDescribe(ctx, id, tenant, desc, false)
 	r.described = running
 	if err == nil && running && !r.plain && rd.workers.unserved(ctx, queue) {
 		// Read from what the run last published: it is not moving.
@@ -440,14 +441,20 @@ func (rd *reader) ownedBy(info *workflowpb.WorkflowExecutionInfo, tenant string)
 // follows the run contract is asked by the getRun query when ask is set,
 // and summarised from the describe data otherwise (or when the query
 // fails).
-func (rd *reader) fromDescribe(ctx context.Context, id, tenant string, info *workflowpb.WorkflowExecutionInfo, ask bool) (signals.Snapshot, []signals.Event, int64, error) {
+func (rd *reader) fromDescribe(ctx context.Context, id, tenant string, desc *workflowservice.DescribeWorkflowExecutionResponse, ask bool) (signals.Snapshot, []signals.Event, int64, error) {
+	info := desc.GetWorkflowExecutionInfo()
 	if !rd.ownedBy(info, tenant) {
 		return signals.Snapshot{}, nil, 0, ErrNotFound
 	}
 	hlen := info.GetHistoryLength()
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		summary := func() signals.Snapshot {
+			snap := rd.fromInfo(info)
+			rd.markCancelRequested(ctx, id, desc, &snap)
+			return snap
+		}
 		if rd.plain(info) || !ask {
-			return rd.fromInfo(info), nil, hlen, nil
+			return summary(), nil, hlen, nil
 		}
 		snap, err := rd.query(ctx, id)
 		if err != nil {
@@ -457,7 +464,7 @@ func (rd *reader) fromDescribe(ctx context.Context, id, tenant string, info *wor
 			// No worker has answered yet (e.g. the first workflow task is
 			// pending): describe what Temporal knows.
 			rd.log.Debug("getRun query failed; answering from describe", rd.known.fields(ctx, id, zap.Error(err))...)
-			return rd.fromInfo(info), nil, hlen, nil
+			return summary(), nil, hlen, nil
 		}
 		return snap, nil, hlen, nil
 	}
@@ -517,6 +524,7 @@ func (rd *reader) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 			// interrupts too; a run started before the harness published
 			// has only the status attribute.
 			snap.Status, snap.Interrupts, snap.CancelReason = pub.Status, pub.Interrupts, pub.CancelReason
+			snap.CancelRequestedAt = pub.CancelRequestedAt
 			snap.LastSequence = pub.LastSequence
 			if !pub.UpdatedAt.IsZero() {
 				snap.UpdatedAt = pub.UpdatedAt

@@ -93,6 +93,8 @@ type PublishedState struct {
 	// Progress is the Snapshot's.
 	Progress     *Progress `json:"progress,omitempty"`
 	CancelReason string    `json:"cancelReason,omitempty"`
+	// CancelRequestedAt is the Snapshot's.
+	CancelRequestedAt time.Time `json:"cancelRequestedAt,omitzero"`
 	// UpdatedAt and LastSequence are the Snapshot's when the state was
 	// published.
 	UpdatedAt    time.Time `json:"updatedAt"`
@@ -107,13 +109,14 @@ const MaxPublishedInterrupts = 16 << 10
 // Published returns the PublishedState of s.
 func (s Snapshot) Published() PublishedState {
 	p := PublishedState{
-		Status:         s.Status,
-		StatusMessage:  s.StatusMessage,
-		OpenInterrupts: len(s.Interrupts),
-		Progress:       s.Progress,
-		CancelReason:   s.CancelReason,
-		UpdatedAt:      s.UpdatedAt,
-		LastSequence:   s.LastSequence,
+		Status:            s.Status,
+		StatusMessage:     s.StatusMessage,
+		OpenInterrupts:    len(s.Interrupts),
+		Progress:          s.Progress,
+		CancelReason:      s.CancelReason,
+		CancelRequestedAt: s.CancelRequestedAt,
+		UpdatedAt:         s.UpdatedAt,
+		LastSequence:      s.LastSequence,
 	}
 	if len(s.Interrupts) > 0 {
 		if raw, err := json.Marshal(s.Interrupts); err == nil && len(raw) <= MaxPublishedInterrupts {
@@ -263,6 +266,44 @@ func (s Status) MessageAt(p *Progress) string {
 		return msg + " " + counts
 	}
 	return msg
+}
+
+// CurrentMessage is the status message of s as of now. A run that is
+// cancelling has not closed, whatever its code does with the request: its
+// message says that its cancellation was requested, how long ago when
+// known, and that it has not closed yet, e.g. "cancellation requested 3m
+// ago; the run has not closed yet: step copy (11/30)". Any other run's is
+// its StatusMessage.
+func (s Snapshot) CurrentMessage(now time.Time) string {
+	if s.Status != StatusCancelling {
+		return s.StatusMessage
+	}
+	msg := "cancellation requested"
+	if !s.CancelRequestedAt.IsZero() {
+		msg += " " + ago(now.Sub(s.CancelRequestedAt))
+	}
+	// What the message said after "the run is cancelling" (the step,
+	// that the run is stalled) follows.
+	rest, ok := strings.CutPrefix(s.StatusMessage, StatusCancelling.Message())
+	if !ok {
+		rest = ""
+	}
+	return msg + "; the run has not closed yet" + rest
+}
+
+// ago says how long d is, to the minute (to the hour past a day), so that
+// a message that quotes it changes at most once a minute: "under a minute
+// ago", "3m ago", "2h5m ago", "3d4h ago".
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute ago"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", d/time.Minute)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm ago", d/time.Hour, d%time.Hour/time.Minute)
+	}
+	return fmt.Sprintf("%dd%dh ago", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
 // Progress is how far a run has got, as its workflow (or one of its
@@ -514,6 +555,9 @@ type Snapshot struct {
 	Error  *RunError   `json:"error,omitempty"`
 	// CancelReason is set once the run is cancelling or cancelled.
 	CancelReason string `json:"cancelReason,omitempty"`
+	// CancelRequestedAt is when the run's cancellation was requested, once
+	// it is cancelling (zero when not known).
+	CancelRequestedAt time.Time `json:"cancelRequestedAt,omitzero"`
 	// Progress is what the run last reported of its progress, while it is
 	// not terminal; nil when it reported none.
 	Progress *Progress `json:"progress,omitempty"`

@@ -441,6 +441,9 @@ func (r *run) beginCancel(reason string) {
 	reason = cmp.Or(reason, signals.ReasonCallerRequested)
 	r.cancelReason = reason
 	r.snap.CancelReason = reason
+	// Readers tell how long the run has been cancelling: its code may
+	// never honour the request (what it publishes holds no new command).
+	r.snap.CancelRequestedAt = r.now()
 	r.cancelledAt = r.snap.Progress
 	r.setStatus(signals.StatusCancelling)
 	r.cancelTool()

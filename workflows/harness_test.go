@@ -487,6 +487,10 @@ func TestCancellingWhileWorkStops(t *testing.T) {
 	if cancelling.Status != signals.StatusCancelling || cancelling.CancelReason != signals.ReasonCallerRequested {
 		t.Errorf("status while stopping = %s (reason %q), want cancelling", cancelling.Status, cancelling.CancelReason)
 	}
+	// Readers say how long the run has been cancelling.
+	if got := cancelling.CancelRequestedAt.Sub(cancelling.CreatedAt); got != time.Second {
+		t.Errorf("cancellation requested %v after the start (at %v), want 1s", got, cancelling.CancelRequestedAt)
+	}
 	if !temporal.IsCanceledError(err) || rec.Snapshot.Status != signals.StatusCancelled {
 		t.Errorf("err %v, status %s; want cancelled", err, rec.Snapshot.Status)
 	}

@@ -13,7 +13,10 @@
 // runs the call to its end in virtual time (timers fire at once) and returns
 // the Result: the run's final snapshot, its output, its event log and every
 // question it asked. Env.Temporal is the SDK's environment, for mocking
-// activities (OnActivity) or anything else the SDK offers.
+// activities (OnActivity) or anything else the SDK offers. A run that never
+// ends (it waits for something that never comes, or its tool ignores its
+// cancellation) is no Result but an error that names the run, says that it
+// is still open and what it waits for: its status, its open questions.
 //
 // The tool's own activities run as they would on a worker, package
 // activities included: activities.ReportProgress reaches the run (the Env

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,6 +69,7 @@ type Env struct {
 	asked    []*Question // in the order asked
 	byID     map[string]*Question
 	seen     []signals.Status
+	last     signals.Snapshot // the run as last observed
 	progress []signals.Progress
 	started  bool
 	runID    string // the run's id, once started
@@ -139,7 +141,12 @@ func (e *Env) Temporal() *testsuite.TestWorkflowEnvironment {
 // run when one is refused: it then returns a nil Result and the error.
 // Otherwise the Result is the run's; the error is non-nil when the Env
 // could not give an answer (a question no Answer was registered for, an
-// answer refused), and the run was then cancelled.
+// answer refused), and the run was then cancelled. A run that is still
+// open when the environment gives up (it waits for something that never
+// comes, or its tool ignores its cancellation) has no Result: the error
+// names the run, says that it is still open and what it waits for (its
+// status, its open questions, where its workflow is blocked). Call never
+// returns a nil Result with a nil error.
 func (e *Env) Call(tool string, args any) (*Result, error) {
 	if e.started {
 		return nil, errOneCall
@@ -188,17 +195,74 @@ func (e *Env) Start(tool string, req signals.StartRequest) (*Result, error) {
 	// loaded machine that fails the run. Compute it here first.
 	_ = (&workflow.Info{}).GetBinaryChecksum()
 	e.runID = runID
-	env := e.Temporal()
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: runID})
-	env.ExecuteWorkflow(tool, req)
-	if !env.IsWorkflowCompleted() {
-		return nil, fmt.Errorf("workflowstest: the run of %s did not complete", tool)
+	if err := e.execute(tool, req); err != nil {
+		return nil, err
 	}
-	res, err := e.result()
+	res, err := e.result(tool)
 	if err != nil {
 		return nil, err
 	}
 	return res, e.problem
+}
+
+// execute runs the call's workflow to its end. A run the environment
+// gives up on while it is still open (the SDK's test timeout passed in
+// real time while an activity ran: the activity never returns) is an error
+// that says so, what the run waits for and where it is blocked, rather
+// than the SDK's panic. (A run that waits in virtual time for something
+// that never comes ends at the environment's run timeout: see result.)
+func (e *Env) execute(tool string, req signals.StartRequest) (err error) {
+	env := e.Temporal()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: e.runID})
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		msg, ok := p.(string)
+		if !ok || !strings.HasPrefix(msg, "test timeout") {
+			panic(p)
+		}
+		_, stack, _ := strings.Cut(msg, "workflow stack: ")
+		err = e.stillOpen(tool, "the environment's test timeout passed in real time with the run blocked", stack)
+	}()
+	env.ExecuteWorkflow(tool, req)
+	if !env.IsWorkflowCompleted() {
+		return e.stillOpen(tool, "the environment stopped", "")
+	}
+	return nil
+}
+
+// stillOpen is the error of a run the environment gave up on while it was
+// still open: which run, why the environment gave up, the run's last
+// status and its open questions, and (when known) where the tool waits.
+func (e *Env) stillOpen(tool, why, stack string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workflowstest: run %s of %s is still open: %s; ", e.runID, tool, why)
+	st := signals.StatusPending
+	if n := len(e.seen); n > 0 {
+		st = e.seen[n-1]
+	}
+	fmt.Fprintf(&b, "its status is %s", st)
+	if st == signals.StatusCancelling {
+		b.WriteString(" (its cancellation was requested and the tool has not returned: it must return once its context is cancelled)")
+	}
+	var open []string
+	for _, it := range e.last.Interrupts {
+		open = append(open, fmt.Sprintf("%q (%s)", it.Key, it.Message()))
+	}
+	if len(open) == 0 {
+		b.WriteString("; no question is open")
+	} else {
+		fmt.Fprintf(&b, "; open questions: %s", strings.Join(open, ", "))
+	}
+	if e.problem != nil {
+		fmt.Fprintf(&b, "; before that: %v", e.problem)
+	}
+	if stack = strings.TrimSpace(stack); stack != "" {
+		fmt.Fprintf(&b, "; where its workflow waits:\n%s", stack)
+	}
+	return errors.New(b.String())
 }
 
 // At runs f at virtual time d after the run starts (d after the current
@@ -261,6 +325,7 @@ func (e *Env) observe() {
 	if err != nil {
 		return // not started yet, or ending
 	}
+	e.last = snap
 	if n := len(e.seen); n == 0 || e.seen[n-1] != snap.Status {
 		e.seen = append(e.seen, snap.Status)
 	}

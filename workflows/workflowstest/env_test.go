@@ -1,6 +1,7 @@
 package workflowstest_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -57,14 +58,19 @@ func greetPreRun(ctx workflow.Context, _ struct{}) (orderOut, error) {
 	return orderOut{Name: who.Name}, nil
 }
 
-func registry(t *testing.T) *workflows.Registry {
-	t.Helper()
-	reg, err := workflows.NewRegistry([]workflows.Tool{
+// registryTools are the tools of registry.
+func registryTools() []workflows.Tool {
+	return []workflows.Tool{
 		workflows.NewTool("ship", "Ship an order after approval.", approveThenNote, workflows.Suspends()),
 		workflows.NewTool("greet_pre", "Greet who the caller names first.", greetPreRun,
 			workflows.WithPreRunInput("who", "Who shall be greeted?",
 				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`))),
-	})
+	}
+}
+
+func registry(t *testing.T) *workflows.Registry {
+	t.Helper()
+	reg, err := workflows.NewRegistry(registryTools())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,5 +392,111 @@ func TestStart(t *testing.T) {
 	}
 	if !reflect.DeepEqual(res.Snapshot.Owner.Subject, env.Caller) || res.Snapshot.Transport != signals.TransportMCP {
 		t.Errorf("start filled in %+v", res.Snapshot)
+	}
+}
+
+// ignoresCancel asks for an approval, then waits for ever on a context
+// its cancellation does not reach, whatever the answer.
+func ignoresCancel(ctx workflow.Context, _ struct{}) (string, error) {
+	_, _ = workflows.Approve(ctx, workflows.ApprovalRequest{Key: "go", Title: "Go ahead?"})
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	return "", workflow.Await(dctx, func() bool { return false })
+}
+
+// waitsForever waits for ever on a context its cancellation does not
+// reach, without asking anything.
+func waitsForever(ctx workflow.Context, _ struct{}) (string, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	return "", workflow.Await(dctx, func() bool { return false })
+}
+
+// hangsInActivity runs the activity Hang, which never returns while the
+// test runs.
+func hangsInActivity(ctx workflow.Context, _ struct{}) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Hour})
+	return "", workflow.ExecuteActivity(ctx, "Hang").Get(ctx, nil)
+}
+
+// hanger holds the activity Hang, which returns once release is closed.
+type hanger struct{ release chan struct{} }
+
+// Hang waits for release.
+func (h *hanger) Hang(context.Context) error {
+	<-h.release
+	return nil
+}
+
+// TestCallNeverNilNil: every way a call can end gives a Result or an
+// error, never neither; a run still open when the environment gives up is
+// an error that names the run, says that it is still open and what it
+// waits for. Before, such a run ended the test binary with the SDK's
+// "test timeout" panic.
+func TestCallNeverNilNil(t *testing.T) {
+	tests := []struct {
+		name    string
+		tool    string
+		args    any
+		setup   func(env *workflowstest.Env)
+		result  bool     // a Result is wanted
+		errWant []string // the error holds each ("" none: no error)
+	}{
+		{name: "completed", tool: "ship", args: orderIn{OrderID: "A-1"}, result: true, setup: func(env *workflowstest.Env) {
+			env.Answer("approve", workflowstest.Choose("accept"))
+			env.Answer("note", workflowstest.Accept(map[string]any{"note": "x", "pages": 1}))
+		}},
+		{name: "unknown tool", tool: "nope", args: struct{}{}, errWant: []string{`no tool "nope"`}},
+		{name: "arguments refused", tool: "ship", args: map[string]any{"orderId": 3}, errWant: []string{"orderId"}},
+		{name: "pre-run input unanswered", tool: "greet_pre", args: struct{}{}, errWant: []string{`Env.Answer("who"`}},
+		{name: "question unanswered, cancel honoured", tool: "ship", args: orderIn{OrderID: "A-2"}, result: true,
+			errWant: []string{`Env.Answer("approve"`}},
+		{name: "question unanswered, cancel ignored", tool: "ignores_cancel", args: struct{}{},
+			errWant: []string{"run test/workflowstest-run-1 of ignores_cancel is still open", "run timeout passed",
+				"its status is cancelling", "its cancellation was requested", `Env.Answer("go"`}},
+		{name: "cancel ignored", tool: "waits_forever", args: struct{}{},
+			setup:   func(env *workflowstest.Env) { env.At(time.Hour, func() { env.Cancel("") }) },
+			errWant: []string{"run test/workflowstest-run-1 of waits_forever is still open", "its status is cancelling", "no question is open"}},
+		{name: "never ends", tool: "waits_forever", args: struct{}{},
+			errWant: []string{"of waits_forever is still open", "its status is running", "no question is open"}},
+		{name: "activity never returns", tool: "hangs_in_activity", args: struct{}{},
+			errWant: []string{"of hangs_in_activity is still open", "test timeout passed", "its status is running",
+				"no question is open", "where its workflow waits"}},
+	}
+	h := &hanger{release: make(chan struct{})}
+	t.Cleanup(func() { close(h.release) })
+	reg, err := workflows.NewRegistry(append(registryTools(),
+		workflows.NewTool("ignores_cancel", "Ignores its cancellation after asking.", ignoresCancel),
+		workflows.NewTool("waits_forever", "Waits for ever.", waitsForever),
+		workflows.NewTool("hangs_in_activity", "Runs an activity that never returns.", hangsInActivity)), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := workflowstest.New(reg)
+			// Nothing is left to run once the run blocks: two seconds of
+			// real time tell.
+			env.Temporal().SetTestTimeout(2 * time.Second)
+			if tc.setup != nil {
+				tc.setup(env)
+			}
+			res, err := env.Call(tc.tool, tc.args)
+			if res == nil && err == nil {
+				t.Fatal("Call returned a nil Result and a nil error")
+			}
+			if (res != nil) != tc.result {
+				t.Errorf("Result = %+v, want one: %v", res, tc.result)
+			}
+			if len(tc.errWant) == 0 && err != nil {
+				t.Fatalf("Call error = %v, want none", err)
+			}
+			for _, want := range tc.errWant {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Call error = %v, want one holding %q", err, want)
+				}
+			}
+			if _, again := env.Call(tc.tool, tc.args); again == nil {
+				t.Error("a second Call on the Env returned no error")
+			}
+		})
 	}
 }

@@ -42,13 +42,17 @@ type Result struct {
 	Err error
 }
 
-// result reads the run record the finished run left.
-func (e *Env) result() (*Result, error) {
+// result reads the run record the finished run of tool left. A run the
+// environment closed at its run timeout (ten years of virtual time unless
+// the tool sets one: the run waited for something that never came, or
+// ignored its cancellation) left none, and is reported as still open.
+func (e *Env) result(tool string) (*Result, error) {
 	var rec signals.RunRecord
 	werr := e.env.GetWorkflowError()
 	err := werr
 	var app *temporal.ApplicationError
 	var canceled *temporal.CanceledError
+	var timeout *temporal.TimeoutError
 	switch {
 	case err == nil:
 		err = e.env.GetWorkflowResult(&rec)
@@ -56,6 +60,8 @@ func (e *Env) result() (*Result, error) {
 		err = app.Details(&rec)
 	case errors.As(err, &canceled):
 		err = canceled.Details(&rec)
+	case errors.As(err, &timeout):
+		return nil, e.stillOpen(tool, "the environment's run timeout passed, and nothing else was left to run", "")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("workflowstest: the run left no run record: %w", err)

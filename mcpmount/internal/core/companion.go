@@ -382,7 +382,7 @@ func RunStatusResult(snap signals.Snapshot, handoff bool) *ToolResult {
 func runStatus(snap signals.Snapshot) RunStatus {
 	requests := InputRequests(snap)
 	st := RunStatus{RunID: snap.RunID, Tool: snap.Tool, Status: TaskStatus(snap, requests),
-		Message: snap.StatusMessage}
+		Message: snap.CurrentMessage(time.Now())}
 	keys := make([]string, 0, len(requests))
 	for k := range requests {
 		keys = append(keys, k)

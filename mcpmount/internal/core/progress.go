@@ -83,7 +83,7 @@ func (p *progress) observe(s signals.Snapshot) {
 	}
 	p.state = state
 	p.counts = s.Progress
-	p.message = cmp.Or(s.StatusMessage, s.Status.Message())
+	p.message = cmp.Or(s.CurrentMessage(time.Now()), s.Status.Message())
 	p.sendLocked()
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -132,7 +133,7 @@ func legacyTaskOf(p wire.Projector, snap signals.Snapshot) legacyTask {
 	return legacyTask{
 		TaskID:        runid.Project(snap.RunID),
 		Status:        status,
-		StatusMessage: snap.StatusMessage,
+		StatusMessage: snap.CurrentMessage(time.Now()),
 		CreatedAt:     wire.Timestamp(snap.CreatedAt),
 		LastUpdatedAt: wire.Timestamp(snap.UpdatedAt),
 		TTL:           nil,

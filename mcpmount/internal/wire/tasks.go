@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,7 +22,7 @@ func (p Projector) task(snap signals.Snapshot, status string) Task {
 	return Task{
 		TaskID:         runid.Project(snap.RunID),
 		Status:         status,
-		StatusMessage:  snap.StatusMessage,
+		StatusMessage:  snap.CurrentMessage(time.Now()),
 		CreatedAt:      Timestamp(snap.CreatedAt),
 		LastUpdatedAt:  Timestamp(snap.UpdatedAt),
 		TTLMs:          nil,
