@@ -260,7 +260,7 @@ func TestProjection(t *testing.T) {
 	p := wire.Projector{Pacer: core.NewPacer(250 * time.Millisecond)}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := p.DetailedTask(tt.snap)
+			d := p.DetailedTask(tt.snap, signals.Subject{Tenant: "acme", SubjectID: "alice"})
 			// A task that waits for the client's input is polled less often.
 			wantPoll := int64(250)
 			if tt.status == "input_required" {
