@@ -90,7 +90,7 @@ func wantAnswerers(t *testing.T, a map[string]any, callerMay bool) {
 // question whose approvers do not include the caller is refused with
 // -32602 naming the key and the rule, even beside a key that is not open,
 // and nothing is signalled: the question stays open. tasks/get tells each
-// caller who may answer and whether it may. The approver's answer
+// caller who may answer and whether it may, as a listen stream does. The approver's answer
 // completes the run; a later answer to the closed key (a racing approver)
 // is acked and resolves nothing.
 func TestApproverRefusalTasksUpdate(t *testing.T) {
@@ -105,6 +105,11 @@ func TestApproverRefusalTasksUpdate(t *testing.T) {
 	}
 	wantAnswerers(t, answerers(t, res, key), false)
 	wantAnswerers(t, answerers(t, wantResult(t, listed.call("tasks/get", map[string]any{"taskId": id}, nil)), key), true)
+	// A listen stream tells its caller the same.
+	st := openListen(t, s.addr(), "ka", "l", []string{id}, tasksCaps())
+	st.next(t) // the acknowledgement
+	note, _ := st.next(t)["params"].(map[string]any)
+	wantAnswerers(t, answerers(t, note, key), false)
 
 	approve := map[string]any{"action": "accept", "content": map[string]any{"action": "accept"}}
 	wantNotApprover(t, c.call("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{

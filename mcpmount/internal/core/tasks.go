@@ -139,6 +139,13 @@ func (m *Core) CancelTask(ctx context.Context, declared bool, rawID json.RawMess
 // are not errors.
 func (m *Core) resolveInputs(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, responses map[string]json.RawMessage) error {
 	res, err := answersOf(caller, snap, responses)
+	if refusal := (*answerRefusal)(nil); errors.As(err, &refusal) && refusal.rule == ruleApprovers {
+		// The run service refuses it against the same reading, signalling
+		// nothing, and records the refusal (the audit trail).
+		var er ElicitResponse
+		_ = json.Unmarshal(responses[refusal.key], &er) // the action, for the record
+		_, _ = m.runs.Resolve(ctx, caller, runID, signals.Resolution{InterruptID: refusal.key, Action: signals.Action(er.Action)}, runs.Held(snap))
+	}
 	if err != nil {
 		return err
 	}
