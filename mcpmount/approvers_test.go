@@ -347,3 +347,51 @@ func TestCompanionWaitFollowsQuestions(t *testing.T) {
 		}
 	})
 }
+
+// TestApproverTaskResultNotAsked: a 2025-11-25 task's tasks/result does
+// not carry, as elicitation/create, a question the caller may not answer:
+// it waits for the approver (here through the run service, as REST does),
+// and the next message on the stream is the task's result.
+func TestApproverTaskResultNotAsked(t *testing.T) {
+	s := newStack(t, nil, "")
+	someone := signals.Subject{Issuer: "test", Tenant: "acme", SubjectID: "urn:someone"}
+	listed := signals.Subject{Issuer: "test", Tenant: "acme", SubjectID: conformancetools.ListedApprover}
+	peer := serveStdio(t, s.mount, someone)
+	send := func(v any) {
+		t.Helper()
+		b, _ := json.Marshal(v)
+		peer.send(t, b)
+	}
+	send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}},
+		"clientInfo": map[string]any{"name": "t", "version": "0"}}})
+	peer.response(t)
+	send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{
+		"name": "conformance-approval-approvers", "arguments": map[string]any{}, "task": map[string]any{}}})
+	created := peer.response(t)
+	tk, _ := created["result"].(map[string]any)["task"].(map[string]any)
+	if tk == nil {
+		t.Fatalf("tools/call = %v", created)
+	}
+	id := tk["taskId"].(string)
+	runID, _ := runid.Parse(id)
+	ctx := context.Background()
+	snap, err := s.runs.Await(ctx, someone, runID, func(s signals.Snapshot) bool { return len(s.Interrupts) > 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(map[string]any{"jsonrpc": "2.0", "id": "result", "method": "tasks/result", "params": map[string]any{"taskId": id}})
+	if _, err := s.runs.Resolve(ctx, listed, runID, signals.Resolution{InterruptID: snap.Interrupts[0].ID,
+		Action: signals.ActionAccept, Content: json.RawMessage(`{"action":"accept"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-peer.msgs:
+		if msg["id"] != "result" || msg["result"] == nil {
+			t.Fatalf("the first message after tasks/result = %v, want its result (no elicitation/create)", msg)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tasks/result did not answer after the approver's answer")
+	}
+}
