@@ -23,7 +23,8 @@ var environReaders = map[string][]string{
 // and read in internal/app/config (one table, checked against
 // docs/configuration.md), and libraries take options. Only the commands
 // (cmd/), the assembly (internal/app), the development tools
-// (internal/cmd) and test-only packages (internal/testing) may read it.
+// (internal/cmd), test-only packages (internal/testing) and the client
+// examples (examples/clients, programs a user runs) may read it.
 func TestLibrariesReadNoEnvironment(t *testing.T) {
 	fset := token.NewFileSet()
 	err := productionFiles(repoRoot(t), mayReadEnvironment, func(path, rel string) error {
@@ -39,9 +40,10 @@ func TestLibrariesReadNoEnvironment(t *testing.T) {
 
 // mayReadEnvironment reports whether the directory at rel holds code that
 // may read the environment: the commands, the assembly and its
-// configuration, the development tools and test-only packages.
+// configuration, the development tools, test-only packages and the client
+// examples.
 func mayReadEnvironment(rel string) bool {
-	for _, dir := range []string{"cmd", "internal/app", "internal/cmd", "internal/testing"} {
+	for _, dir := range []string{"cmd", "internal/app", "internal/cmd", "internal/testing", "examples/clients"} {
 		if rel == dir {
 			return true
 		}
