@@ -210,8 +210,8 @@ func TestIntegrationApproverEligibility(t *testing.T) {
 	}
 	answer := map[string]any{"taskId": id, "inputResponses": map[string]any{
 		key: map[string]any{"action": "accept", "content": map[string]any{"action": "accept"}}}}
-	// Not an eligible approver: acked, nothing resolved.
-	wantResult(t, c.call("tasks/update", answer, nil))
+	// Not an eligible approver: refused, nothing resolved.
+	wantNotApprover(t, c.call("tasks/update", answer, nil), key)
 	if r := wantResult(t, c.call("tasks/get", map[string]any{"taskId": id}, nil)); r["status"] != "input_required" {
 		t.Fatalf("ineligible answer resolved the gate: %v", r)
 	}

@@ -81,9 +81,17 @@ func TestTasksUpdate(t *testing.T) {
 			snap.Status = signals.StatusRunning
 		}
 	})
+	// An answer the caller may not give (not an approver) refuses the
+	// whole request: nothing is resolved.
+	wantNotApprover(t, c.call("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+		raw + "-i2": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}},
+		raw + "-i4": map[string]any{"action": "accept", "content": map[string]any{}},
+	}}, nil), raw+"-i4")
+	if rs := s.runs.Resolutions(); len(rs) != 0 {
+		t.Fatalf("a refused update resolved %+v", rs)
+	}
 	r := c.call("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 		raw + "-i2":   map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}},
-		raw + "-i4":   map[string]any{"action": "accept", "content": map[string]any{}}, // caller not eligible
 		"unknown-key": map[string]any{"ignored": true},
 	}}, nil)
 	res := wantResult(t, r)
@@ -260,7 +268,7 @@ func TestProjection(t *testing.T) {
 	p := wire.Projector{Pacer: core.NewPacer(250 * time.Millisecond)}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := p.DetailedTask(tt.snap)
+			d := p.DetailedTask(tt.snap, signals.Subject{Tenant: "acme", SubjectID: "alice"})
 			// A task that waits for the client's input is polled less often.
 			wantPoll := int64(250)
 			if tt.status == "input_required" {

@@ -392,6 +392,14 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 		return
 	}
 	res, err := resolutionOf(*open, req.ResumeValue)
+	if !open.Eligible(caller) {
+		// Who may answer comes before what the answer says, as on every
+		// path. The run service refuses it against the reading, signalling
+		// nothing, and records the refusal (the audit trail).
+		_, rerr := h.runs.Resolve(r.Context(), caller, id, res, runs.Held(snap))
+		h.writeRunsError(w, r, "resolve", cmp.Or(rerr, runs.ErrNotEligible))
+		return
+	}
 	if err == nil {
 		// Runs checks it too before it signals; checked here, a refused
 		// answer costs no call.

@@ -376,6 +376,10 @@ func TestIntegrationApprovers(t *testing.T) {
 	it.waitSuspended(keyA, id)
 	wantError(t, it.call(http.MethodPost, runPath(id)+"/interrupts/gate", keyA, `{"resumeValue":{"action":"accept"}}`),
 		http.StatusForbidden, "forbidden")
+	// Who may answer is checked before what the answer says, as on every
+	// path: a non-approver's answer off the question is 403 too.
+	wantError(t, it.call(http.MethodPost, runPath(id)+"/interrupts/gate", keyA, `{"resumeValue":{"action":"maybe"}}`),
+		http.StatusForbidden, "forbidden")
 	// Still waiting, nothing resolved.
 	it.waitSuspended(keyA, id)
 	if n := countType(it.events(keyA, id), signals.EventInterruptResolved); n != 0 {

@@ -30,9 +30,10 @@ type Asker interface {
 }
 
 // questionFollower asks the client of a blocking call the open questions
-// of the run it waits for, through the call's Asker, and resolves each
-// answer through the path of tasks/update (resolveInputs: eligibility
-// checked, applied at most once). A decline or cancel is resolved as
+// of the run it waits for that the caller may answer (one that asks other
+// approvers is not asked: the call waits for them), through the call's
+// Asker, and resolves each answer through the path of tasks/update
+// (resolveInputs: eligibility checked, applied at most once). A decline or cancel is resolved as
 // such, so the tool takes its own decline path. A question that closes
 // otherwise (answered elsewhere, the run ended) is withdrawn; an answer
 // that arrives after that resolves nothing.
@@ -55,7 +56,7 @@ func (m *Core) followQuestions(ctx context.Context, c *blockingCall) *questionFo
 func (f *questionFollower) outdated(s signals.Snapshot) bool {
 	open := 0
 	for _, it := range s.Interrupts {
-		if it.Kind == signals.KindExternalEvent {
+		if !Askable(it, f.c.caller) {
 			continue
 		}
 		if _, ok := f.asking[it.ID]; !ok {
@@ -71,7 +72,7 @@ func (f *questionFollower) outdated(s signals.Snapshot) bool {
 func (f *questionFollower) sync(s signals.Snapshot) {
 	open := map[string]bool{}
 	for _, it := range s.Interrupts {
-		if it.Kind != signals.KindExternalEvent {
+		if Askable(it, f.c.caller) {
 			open[it.ID] = true
 		}
 	}
@@ -95,6 +96,13 @@ func (f *questionFollower) sync(s signals.Snapshot) {
 	}
 }
 
+// Askable reports whether a client may be asked question it for caller:
+// the client answers it (not an external event) and caller is one of its
+// approvers.
+func Askable(it signals.Interrupt, caller signals.Subject) bool {
+	return it.ClientAnswered() && it.Eligible(caller)
+}
+
 // ask asks one question and resolves its answer.
 func (f *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
 	defer f.wg.Done()
@@ -115,7 +123,9 @@ const maxAnswerRefusals = 8
 // answer that does not fit the question, refused by the SDK against the
 // requestedSchema or by answers.Check, is not applied: the question
 // stays open and is asked again, its message saying why the last answer
-// was refused, up to maxAnswerRefusals times. It returns the error of an
+// was refused, up to maxAnswerRefusals times. An answer the caller may not
+// give (not an approver) is refused and not asked again: it returns that
+// refusal, and the question stays open. It returns the error of an
 // ask the client failed (a JSON-RPC error: asking again would not help) or
 // of a resolution that failed otherwise; nil once the answer was resolved
 // or ctx ended.
@@ -149,7 +159,8 @@ func (m *Core) AskOne(ctx context.Context, a Asker, caller signals.Subject, runI
 
 // resolveAnswer resolves the client's answer to interrupt id of the run,
 // read anew. It returns the problem of an answer that does not fit the
-// question ("" when it fits) and the error of a resolution that failed.
+// question ("" when it fits) and the error of a resolution that failed,
+// or of an answer the caller may not give.
 func (m *Core) resolveAnswer(ctx context.Context, caller signals.Subject, runID, id string, res *mcp.ElicitResult) (string, error) {
 	answer, err := json.Marshal(res)
 	if err != nil {
@@ -162,7 +173,7 @@ func (m *Core) resolveAnswer(ctx context.Context, caller signals.Subject, runID,
 		return "", fmt.Errorf("read the run to apply the client's answer: %w", err)
 	}
 	err = m.resolveInputs(ctx, caller, runID, snap, map[string]json.RawMessage{id: answer})
-	if refusal := (*answerRefusal)(nil); errors.As(err, &refusal) {
+	if refusal := (*answerRefusal)(nil); errors.As(err, &refusal) && refusal.rule == ruleFit {
 		return refusal.problem, nil
 	}
 	return "", err

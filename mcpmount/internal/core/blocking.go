@@ -170,7 +170,7 @@ func isGone(c *ownership.Claim) bool {
 // with a sealed requestState the retry must echo. Past the round cap the
 // run is cancelled instead.
 func (m *Core) askInput(ctx context.Context, c *blockingCall, snap signals.Snapshot) (mcp.Result, error) {
-	requests := InputRequests(snap)
+	requests := InputRequestsFor(snap, c.caller)
 	if c.round >= m.maxRounds {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CancelTimeout)
 		defer cancel()
@@ -202,7 +202,7 @@ func (m *Core) askInput(ctx context.Context, c *blockingCall, snap signals.Snaps
 // handoff answers a companion client's call whose run asks a question or
 // outlasts the wait: the run's status and what to call next (fitOutput).
 func handoff(c *blockingCall, snap signals.Snapshot) mcp.Result {
-	return fitOutput(c.tool.Spec(), RunStatusResult(snap, true))
+	return fitOutput(c.tool.Spec(), RunStatusResult(snap, c.caller, true))
 }
 
 // fitOutput fits a result about the run, not of it (a handoff, the answer

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,7 +58,10 @@ const companionOutput = `{"type":"object","properties":{` +
 	`"status":{"type":"string","enum":["working","input_required","completed","failed","cancelled"]},` +
 	`"message":{"type":"string","description":"what the run is doing, in a sentence"},` +
 	`"questions":{"type":"array","items":{"type":"object","properties":{` +
-	`"key":{"type":"string"},"message":{"type":"string"},"schema":{"type":"object"}},"required":["key","message"]}},` +
+	`"key":{"type":"string"},"message":{"type":"string"},"schema":{"type":"object"},` +
+	`"answerers":{"type":"object","description":"who may answer: its approvers, or anyone of the tenant; callerMay says whether you may",` +
+	`"properties":{"approvers":{"type":"array","items":{"type":"string"}},"anyone":{"type":"boolean"},"callerMay":{"type":"boolean"}},` +
+	`"required":["callerMay"]}},"required":["key","message","answerers"]}},` +
 	`"result":{"type":"object","description":"the tool's result, once the run ended"},` +
 	`"next":{"type":"string","description":"what to call next"}},` +
 	`"required":["runId","status","next"]}`
@@ -70,10 +75,10 @@ func companionTools(maxWait time.Duration) []CompanionTool {
 	out := json.RawMessage(companionOutput)
 	return []CompanionTool{{
 		Name: CompanionStatus,
-		Description: "Read a long-running tool call's run: its status, the questions it waits for and, once it ended, its result. " +
-			"Set waitSeconds to wait until the run ends or asks a question.",
+		Description: "Read a long-running tool call's run: its status, the questions it waits for (and who may answer them) and, " +
+			"once it ended, its result. Set waitSeconds to wait until the run ends or its open questions change.",
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{%s,`+
-			`"waitSeconds":{"type":"integer","minimum":0,"description":"wait up to this long (at most %d) for the run to end or ask a question (default 0)"}},`+
+			`"waitSeconds":{"type":"integer","minimum":0,"description":"wait up to this long (at most %d) for the run to end or its open questions to change (default 0)"}},`+
 			`"required":["runId"],"additionalProperties":false}`, runIDProperty, int(maxWait/time.Second))),
 		OutputSchema: out,
 		Annotations:  &signals.ToolAnnotations{Title: "Run status", ReadOnlyHint: true, OpenWorldHint: &f},
@@ -169,7 +174,7 @@ func (m *companions) callCompanion(ctx context.Context, req *CallRequest) (mcp.R
 	var snap signals.Snapshot
 	switch req.Name {
 	case CompanionStatus:
-		snap, err = m.companionWait(ctx, req.Response, caller, id, time.Duration(args.WaitSeconds)*time.Second)
+		snap, err = m.companionWait(ctx, req.Response, caller, id, time.Duration(args.WaitSeconds)*time.Second, questionsChange)
 	case CompanionAnswer:
 		var refusal *ToolResult
 		refusal, err = m.companionAnswer(ctx, caller, id, args)
@@ -179,7 +184,7 @@ func (m *companions) callCompanion(ctx context.Context, req *CallRequest) (mcp.R
 		case refusal != nil:
 			return refusal, nil
 		}
-		snap, err = m.companionWait(ctx, req.Response, caller, id, m.inlineWait)
+		snap, err = m.companionWait(ctx, req.Response, caller, id, m.inlineWait, questionOpen)
 	default: // CompanionCancel
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CancelTimeout)
 		defer cancel()
@@ -193,7 +198,7 @@ func (m *companions) callCompanion(ctx context.Context, req *CallRequest) (mcp.R
 		}
 		return nil, m.companionErr(ctx, id, err)
 	}
-	return RunStatusResult(snap, false), nil
+	return RunStatusResult(snap, caller, false), nil
 }
 
 // companionErr maps an error of a companion call onto the wire.
@@ -228,10 +233,23 @@ func (c *companions) decode(name string, raw json.RawMessage) (companionArgs, st
 	return args, ""
 }
 
+// waitUntil says when a companion wait ends before its bound (besides the
+// run's end).
+type waitUntil uint8
+
+const (
+	// questionsChange: the run's set of open questions is no longer the
+	// one of the first reading (one was asked, answered, withdrawn).
+	questionsChange waitUntil = iota
+	// questionOpen: the run has an open question (an answer's wait: the
+	// run asks its next question, or the answered one is still open).
+	questionOpen
+)
+
 // companionWait reads the run, after waiting up to wait for it to end or
-// ask a question. The wait holds a waiting slot of admission control, as
-// a blocking call does, and keeps the response alive.
-func (m *companions) companionWait(ctx context.Context, resp Response, caller signals.Subject, id string, wait time.Duration) (signals.Snapshot, error) {
+// for until. The wait holds a waiting slot of admission control, as a
+// blocking call does, and keeps the response alive.
+func (m *companions) companionWait(ctx context.Context, resp Response, caller signals.Subject, id string, wait time.Duration, until waitUntil) (signals.Snapshot, error) {
 	if wait = min(wait, m.maxWait); wait <= 0 {
 		return m.runs.Get(ctx, caller, id)
 	}
@@ -245,8 +263,17 @@ func (m *companions) companionWait(ctx context.Context, resp Response, caller si
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	var first []string // the open questions of the first reading
+	started := false
 	snap, err := m.runs.Await(wctx, caller, id, func(s signals.Snapshot) bool {
-		return s.Status.Terminal() || SuspendsForInput(s)
+		if until == questionOpen {
+			return s.Status.Terminal() || SuspendsForInput(s)
+		}
+		open := slices.Sorted(maps.Keys(InputRequests(s)))
+		if !started {
+			first, started = open, true
+		}
+		return s.Status.Terminal() || !slices.Equal(open, first)
 	}, runs.PublishedOnly())
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return m.runs.Get(ctx, caller, id)
@@ -268,28 +295,31 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 	}
 	it, open := snap.Interrupt(args.Key)
 	if !open || !it.ClientAnswered() {
-		return refusedAnswer(snap, fmt.Sprintf("question %q is not open on this run", args.Key)), nil
+		return refusedAnswer(snap, caller, fmt.Sprintf("question %q is not open on this run", args.Key)), nil
+	}
+	if a := AnswerersOf(it, caller); !a.CallerMay {
+		return refusedAnswer(snap, caller, fmt.Sprintf("you may not answer question %q: %s may", args.Key, a.who())), nil
 	}
 	res := signals.Resolution{InterruptID: args.Key, Action: signals.Action(args.Action)}
 	if res.Action == signals.ActionAccept && len(args.Content) > 0 && string(args.Content) != "null" {
 		res.Content = args.Content
 	}
 	if err := answers.Check(it, res); err != nil {
-		return refusedAnswer(snap, fmt.Sprintf("the answer to %q was refused: %s", args.Key, answerProblem(err))), nil
+		return refusedAnswer(snap, caller, fmt.Sprintf("the answer to %q was refused: %s", args.Key, answerProblem(err))), nil
 	}
 	_, err = m.runs.Resolve(ctx, caller, id, res, runs.Held(snap))
 	switch {
 	case err == nil, errors.Is(err, runs.ErrNotApplied):
 		return nil, nil
 	case errors.Is(err, runs.ErrNotEligible):
-		return refusedAnswer(snap, fmt.Sprintf("you may not answer question %q (it asks its approvers)", args.Key)), nil
+		return refusedAnswer(snap, caller, fmt.Sprintf("you may not answer question %q: only its approvers may", args.Key)), nil
 	case errors.Is(err, runs.ErrAlreadyResolved), errors.Is(err, runs.ErrNotOpen):
-		return refusedAnswer(snap, fmt.Sprintf("question %q was answered already", args.Key)), nil
+		return refusedAnswer(snap, caller, fmt.Sprintf("question %q was answered already", args.Key)), nil
 	case errors.Is(err, runs.ErrTerminal):
-		return refusedAnswer(snap, "the run ended before the answer reached it"), nil
+		return refusedAnswer(snap, caller, "the run ended before the answer reached it"), nil
 	}
 	if r := answerRefused(args.Key, err); r != nil {
-		return refusedAnswer(snap, fmt.Sprintf("the answer to %q was refused: %s", args.Key, r.problem)), nil
+		return refusedAnswer(snap, caller, fmt.Sprintf("the answer to %q was refused: %s", args.Key, r.problem)), nil
 	}
 	m.RunLog(ctx, id, snap.Tool).Error("answer through "+CompanionAnswer, zap.Error(err))
 	return nil, Internal()
@@ -312,8 +342,8 @@ func notVisible(given string) *ToolResult {
 
 // refusedAnswer is the refusal of an answer, with the run's status (its
 // questions still open).
-func refusedAnswer(snap signals.Snapshot, why string) *ToolResult {
-	res := RunStatusResult(snap, false)
+func refusedAnswer(snap signals.Snapshot, caller signals.Subject, why string) *ToolResult {
+	res := RunStatusResult(snap, caller, false)
 	res.IsError = true
 	res.Content[0].Text = why + ". " + res.Content[0].Text
 	return res
@@ -332,19 +362,22 @@ type RunStatus struct {
 }
 
 // RunQuestion is one open question of a run, as the companion tools show
-// it: its key, its message and the JSON Schema an answer must match.
+// it to one caller: its key, its message, the JSON Schema an answer must
+// match and who may answer it.
 type RunQuestion struct {
-	Key     string          `json:"key"`
-	Message string          `json:"message"`
-	Schema  json.RawMessage `json:"schema,omitempty"`
+	Key       string          `json:"key"`
+	Message   string          `json:"message"`
+	Schema    json.RawMessage `json:"schema,omitempty"`
+	Answerers Answerers       `json:"answerers"`
 }
 
 // RunStatusResult is the tool result that shows a run's status to a
-// model: text that says where the run stands and what to call next, and
-// RunStatus as structured content. handoff: it answers the call that
-// started the run, which must not be repeated.
-func RunStatusResult(snap signals.Snapshot, handoff bool) *ToolResult {
-	st := runStatus(snap)
+// model acting for caller: text that says where the run stands, who may
+// answer its questions and what to call next, and RunStatus as structured
+// content. handoff: it answers the call that started the run, which must
+// not be repeated.
+func RunStatusResult(snap signals.Snapshot, caller signals.Subject, handoff bool) *ToolResult {
+	st := runStatus(snap, caller)
 	var text strings.Builder
 	id := st.RunID
 	switch st.Status {
@@ -354,6 +387,9 @@ func RunStatusResult(snap signals.Snapshot, handoff bool) *ToolResult {
 			fmt.Fprintf(&text, " Question %q: %s", q.Key, strings.TrimSpace(q.Message))
 			if len(q.Schema) > 0 {
 				fmt.Fprintf(&text, " [the answer's content must match the JSON Schema %s]", q.Schema)
+			}
+			if !q.Answerers.CallerMay {
+				fmt.Fprintf(&text, " [you may not answer it: %s may]", q.Answerers.who())
 			}
 		}
 	case TaskWorking:
@@ -378,9 +414,9 @@ func RunStatusResult(snap signals.Snapshot, handoff bool) *ToolResult {
 	return &ToolResult{ToolResult: signals.ToolResult{Content: []Content{{Type: "text", Text: text.String()}}, StructuredContent: structured}}
 }
 
-// runStatus is where snap stands, for a model.
-func runStatus(snap signals.Snapshot) RunStatus {
-	requests := InputRequests(snap)
+// runStatus is where snap stands, for a model acting for caller.
+func runStatus(snap signals.Snapshot, caller signals.Subject) RunStatus {
+	requests := InputRequestsFor(snap, caller)
 	st := RunStatus{RunID: snap.RunID, Tool: snap.Tool, Status: TaskStatus(snap, requests),
 		Message: snap.CurrentMessage(time.Now())}
 	keys := make([]string, 0, len(requests))
@@ -388,16 +424,22 @@ func runStatus(snap signals.Snapshot) RunStatus {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	mayAnswer := false
 	for _, k := range keys {
 		p := requests[k].Params
-		st.Questions = append(st.Questions, RunQuestion{Key: k, Message: p.Message, Schema: p.RequestedSchema})
+		st.Questions = append(st.Questions, RunQuestion{Key: k, Message: p.Message, Schema: p.RequestedSchema,
+			Answerers: *p.Meta.Answerers})
+		mayAnswer = mayAnswer || p.Meta.Answerers.CallerMay
 	}
 	args := fmt.Sprintf(`{"runId":%q`, st.RunID)
-	switch st.Status {
-	case TaskInputRequired:
+	switch {
+	case st.Status == TaskInputRequired && !mayAnswer:
+		st.Next = fmt.Sprintf(`call %s with %s,"waitSeconds":30} to wait for the answer of those who may give it; %s cancels the run.`,
+			CompanionStatus, args, CompanionCancel)
+	case st.Status == TaskInputRequired:
 		st.Next = fmt.Sprintf(`call %s with %s,"key":<the question's key>,"content":{<the answer>}} (or "action":"decline"); %s cancels the run.`,
 			CompanionAnswer, args, CompanionCancel)
-	case TaskWorking:
+	case st.Status == TaskWorking:
 		st.Next = fmt.Sprintf(`call %s with %s,"waitSeconds":30} to wait for it; %s cancels it.`, CompanionStatus, args, CompanionCancel)
 	default:
 		st.Result = RunResult(snap)

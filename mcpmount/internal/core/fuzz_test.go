@@ -37,7 +37,7 @@ func FuzzInputResponses(f *testing.F) {
 		if json.Unmarshal([]byte(responses), &raw) != nil {
 			return // tasks/update refuses it before answersOf
 		}
-		res, err := answersOf(snap, raw)
+		res, err := answersOf(signals.Subject{Tenant: "acme", SubjectID: "alice"}, snap, raw)
 		if err != nil {
 			var ar *answerRefusal
 			if !asRefusal(err, &ar) || ar.key == "" || !strings.Contains(err.Error(), "inputResponses[") {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"strings"
 
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -43,8 +44,21 @@ func RunResult(snap signals.Snapshot) *ToolResult {
 }
 
 // InputRequests projects every open interrupt a client can answer onto an
-// elicitation/create request keyed by its raw interruptId.
+// elicitation/create request keyed by its raw interruptId. It says nothing
+// of who may answer (InputRequestsFor does): it decides a task's status,
+// which is the same for every caller.
 func InputRequests(snap signals.Snapshot) map[string]ElicitRequest {
+	return inputRequests(snap, nil)
+}
+
+// InputRequestsFor is InputRequests as caller reads them: each request's
+// params._meta[MetaAnswerers] says who may answer it and whether caller
+// may.
+func InputRequestsFor(snap signals.Snapshot, caller signals.Subject) map[string]ElicitRequest {
+	return inputRequests(snap, &caller)
+}
+
+func inputRequests(snap signals.Snapshot, caller *signals.Subject) map[string]ElicitRequest {
 	var out map[string]ElicitRequest
 	for _, it := range snap.Interrupts {
 		if !it.ClientAnswered() {
@@ -53,10 +67,42 @@ func InputRequests(snap signals.Snapshot) map[string]ElicitRequest {
 		if out == nil {
 			out = make(map[string]ElicitRequest, len(snap.Interrupts))
 		}
-		out[it.ID] = ElicitRequest{
-			Method: "elicitation/create",
-			Params: ElicitParams{Mode: "form", Message: it.Message(), RequestedSchema: it.RequestedSchema()},
+		p := ElicitParams{Mode: "form", Message: it.Message(), RequestedSchema: it.RequestedSchema()}
+		if caller != nil {
+			a := AnswerersOf(it, *caller)
+			p.Meta = &ElicitMeta{Answerers: &a}
 		}
+		out[it.ID] = ElicitRequest{Method: "elicitation/create", Params: p}
 	}
 	return out
+}
+
+// MetaAnswerers is the params._meta key of an input request (and the
+// questions of a companion status) that says who may answer the question:
+// an Answerers object.
+const MetaAnswerers = "io.openwop/answerers"
+
+// Answerers says who may answer an open question, as one caller reads it.
+type Answerers struct {
+	// Approvers lists the principals (a "group:" prefix names a group)
+	// that may answer; empty when anyone may.
+	Approvers []string `json:"approvers,omitempty"`
+	// Anyone: any caller of the run's tenant may answer.
+	Anyone bool `json:"anyone,omitempty"`
+	// CallerMay reports whether the caller that reads the question may
+	// answer it.
+	CallerMay bool `json:"callerMay"`
+}
+
+// AnswerersOf says who may answer it, and whether caller may.
+func AnswerersOf(it signals.Interrupt, caller signals.Subject) Answerers {
+	return Answerers{Approvers: it.Approvers, Anyone: len(it.Approvers) == 0, CallerMay: it.Eligible(caller)}
+}
+
+// who names who may answer, in a phrase ("its approvers alice, bob").
+func (a Answerers) who() string {
+	if a.Anyone {
+		return "anyone of the tenant"
+	}
+	return "only its approvers " + strings.Join(a.Approvers, ", ")
 }

@@ -57,17 +57,17 @@ func (m *Core) LookupErr(ctx context.Context, op, runID string, err error) error
 
 // GetTask reads the task rawID (tasks/get) with the run's getRun query;
 // declared tells whether the request declared the Tasks extension. The
-// dialect projects the run.
-func (m *Core) GetTask(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, error) {
+// dialect projects the run for the caller, which it returns too.
+func (m *Core) GetTask(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, signals.Subject, error) {
 	caller, id, err := m.taskTarget(ctx, "tasks/get", declared, rawID)
 	if err != nil {
-		return signals.Snapshot{}, err
+		return signals.Snapshot{}, caller, err
 	}
 	snap, err := m.runs.Get(ctx, caller, id, pollStale(m.pacer))
 	if err != nil {
-		return signals.Snapshot{}, m.LookupErr(ctx, "get run", id, err)
+		return signals.Snapshot{}, caller, m.LookupErr(ctx, "get run", id, err)
 	}
-	return snap, nil
+	return snap, caller, nil
 }
 
 // pollStale is the read option of a poll (tasks/get): a reading held while
@@ -84,8 +84,10 @@ func pollStale(p *Pacer) runs.ReadOption {
 }
 
 // UpdateTask answers the task rawID's input requests (tasks/update): each inputResponses entry naming an
-// open interrupt resolves it (Runs checks eligibility and applies it at
-// most once). Entries naming nothing open resolve nothing. It returns
+// open interrupt resolves it, applied at most once; an entry the caller
+// may not answer (not an approver) or that does not fit refuses the whole
+// request, nothing signalled (resolveInputs). Entries naming nothing open
+// resolve nothing. It returns
 // after every resolution was applied, so the next tasks/get no longer lists
 // it.
 func (m *Core) UpdateTask(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) error {
@@ -127,30 +129,39 @@ func (m *Core) CancelTask(ctx context.Context, declared bool, rawID json.RawMess
 // resolveInputs resolves the open interrupts that responses answer (keyed
 // by interruptId, each an ElicitResult), in key order. It is the one path of
 // tasks/update, of MRTR retries and of the session-era elicitation answers:
-// every answer is first checked against its question (answers.Check, as
-// Runs checks it again before it signals), so that an answer that does not
-// fit is refused (-32602 naming the input key and the rule, an
-// *answerRefusal) before any of the request's answers is signalled, and its
-// question stays open. Runs then checks the caller's eligibility and
-// applies each resolution at most once. Keys naming nothing open, and
-// resolutions that lose (already resolved, ineligible, run ended), resolve
-// nothing and are not errors.
+// every answer is first checked against its question and the caller
+// (answersOf), so that an answer the caller may not give (not one of the
+// question's approvers) or that does not fit is refused (-32602 naming the
+// input key and the rule, an *answerRefusal) before any of the request's
+// answers is signalled, and its question stays open. Runs checks both again
+// and applies each resolution at most once. Keys naming nothing open, and
+// resolutions that lose (already resolved, run ended), resolve nothing and
+// are not errors.
 func (m *Core) resolveInputs(ctx context.Context, caller signals.Subject, runID string, snap signals.Snapshot, responses map[string]json.RawMessage) error {
-	res, err := answersOf(snap, responses)
+	res, err := answersOf(caller, snap, responses)
+	if refusal := (*answerRefusal)(nil); errors.As(err, &refusal) && refusal.rule == ruleApprovers {
+		// The run service refuses it against the same reading, signalling
+		// nothing, and records the refusal (the audit trail).
+		var er ElicitResponse
+		_ = json.Unmarshal(responses[refusal.key], &er) // the action, for the record
+		_, _ = m.runs.Resolve(ctx, caller, runID, signals.Resolution{InterruptID: refusal.key, Action: signals.Action(er.Action)}, runs.Held(snap))
+	}
 	if err != nil {
 		return err
 	}
 	for _, r := range res {
 		if _, err := m.runs.Resolve(ctx, caller, runID, r, runs.Held(snap)); err != nil {
 			switch {
-			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved),
-				errors.Is(err, runs.ErrNotEligible), errors.Is(err, runs.ErrTerminal):
+			case errors.Is(err, runs.ErrNotOpen), errors.Is(err, runs.ErrAlreadyResolved), errors.Is(err, runs.ErrTerminal):
 				m.RunLog(ctx, runID, snap.Tool).Debug("input response resolved nothing",
 					zap.String("interruptId", r.InterruptID), zap.Error(err))
 			case errors.Is(err, runs.ErrNotApplied):
 				// Recorded with the run: applied when a worker serves it.
 				m.log.Debug("input response recorded, not applied yet", zap.String("runId", runID),
 					zap.String("interruptId", r.InterruptID))
+			case errors.Is(err, runs.ErrNotEligible):
+				// answersOf checked the same snapshot: not reached.
+				return notApprover(r.InterruptID)
 			default:
 				if refusal := answerRefused(r.InterruptID, err); refusal != nil {
 					return refusal
@@ -163,9 +174,11 @@ func (m *Core) resolveInputs(ctx context.Context, caller signals.Subject, runID 
 }
 
 // answersOf decodes and checks the responses that answer an open
-// interrupt of snap, in key order. Keys naming nothing open (or an
-// external event, which is not the client's to answer) are left out.
-func answersOf(snap signals.Snapshot, responses map[string]json.RawMessage) ([]signals.Resolution, error) {
+// interrupt of snap, in key order: caller must be one of its approvers
+// (signals.Interrupt.Eligible) and the answer must fit it (answers.Check).
+// Keys naming nothing open (or an external event, which is not the
+// client's to answer) are left out.
+func answersOf(caller signals.Subject, snap signals.Snapshot, responses map[string]json.RawMessage) ([]signals.Resolution, error) {
 	keys := make([]string, 0, len(responses))
 	for k := range responses {
 		keys = append(keys, k)
@@ -177,9 +190,12 @@ func answersOf(snap signals.Snapshot, responses map[string]json.RawMessage) ([]s
 		if !open || it.Kind == signals.KindExternalEvent {
 			continue // never issued, already answered, or not a client input
 		}
+		if !it.Eligible(caller) {
+			return nil, notApprover(key)
+		}
 		var er ElicitResponse
 		if err := json.Unmarshal(responses[key], &er); err != nil {
-			return nil, &answerRefusal{key: key, problem: "not an ElicitResult object with a string action"}
+			return nil, &answerRefusal{key: key, rule: ruleFit, problem: "not an ElicitResult object with a string action"}
 		}
 		res := signals.Resolution{InterruptID: key, Action: signals.Action(er.Action)}
 		if res.Action == signals.ActionAccept && len(er.Content) > 0 && string(er.Content) != "null" {
@@ -193,10 +209,22 @@ func answersOf(snap signals.Snapshot, responses map[string]json.RawMessage) ([]s
 	return out, nil
 }
 
-// answerRefusal is the refusal of an input response that does not fit
-// its question: on the wire -32602 naming the input key and the rule.
+// The rules an answer is refused by (answerRefusal.rule, the "rule" of
+// its error's data).
+const (
+	// ruleApprovers: only the question's approvers may answer it.
+	ruleApprovers = "approvers"
+	// ruleFit: the answer must fit the question (its actions and schema).
+	ruleFit = "fit"
+)
+
+// answerRefusal is the refusal of an input response: on the wire -32602
+// (the params name an answer the server will not apply, as they name an
+// unknown task) whose message names the input key and the rule, and whose
+// data is {"inputResponse": key, "rule": rule}.
 type answerRefusal struct {
 	key     string
+	rule    string
 	problem string
 }
 
@@ -205,7 +233,17 @@ func (e *answerRefusal) Error() string {
 }
 
 // Unwrap returns the refusal's JSON-RPC error.
-func (e *answerRefusal) Unwrap() error { return InvalidParams(e.Error()) }
+func (e *answerRefusal) Unwrap() error {
+	rpc := InvalidParams(e.Error())
+	rpc.Data, _ = json.Marshal(map[string]string{"inputResponse": e.key, "rule": e.rule})
+	return rpc
+}
+
+// notApprover is the refusal of an answer to question key from a caller
+// that is not one of its approvers.
+func notApprover(key string) *answerRefusal {
+	return &answerRefusal{key: key, rule: ruleApprovers, problem: "you may not answer this question: only its approvers may"}
+}
 
 // answerRefused is the refusal of err when it is an *answers.Error, and
 // nil otherwise.
@@ -214,5 +252,5 @@ func answerRefused(key string, err error) *answerRefusal {
 	if !errors.As(err, &ae) {
 		return nil
 	}
-	return &answerRefusal{key: key, problem: ae.Problem}
+	return &answerRefusal{key: key, rule: ruleFit, problem: ae.Problem}
 }

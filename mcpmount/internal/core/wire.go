@@ -126,6 +126,13 @@ type ElicitParams struct {
 	Mode            string          `json:"mode"`
 	Message         string          `json:"message"`
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	// Meta is the request's params._meta: who may answer (MetaAnswerers).
+	Meta *ElicitMeta `json:"_meta,omitempty"`
+}
+
+// ElicitMeta is the params._meta of an input request.
+type ElicitMeta struct {
+	Answerers *Answerers `json:"io.openwop/answerers,omitempty"`
 }
 
 // InputRequired is the MRTR InputRequiredResult.

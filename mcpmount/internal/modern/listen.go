@@ -165,7 +165,7 @@ func (m *Dialect) readableTasks(ctx context.Context, caller signals.Subject, wir
 func (m *Dialect) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
 	last := ""
 	observe := func(s signals.Snapshot) bool {
-		d := m.Projector.DetailedTask(s)
+		d := m.Projector.DetailedTask(s, caller)
 		keys := make([]string, 0, len(d.InputRequests))
 		for k := range d.InputRequests {
 			keys = append(keys, k)

@@ -284,14 +284,14 @@ func (m *Dialect) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller
 	asked := map[string]bool{}
 	for !snap.Status.Terminal() {
 		if elicit {
-			if open := unasked(snap, asked); len(open) > 0 {
+			if open := unasked(snap, caller, asked); len(open) > 0 {
 				if err := m.elicitInputs(wctx, ss, caller, id, open, asked); err != nil {
 					return nil, err
 				}
 			}
 		}
 		snap, err = m.runs.Await(wctx, caller, id, func(s signals.Snapshot) bool {
-			return s.Status.Terminal() || elicit && len(unasked(s, asked)) > 0
+			return s.Status.Terminal() || elicit && len(unasked(s, caller, asked)) > 0
 		}, runs.PublishedOnly())
 		switch {
 		case err == nil:
@@ -332,11 +332,13 @@ func canElicit(ss *mcp.ServerSession) bool {
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-// unasked returns the open client-answerable interrupts not asked yet.
-func unasked(snap signals.Snapshot, asked map[string]bool) []signals.Interrupt {
+// unasked returns the open interrupts the client may be asked for caller
+// (core.Askable: one that asks other approvers is left to them) and was
+// not asked yet.
+func unasked(snap signals.Snapshot, caller signals.Subject, asked map[string]bool) []signals.Interrupt {
 	var out []signals.Interrupt
 	for _, it := range snap.Interrupts {
-		if it.Kind != signals.KindExternalEvent && !asked[it.ID] {
+		if core.Askable(it, caller) && !asked[it.ID] {
 			out = append(out, it)
 		}
 	}
@@ -346,9 +348,8 @@ func unasked(snap signals.Snapshot, asked map[string]bool) []signals.Interrupt {
 // elicitInputs asks the client each open interrupt, one at a time, and
 // resolves it with the answer (askOne: an answer that does not fit is
 // asked again). An interrupt is asked once per request: one that stays
-// open (the client could not answer, the caller is not an eligible
-// approver) is then left to others, and the request waits for the run's
-// end.
+// open (the client could not answer) is then left to others, and the
+// request waits for the run's end.
 func (m *Dialect) elicitInputs(ctx context.Context, ss *mcp.ServerSession, caller signals.Subject, id string, open []signals.Interrupt, asked map[string]bool) error {
 	sort.SliceStable(open, func(i, j int) bool { return open[i].ID < open[j].ID })
 	a := taskAsker{ss: ss, taskID: runid.Project(id)}

@@ -36,9 +36,10 @@ func (p Projector) CreateTask(snap signals.Snapshot) *CreateTaskResult {
 	return &CreateTaskResult{ResultType: ResultTask, Task: p.task(snap, status)}
 }
 
-// DetailedTask builds the tasks/get result.
-func (p Projector) DetailedTask(snap signals.Snapshot) *DetailedTaskResult {
-	reqs := core.InputRequests(snap)
+// DetailedTask builds the tasks/get result as caller reads it (its input
+// requests say whether caller may answer them).
+func (p Projector) DetailedTask(snap signals.Snapshot, caller signals.Subject) *DetailedTaskResult {
+	reqs := core.InputRequestsFor(snap, caller)
 	status := core.TaskStatus(snap, reqs)
 	res := &DetailedTaskResult{ResultType: ResultComplete, Task: p.task(snap, status)}
 	switch status {
@@ -54,12 +55,13 @@ func (p Projector) DetailedTask(snap signals.Snapshot) *DetailedTaskResult {
 	return res
 }
 
-// GotTask encodes the answer to tasks/get: the run read, as a DetailedTask.
-func (p Projector) GotTask(snap signals.Snapshot, err error) (*DetailedTaskResult, error) {
+// GotTask encodes the answer to tasks/get: the run caller read, as a
+// DetailedTask.
+func (p Projector) GotTask(snap signals.Snapshot, caller signals.Subject, err error) (*DetailedTaskResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.DetailedTask(snap), nil
+	return p.DetailedTask(snap, caller), nil
 }
 
 // Ack encodes the answer to tasks/update and tasks/cancel: an empty
