@@ -60,6 +60,8 @@ type openInterrupt struct {
 	Schema      json.RawMessage       `json:"resumeSchema,omitempty"`
 	Approvers   []string              `json:"approversList,omitempty"`
 	RequestedAt time.Time             `json:"requestedAt"`
+	// ExpiresAt is the question's deadline, when it has one.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
 // snapshotOf converts a run snapshot to its wire form.
@@ -94,6 +96,7 @@ func snapshotOf(s signals.Snapshot) runSnapshot {
 				Schema:      i.Schema,
 				Approvers:   i.Approvers,
 				RequestedAt: i.RequestedAt,
+				ExpiresAt:   i.ExpiresAt,
 			})
 		}
 	}
