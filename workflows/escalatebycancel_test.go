@@ -1,12 +1,14 @@
 package workflows_test
 
 import (
+	"testing"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
 
 // escalateByCancelTool escalates by cancelling the first ask's context
@@ -32,4 +34,18 @@ func escalateByCancelTool() workflows.Tool {
 		}
 		return map[string]any{"by": d.By.SubjectID}, nil
 	})
+}
+
+// TestReplayOldCancelledAsk: a run recorded before questions were
+// withdrawn, whose first ask's context was cancelled (its question stayed
+// open, and a late answer to it was applied), replays with the current
+// harness: the withdrawal is guarded by openwop-withdraw-question.
+func TestReplayOldCancelledAsk(t *testing.T) {
+	reg, err := workflows.NewRegistry([]workflows.Tool{escalateByCancelTool()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workflowstest.Replay(reg, "testdata/escalate_by_cancel.old.json"); err != nil {
+		t.Fatal(err)
+	}
 }
