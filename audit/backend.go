@@ -118,6 +118,10 @@ func outcome(err error) (Outcome, string) {
 		return OutcomeFailed, "not-found"
 	case errors.Is(err, runs.ErrTerminal):
 		return OutcomeFailed, "terminal"
+	case errors.Is(err, runs.ErrExpired):
+		return OutcomeFailed, "expired"
+	case errors.Is(err, runs.ErrWithdrawn):
+		return OutcomeFailed, "withdrawn"
 	case errors.Is(err, runs.ErrNotOpen):
 		return OutcomeFailed, "not-open"
 	case errors.Is(err, runs.ErrAlreadyResolved):

@@ -374,6 +374,11 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 		h.writeRunsError(w, r, "get", err)
 		return
 	}
+	if wd, gone := snap.WithdrawnAs(req.InterruptID); gone && req.InterruptID != "" {
+		// An answer to a question the run no longer waits for.
+		h.writeRunsError(w, r, "resolve", withdrawnError(wd.Reason))
+		return
+	}
 	var open *signals.Interrupt
 	if !snap.Status.Terminal() {
 		for i := range snap.Interrupts {
@@ -453,16 +458,19 @@ func (h *handler) writeOtherInterrupt(w http.ResponseWriter, snap signals.Snapsh
 
 // writeNoOpenInterrupt answers a resolution for a node with no open
 // interrupt: 409 interrupt_already_resolved when the node's interrupt was
-// resolved, 409 run_terminal when the run ended otherwise, else 404.
+// resolved, 409 interrupt_expired or interrupt_withdrawn when the run
+// withdrew it, 409 run_terminal when the run ended otherwise, else 404.
 func (h *handler) writeNoOpenInterrupt(w http.ResponseWriter, r *http.Request, caller signals.Subject, runID, nodeID string, terminal bool) {
-	resolved, err := h.nodeResolved(r, caller, runID, nodeID)
+	closed, reason, err := h.nodeClosed(r, caller, runID, nodeID)
 	if err != nil {
 		h.writeRunsError(w, r, "events", err)
 		return
 	}
 	switch {
-	case resolved:
+	case closed == signals.EventInterruptResolved:
 		writeError(w, http.StatusConflict, "interrupt_already_resolved", "the interrupt at node "+nodeID+" was already resolved")
+	case closed == signals.EventInterruptWithdrawn:
+		h.writeRunsError(w, r, "resolve", withdrawnError(reason))
 	case terminal:
 		writeError(w, http.StatusConflict, "run_terminal", "the run is already terminal")
 	default:
@@ -470,29 +478,49 @@ func (h *handler) writeNoOpenInterrupt(w http.ResponseWriter, r *http.Request, c
 	}
 }
 
-// nodeResolved reports whether the run's log has an interrupt.resolved for
-// the node. Reading the log appends nothing.
-func (h *handler) nodeResolved(r *http.Request, caller signals.Subject, runID, nodeID string) (bool, error) {
+// withdrawnError is the runs error of an answer to an interrupt its run
+// withdrew for reason (signals.WithdrawnExpired or WithdrawnByRun).
+func withdrawnError(reason string) error {
+	if reason == signals.WithdrawnExpired {
+		return runs.ErrExpired
+	}
+	return runs.ErrWithdrawn
+}
+
+// nodeClosed returns how the last interrupt of the node that closed while
+// the run went on closed, from the run's log: its event type
+// (interrupt.resolved or interrupt.withdrawn, with the withdrawal's
+// reason), or "" when none did. A resolution anywhere in the log counts
+// before a later withdrawal at the node. Reading the log appends nothing.
+func (h *handler) nodeClosed(r *http.Request, caller signals.Subject, runID, nodeID string) (typ, reason string, err error) {
 	after := -1
 	for range 1000 {
 		page, _, err := h.runs.Events(r.Context(), caller, runID, after, 0)
 		if err != nil {
-			return false, err
+			return "", "", err
 		}
 		for _, e := range page.Events {
-			if e.Type == signals.EventInterruptResolved && eventNode(e) == nodeID {
-				return true, nil
+			switch {
+			case eventNode(e) != nodeID:
+			case e.Type == signals.EventInterruptResolved:
+				return e.Type, "", nil
+			case e.Type == signals.EventInterruptWithdrawn:
+				var p struct {
+					Reason string `json:"reason"`
+				}
+				_ = json.Unmarshal(e.Payload, &p)
+				typ, reason = e.Type, p.Reason
 			}
 		}
 		if len(page.Events) == 0 {
-			return false, nil
+			return typ, reason, nil
 		}
 		after = page.Events[len(page.Events)-1].Sequence
 		if after >= page.LastSequence {
-			return false, nil
+			return typ, reason, nil
 		}
 	}
-	return false, nil
+	return typ, reason, nil
 }
 
 // eventNode is the node an event belongs to: the envelope's nodeId, else

@@ -60,6 +60,8 @@ type openInterrupt struct {
 	Schema      json.RawMessage       `json:"resumeSchema,omitempty"`
 	Approvers   []string              `json:"approversList,omitempty"`
 	RequestedAt time.Time             `json:"requestedAt"`
+	// ExpiresAt is the question's deadline, when it has one.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
 // snapshotOf converts a run snapshot to its wire form.
@@ -94,6 +96,7 @@ func snapshotOf(s signals.Snapshot) runSnapshot {
 				Schema:      i.Schema,
 				Approvers:   i.Approvers,
 				RequestedAt: i.RequestedAt,
+				ExpiresAt:   i.ExpiresAt,
 			})
 		}
 	}
@@ -142,6 +145,12 @@ func (h *handler) writeRunsError(w http.ResponseWriter, r *http.Request, op stri
 		writeError(w, http.StatusConflict, "interrupt_already_resolved", "the interrupt was already resolved")
 	case errors.Is(err, runs.ErrBadCursor):
 		writeError(w, http.StatusBadRequest, "validation_error", cursorProblem(err))
+	case errors.Is(err, runs.ErrExpired):
+		writeError(w, http.StatusConflict, "interrupt_expired",
+			"the interrupt expired before an answer was applied: the run no longer waits for it")
+	case errors.Is(err, runs.ErrWithdrawn):
+		writeError(w, http.StatusConflict, "interrupt_withdrawn",
+			"the run withdrew the interrupt: it no longer waits for it")
 	case errors.Is(err, runs.ErrNotOpen):
 		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no such open interrupt")
 	case errors.Is(err, runs.ErrNotApplied):

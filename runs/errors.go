@@ -1,6 +1,9 @@
 package runs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors returned by Service methods. Callers map them to wire errors with
 // errors.Is.
@@ -18,6 +21,14 @@ var (
 	ErrNotEligible = errors.New("caller is not an eligible approver")
 	// ErrNotOpen: the run has no open interrupt with that id (never issued).
 	ErrNotOpen = errors.New("interrupt is not open")
+	// ErrExpired: the interrupt's deadline passed before an answer was
+	// applied, and the run withdrew it (signals.WithdrawnExpired).
+	// errors.Is(err, ErrNotOpen) holds too.
+	ErrExpired = fmt.Errorf("%w: it expired", ErrNotOpen)
+	// ErrWithdrawn: the run withdrew the interrupt without an answer
+	// (signals.WithdrawnByRun): it no longer waits for it.
+	// errors.Is(err, ErrNotOpen) holds too.
+	ErrWithdrawn = fmt.Errorf("%w: the run withdrew it", ErrNotOpen)
 	// ErrAlreadyResolved: the interrupt was resolved already, by an earlier
 	// or a concurrent resolution.
 	ErrAlreadyResolved = errors.New("interrupt already resolved")

@@ -82,8 +82,8 @@ func knownOf(opts []ReadOption) func(signals.Snapshot) bool {
 	}
 }
 
-// shows reports whether snap knows every interrupt of ids, open or
-// resolved, or the run ended (no question can be asked any more).
+// shows reports whether snap knows every interrupt of ids, open,
+// resolved or withdrawn, or the run ended (no question can be asked any more).
 func shows(snap signals.Snapshot, ids []string) bool {
 	if snap.Status.Terminal() {
 		return true
@@ -92,7 +92,8 @@ func shows(snap signals.Snapshot, ids []string) bool {
 		if _, open := snap.Interrupt(id); open {
 			continue
 		}
-		if _, done := snap.ResolvedBy(id); !done {
+		_, done := snap.ResolvedBy(id)
+		if _, gone := snap.WithdrawnAs(id); !done && !gone {
 			return false
 		}
 	}

@@ -316,6 +316,7 @@ func (r reading) footprint() int {
 	for _, res := range r.snap.Resolved {
 		n += len(res.Content) + 128
 	}
+	n += 96 * len(r.snap.Withdrawn)
 	for _, e := range r.events {
 		n += len(e.Payload) + 192
 	}

@@ -47,6 +47,9 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		if _, done := snap.ResolvedBy(r.InterruptID); done {
 			return snap, ErrAlreadyResolved
 		}
+		if err := withdrawnError(snap, r.InterruptID); err != nil {
+			return snap, err
+		}
 		if snap.Status.Terminal() {
 			return snap, ErrTerminal
 		}
@@ -109,9 +112,26 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 		return after, nil
 	case done:
 		return after, ErrAlreadyResolved
+	case withdrawnError(after, r.InterruptID) != nil:
+		// It expired, or was withdrawn, before the run read the answer.
+		return after, withdrawnError(after, r.InterruptID)
 	case after.Status.Terminal():
 		return after, ErrTerminal
 	default:
 		return after, ErrNotOpen
+	}
+}
+
+// withdrawnError is ErrExpired or ErrWithdrawn when snap's run withdrew the
+// interrupt id, nil otherwise.
+func withdrawnError(snap signals.Snapshot, id string) error {
+	w, ok := snap.WithdrawnAs(id)
+	switch {
+	case !ok:
+		return nil
+	case w.Reason == signals.WithdrawnExpired:
+		return ErrExpired
+	default:
+		return ErrWithdrawn
 	}
 }

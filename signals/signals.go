@@ -447,6 +447,10 @@ type Interrupt struct {
 	Approvers []string `json:"approversList,omitempty"`
 	// RequestedAt is when the interrupt was raised.
 	RequestedAt time.Time `json:"requestedAt"`
+	// ExpiresAt, when set, is when the interrupt expires: the run then
+	// withdraws it (Withdrawn, reason WithdrawnExpired), and an answer
+	// after it resolves nothing. Nil when the question has no deadline.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
 // Eligible reports whether subject may resolve the interrupt.
@@ -500,6 +504,26 @@ type Resolved struct {
 	ResolvedAt time.Time `json:"resolvedAt"`
 }
 
+// Why an interrupt was withdrawn (Withdrawn.Reason).
+const (
+	// WithdrawnExpired: its deadline (Interrupt.ExpiresAt) passed before
+	// an answer was applied.
+	WithdrawnExpired = "expired"
+	// WithdrawnByRun: the run stopped waiting for it (the context of the
+	// question was cancelled, or the tool withdrew it).
+	WithdrawnByRun = "withdrawn"
+)
+
+// Withdrawn records in the snapshot an interrupt the run closed without
+// an answer while it went on: it left the open interrupts, and an answer
+// to it resolves nothing.
+type Withdrawn struct {
+	InterruptID string `json:"interruptId"`
+	// Reason is WithdrawnExpired or WithdrawnByRun.
+	Reason      string    `json:"reason"`
+	WithdrawnAt time.Time `json:"withdrawnAt"`
+}
+
 // CancelRequest is the payload of SignalCancelReason.
 type CancelRequest struct {
 	Reason      string  `json:"reason"`
@@ -548,6 +572,9 @@ type Snapshot struct {
 	Interrupts []Interrupt `json:"interrupts,omitempty"`
 	// Resolved holds the resolutions applied so far, in order.
 	Resolved []Resolved `json:"resolved,omitempty"`
+	// Withdrawn holds the interrupts withdrawn without an answer (expired,
+	// or withdrawn by the run), in order.
+	Withdrawn []Withdrawn `json:"withdrawn,omitempty"`
 	// Outputs is the run's output object once completed.
 	Outputs json.RawMessage `json:"outputs,omitempty"`
 	// Result is set once the run is terminal (completed or failed).
@@ -595,6 +622,17 @@ func (s Snapshot) ResolvedBy(id string) (Resolved, bool) {
 	return Resolved{}, false
 }
 
+// WithdrawnAs returns the record of the withdrawn interrupt with the
+// given id.
+func (s Snapshot) WithdrawnAs(id string) (Withdrawn, bool) {
+	for _, w := range s.Withdrawn {
+		if w.InterruptID == id {
+			return w, true
+		}
+	}
+	return Withdrawn{}, false
+}
+
 // EventLogSchemaVersion is the version of the event envelope and payloads.
 const EventLogSchemaVersion = 1
 
@@ -608,6 +646,9 @@ const (
 	EventNodeSuspended      = "node.suspended"
 	EventInterruptRequested = "interrupt.requested"
 	EventInterruptResolved  = "interrupt.resolved"
+	// EventInterruptWithdrawn: the run closed an open interrupt without
+	// an answer (payload reason: WithdrawnExpired or WithdrawnByRun).
+	EventInterruptWithdrawn = "interrupt.withdrawn"
 	EventRunCompleted       = "run.completed"
 	EventRunFailed          = "run.failed"
 	EventRunCancelled       = "run.cancelled"

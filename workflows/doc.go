@@ -33,7 +33,9 @@
 //     several can be open at once. Each interrupt is resolved at most once,
 //     by an eligible resolver; other resolutions are ignored. Who answered
 //     and when: Approve's Decision.By and At, AskInputFrom and AskAsFrom
-//     (an Answered value), AskInputs' Answer.By and At.
+//     (an Answered value), AskInputs' Answer.By and At. A question may
+//     have a deadline (Timeout, ErrExpired) and is withdrawn when its ask's
+//     context is cancelled: see "Questions with deadlines" below.
 //   - AskAs derives its question's form from a struct, as NewTool derives
 //     the tool's input schema, and the same SchemaOptions (WithRange,
 //     WithLength, WithEnum, WithDefault, WithDescription) give both their
@@ -106,6 +108,42 @@
 //	}, IssueRefund)
 //	...
 //	err = tools.Run(ctx, temporalClient, "refunds", workflows.WorkerOptions{})
+//
+// # Questions with deadlines, withdrawal and escalation
+//
+// A question with a Timeout (ApprovalRequest, InputRequest, QuestionSpec)
+// ends by itself: a durable workflow timer (which the test kit skips
+// ahead, in virtual time) withdraws it when the Timeout elapses, and the
+// ask returns an error wrapping ErrExpired. The interrupt publishes its
+// deadline (signals.Interrupt.ExpiresAt, expiresAt on the wire). A
+// question is also withdrawn when the context of its ask is cancelled
+// while the run goes on (the ask then returns the cancellation error),
+// and by Pending.Withdraw. A withdrawn question leaves the open interrupts
+// (inputRequests) at once, the run's status follows (running again, with
+// its step's progress, when nothing else is open), the log gets
+// interrupt.withdrawn, and an answer to it resolves nothing: tasks/update
+// acknowledges and ignores it, REST refuses it 409 interrupt_expired or
+// interrupt_withdrawn, the companion tool refuses it naming why. A run
+// cancelled while a question is open ends at once, the question closed
+// with it.
+//
+// Escalation, "ask A; after d ask B instead; the first answer wins", is a
+// few lines (examples/tools approve_expense):
+//
+//	d, err := workflows.Approve(ctx, workflows.ApprovalRequest{Key: "manager", Title: title,
+//		Approvers: []string{"group:managers"}, Timeout: in.Deadline})
+//	if errors.Is(err, workflows.ErrExpired) {
+//		d, err = workflows.Approve(ctx, workflows.ApprovalRequest{Key: "director", Title: title,
+//			Approvers: []string{"group:directors"}})
+//	}
+//
+// The manager's question is withdrawn at the deadline, so a manager's late
+// approval cannot decide the run after the director was asked. An approval
+// valid only within a window is the same primitive: an answer after
+// Timeout does not count.
+//
+//	d, err := workflows.Approve(ctx, workflows.ApprovalRequest{Key: "go-live", Title: "Go live tonight?", Timeout: 2 * time.Hour})
+//	if errors.Is(err, workflows.ErrExpired) { /* the window closed: not approved */ }
 //
 // # Activities: retries, idempotence, heartbeats
 //

@@ -79,6 +79,14 @@ const (
 	// published state carries the run's progress and a status message
 	// naming the current step: an upsert also when they change.
 	versionPublishProgress workflow.Version = 3
+
+	// changeWithdraw: a question whose ask's context is cancelled, or
+	// whose Timeout elapses, while the run goes on is withdrawn (it
+	// leaves the open interrupts, and the state is published). Before
+	// it, such a question stayed open.
+	changeWithdraw = "openwop-withdraw-question"
+	// versionWithdraw is the version of changeWithdraw that withdraws.
+	versionWithdraw workflow.Version = 1
 )
 
 // runKey is the workflow.Context key under which the run state is stored.

@@ -42,28 +42,56 @@ type QuestionSpec struct {
 	// Approvers, when non-empty, are the only principals who may resolve the
 	// interrupt.
 	Approvers []string
+	// Timeout, when positive, is how long the question stays open: a
+	// durable timer then withdraws it (Interrupt.ExpiresAt says when),
+	// and Wait returns ErrExpired. Zero means no deadline.
+	Timeout time.Duration
 }
+
+// Errors of a question that ended without an answer. Both leave the run
+// going: the question has left the open interrupts, and an answer to it
+// resolves nothing (the server refuses it where it can say so).
+var (
+	// ErrExpired is returned by Pending.Wait (and Approve, AskInput,
+	// AskAs, AskInputs, WaitExternal) when the question's Timeout
+	// elapsed before an answer was applied.
+	ErrExpired = errors.New("question expired")
+	// ErrWithdrawn is returned by Pending.Wait for a question the tool
+	// withdrew with Pending.Withdraw.
+	ErrWithdrawn = errors.New("question withdrawn")
+)
 
 // Pending is an open interrupt raised with Raise.
 type Pending struct {
+	r         *run
 	interrupt signals.Interrupt
 	done      bool
 	closed    bool
+	withdrawn string // signals.WithdrawnExpired or WithdrawnByRun, once withdrawn
 	res       signals.Resolved
+	stopTimer workflow.CancelFunc // stops the expiry timer; nil without one
 }
 
 // Interrupt returns the interrupt as published in the snapshot.
 func (p *Pending) Interrupt() signals.Interrupt { return p.interrupt }
 
 // Wait blocks until the interrupt is resolved and returns the applied
-// resolution (whatever its action). It returns a cancellation error when ctx
-// is cancelled first, or when the resolution's action is cancel (the run is
+// resolution (whatever its action). It returns ErrExpired when the
+// question's Timeout elapses first and ErrWithdrawn when it was withdrawn.
+// When ctx is cancelled first it withdraws the question, unless the run
+// itself is being cancelled, and returns a cancellation error: so an ask
+// whose context a timer cancels leaves no question open. It also returns a
+// cancellation error when the resolution's action is cancel (the run is
 // then being cancelled with reason mcp-elicitation-cancelled).
 func (p *Pending) Wait(ctx workflow.Context) (signals.Resolved, error) {
-	if err := workflow.Await(ctx, func() bool { return p.done || p.closed }); err != nil {
+	err := workflow.Await(ctx, func() bool { return p.done || p.closed || p.withdrawn != "" })
+	switch {
+	case err != nil:
+		p.r.withdraw(p, signals.WithdrawnByRun)
 		return signals.Resolved{}, err
-	}
-	if !p.done {
+	case p.withdrawn != "":
+		return signals.Resolved{}, p.withdrawnError()
+	case !p.done:
 		return signals.Resolved{}, temporal.NewCanceledError()
 	}
 	if p.res.Action == signals.ActionCancel {
@@ -72,11 +100,29 @@ func (p *Pending) Wait(ctx workflow.Context) (signals.Resolved, error) {
 	return p.res, nil
 }
 
+// Withdraw closes the question without an answer, if it is still open:
+// it leaves the run's open interrupts at once (the run's status follows),
+// the log gets interrupt.withdrawn, an answer to it resolves nothing, and
+// Wait returns ErrWithdrawn. It does nothing once the question is answered
+// or expired, or while the run is ending.
+func (p *Pending) Withdraw() { p.r.withdraw(p, signals.WithdrawnByRun) }
+
+// withdrawnError is the error Wait returns for a withdrawn question.
+func (p *Pending) withdrawnError() error {
+	in := p.interrupt
+	if p.withdrawn == signals.WithdrawnExpired && in.ExpiresAt != nil {
+		return fmt.Errorf("workflows: %w: %q was not answered by %s", ErrExpired, in.Key, in.ExpiresAt.Format(time.RFC3339))
+	}
+	return fmt.Errorf("workflows: %w: %q", ErrWithdrawn, in.Key)
+}
+
 // Raise opens an interrupt and returns without waiting for its resolution:
 // it mints the interrupt id (<runId>-i<n>), publishes the interrupt in the
 // snapshot, moves the run to the matching waiting status and appends
 // node.suspended and interrupt.requested. Several interrupts may be open at
-// once; wait for each with Pending.Wait.
+// once; wait for each with Pending.Wait. With a Timeout, a durable timer
+// (on ctx: cancelling ctx stops it) withdraws the interrupt when it
+// elapses.
 func Raise(ctx workflow.Context, spec QuestionSpec) (*Pending, error) {
 	r, err := from(ctx)
 	if err != nil {
@@ -100,6 +146,9 @@ func Raise(ctx workflow.Context, spec QuestionSpec) (*Pending, error) {
 	default:
 		return nil, fmt.Errorf("workflows: unsupported interrupt kind %q", spec.Kind)
 	}
+	if spec.Timeout < 0 {
+		return nil, fmt.Errorf("workflows: interrupt %q has a negative timeout", spec.Key)
+	}
 	if spec.Schema != nil && !isObject(spec.Schema) {
 		return nil, fmt.Errorf("workflows: interrupt %q schema is not a JSON object", spec.Key)
 	}
@@ -119,7 +168,11 @@ func Raise(ctx workflow.Context, spec QuestionSpec) (*Pending, error) {
 		Approvers:   slices.Clone(spec.Approvers),
 		RequestedAt: r.now(),
 	}
-	p := &Pending{interrupt: in}
+	if spec.Timeout > 0 {
+		at := in.RequestedAt.Add(spec.Timeout)
+		in.ExpiresAt = &at
+	}
+	p := &Pending{r: r, interrupt: in}
 	r.pending[in.ID] = p
 	r.snap.Interrupts = append(r.snap.Interrupts, in)
 	r.emit(signals.EventNodeSuspended, in.NodeID, map[string]any{
@@ -130,7 +183,59 @@ func Raise(ctx workflow.Context, spec QuestionSpec) (*Pending, error) {
 	})
 	r.emit(signals.EventInterruptRequested, in.NodeID, requestedPayload(in))
 	r.setStatus(r.waitingStatus())
+	if spec.Timeout > 0 {
+		p.expireAfter(ctx, spec.Timeout)
+	}
 	return p, nil
+}
+
+// expireAfter starts the durable timer that withdraws p, as expired, d
+// from now. Cancelling ctx stops it, and so does the answer (resolve).
+func (p *Pending) expireAfter(ctx workflow.Context, d time.Duration) {
+	tctx, stop := workflow.WithCancel(ctx)
+	p.stopTimer = stop
+	t := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: "question " + p.interrupt.Key + " expires"})
+	workflow.GoNamed(tctx, "expire-"+p.interrupt.ID, func(c workflow.Context) {
+		if t.Get(c, nil) == nil {
+			p.r.withdraw(p, signals.WithdrawnExpired)
+		}
+	})
+}
+
+// withdraw closes p's interrupt without an answer while the run goes on
+// (reason signals.WithdrawnExpired or WithdrawnByRun): it leaves the open
+// interrupts and joins the snapshot's Withdrawn, interrupt.withdrawn is
+// appended and the run's status recomputed (and published). It does
+// nothing for an interrupt no longer open, or once the run is being
+// cancelled or has ended (the run's end closes its interrupts).
+func (r *run) withdraw(p *Pending, reason string) {
+	if p.done || p.closed || p.withdrawn != "" || r.terminal || r.cancelling || r.root.Err() != nil {
+		return
+	}
+	// Runs that began before withdrawal kept the interrupt open.
+	if workflow.GetVersion(r.root, changeWithdraw, workflow.DefaultVersion, versionWithdraw) < versionWithdraw {
+		return
+	}
+	in := p.interrupt
+	p.withdrawn = reason
+	if p.stopTimer != nil {
+		p.stopTimer()
+	}
+	delete(r.pending, in.ID)
+	r.snap.Interrupts = slices.DeleteFunc(r.snap.Interrupts, func(i signals.Interrupt) bool { return i.ID == in.ID })
+	r.snap.Withdrawn = append(r.snap.Withdrawn, signals.Withdrawn{InterruptID: in.ID, Reason: reason, WithdrawnAt: r.now()})
+	payload := map[string]any{
+		"nodeId":      in.NodeID,
+		"interruptId": in.ID,
+		"kind":        in.Kind,
+		"key":         in.Key,
+		"reason":      reason,
+	}
+	if in.ExpiresAt != nil {
+		payload["expiresAt"] = in.ExpiresAt
+	}
+	r.emit(signals.EventInterruptWithdrawn, in.NodeID, payload)
+	r.setStatus(r.waitingStatus())
 }
 
 // requestedPayload is the interrupt.requested payload: the interrupt as the
@@ -156,11 +261,16 @@ func requestedPayload(in signals.Interrupt) any {
 		}
 		data["questions"] = []any{q}
 	}
+	var timeoutMs int64
+	if in.ExpiresAt != nil {
+		timeoutMs = in.ExpiresAt.Sub(in.RequestedAt).Milliseconds()
+	}
 	return struct {
 		signals.Interrupt
 		Data         map[string]any  `json:"data"`
 		ResumeSchema json.RawMessage `json:"resumeSchema,omitempty"`
-	}{in, data, in.Schema}
+		TimeoutMs    int64           `json:"timeoutMs,omitempty"`
+	}{in, data, in.Schema, timeoutMs}
 }
 
 // dispatch starts the one coroutine that drains the resolution signal
@@ -202,6 +312,8 @@ func (r *run) resolve(res signals.Resolution) {
 	if !ok {
 		if _, done := r.snap.ResolvedBy(res.InterruptID); done {
 			ignore("interrupt already resolved")
+		} else if w, gone := r.snap.WithdrawnAs(res.InterruptID); gone {
+			ignore("interrupt " + w.Reason)
 		} else {
 			ignore("no open interrupt with that id")
 		}
@@ -260,6 +372,9 @@ func (r *run) resolve(res signals.Resolution) {
 	r.traceResolution(in, applied)
 	p.done = true
 	p.res = applied
+	if p.stopTimer != nil {
+		p.stopTimer()
+	}
 	if res.Action == signals.ActionCancel {
 		r.beginCancel(signals.ReasonElicitationCancelled)
 		return
@@ -312,6 +427,9 @@ type ApprovalRequest struct {
 	Actions []string
 	// Approvers, when non-empty, are the only principals who may decide.
 	Approvers []string
+	// Timeout, when positive, is how long the approval stays open: Approve
+	// then withdraws it and returns ErrExpired. Zero means no deadline.
+	Timeout time.Duration
 }
 
 // Decision is the answer to an approval.
@@ -331,7 +449,8 @@ type Decision struct {
 
 // Approve raises an approval interrupt (status waiting-approval) and waits
 // for the decision. A decline is a rejected Decision, not an error; a cancel
-// answer or a run cancellation returns a cancellation error.
+// answer or a run cancellation returns a cancellation error, an elapsed
+// req.Timeout ErrExpired.
 func Approve(ctx workflow.Context, req ApprovalRequest) (Decision, error) {
 	p, err := Raise(ctx, QuestionSpec{
 		Kind:        signals.KindApproval,
@@ -341,6 +460,7 @@ func Approve(ctx workflow.Context, req ApprovalRequest) (Decision, error) {
 		Description: req.Description,
 		Actions:     req.Actions,
 		Approvers:   req.Approvers,
+		Timeout:     req.Timeout,
 	})
 	if err != nil {
 		return Decision{}, err
@@ -378,6 +498,10 @@ type InputRequest struct {
 	Schema json.RawMessage
 	// Approvers, when non-empty, are the only principals who may answer.
 	Approvers []string
+	// Timeout, when positive, is how long the question stays open: the
+	// ask then withdraws it and returns ErrExpired. Zero means no
+	// deadline.
+	Timeout time.Duration
 }
 
 func (q InputRequest) spec(kind signals.InterruptKind) QuestionSpec {
@@ -389,6 +513,7 @@ func (q InputRequest) spec(kind signals.InterruptKind) QuestionSpec {
 		Description: q.Description,
 		Schema:      q.Schema,
 		Approvers:   q.Approvers,
+		Timeout:     q.Timeout,
 	}
 }
 
@@ -531,7 +656,9 @@ type Answer struct {
 // AskInputs raises every request at once (they are open together, status
 // waiting-input) and waits until all are answered, in any order. Answers are
 // in the order of reqs, each with who gave it. A cancel answer or a run
-// cancellation returns a cancellation error.
+// cancellation returns a cancellation error; an elapsed Timeout of one
+// request returns ErrExpired, and the questions still open are then
+// withdrawn.
 func AskInputs(ctx workflow.Context, reqs ...InputRequest) ([]Answer, error) {
 	pend := make([]*Pending, 0, len(reqs))
 	for _, q := range reqs {
@@ -548,6 +675,9 @@ func AskInputs(ctx workflow.Context, reqs ...InputRequest) ([]Answer, error) {
 	for i, p := range pend {
 		res, err := p.Wait(ctx)
 		if err != nil {
+			for _, rest := range pend[i+1:] {
+				rest.r.withdraw(rest, signals.WithdrawnByRun)
+			}
 			return nil, err
 		}
 		out[i] = Answer{By: res.ResolvedBy, At: res.ResolvedAt}

@@ -149,7 +149,7 @@ func versionNamesTools(ctx context.Context, h client.WorkerDeploymentHandle, bui
 	if !ok || converter.GetDefaultDataConverter().FromPayload(p, &names) != nil {
 		return fmt.Errorf("metadata %v", v.Info.Metadata)
 	}
-	if got := strings.Join(names, ","); got != "delay,publish_report" {
+	if got := strings.Join(names, ","); got != "approve_expense,delay,publish_report" {
 		return fmt.Errorf("the version's metadata names %s", got)
 	}
 	return nil

@@ -112,7 +112,7 @@ func TestSearchAttributesMissingServer(t *testing.T) {
 	var list struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
-	if r := mcpCall(t, a.HTTPAddr, "tools/list", "", map[string]any{}); r.Error != nil || json.Unmarshal(r.Result, &list) != nil || len(list.Tools) != 2 {
+	if r := mcpCall(t, a.HTTPAddr, "tools/list", "", map[string]any{}); r.Error != nil || json.Unmarshal(r.Result, &list) != nil || len(list.Tools) != 3 {
 		t.Fatalf("tools/list = %+v %s", r.Error, r.Result)
 	}
 

@@ -32,6 +32,9 @@ type ActivityOptions struct {
 	// SectionDelay is how long GenerateReport works on each section
 	// (default 300ms).
 	SectionDelay time.Duration
+	// BookingDelay is how long BookExpense works on each of its stages
+	// (default 500ms).
+	BookingDelay time.Duration
 }
 
 // Activities are the activities of the tool workflows. Register a value with
@@ -55,6 +58,9 @@ func NewActivities(logger *zap.Logger, opts ActivityOptions) *Activities {
 	}
 	if opts.SectionDelay <= 0 {
 		opts.SectionDelay = 300 * time.Millisecond
+	}
+	if opts.BookingDelay <= 0 {
+		opts.BookingDelay = 500 * time.Millisecond
 	}
 	return &Activities{
 		logger:    logger,

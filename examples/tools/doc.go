@@ -1,5 +1,6 @@
 // Package tools holds the example tools the stock commands serve, with
-// their activities: publish_report and delay. They are written with the
+// their activities: publish_report, delay and approve_expense (an approval
+// that escalates to a director after a deadline). They are written with the
 // author library, package workflows, and the activity-side library, package
 // activities, exactly as a user writes tools in their own module. (The
 // conformance fixtures the stock commands add with OPENWOP_FIXTURES=on are

@@ -17,7 +17,8 @@ var alice = signals.Subject{Issuer: "test", SubjectID: "alice", Tenant: "acme"}
 // run's id is testRunID.
 func newEnv(t *testing.T) *workflowstest.Env {
 	t.Helper()
-	acts := tools.NewActivities(nil, tools.ActivityOptions{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond})
+	acts := tools.NewActivities(nil, tools.ActivityOptions{HeartbeatInterval: 50 * time.Millisecond, SectionDelay: time.Millisecond,
+		BookingDelay: 20 * time.Millisecond})
 	reg, err := tools.DefaultRegistry(acts)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,8 @@ func DefaultRegistry(acts *Activities) (*workflows.Registry, error) {
 	return workflows.NewRegistry(ExampleTools(), acts)
 }
 
-// ExampleTools returns the tools a user sees: publish_report and delay.
+// ExampleTools returns the tools a user sees: publish_report, delay and
+// approve_expense.
 func ExampleTools() []workflows.Tool {
 	return []workflows.Tool{
 		// publish_report writes a new report (to OutputDir or memory) and
@@ -35,6 +36,13 @@ func ExampleTools() []workflows.Tool {
 			"Wait for the given number of milliseconds (a long-running activity that can be cancelled).",
 			Delay, workflows.WithRange("delayMs", 0, 3_600_000), workflows.WithTitle("Wait"),
 			workflows.WithReadOnlyHint(), workflows.WithOpenWorldHint(false)),
+		// approve_expense books an expense (in this process) once approved.
+		workflows.NewTool("approve_expense",
+			"Ask a manager to approve an expense, a director instead when no manager answers in time, and book it once approved.",
+			ApproveExpense, workflows.Suspends(), workflows.WithTitle("Approve an expense"),
+			workflows.WithRange("amount", 0.01, 1_000_000), workflows.WithLength("purpose", 1, 200),
+			workflows.WithRange("escalateAfterSeconds", 1, 30*86400),
+			workflows.WithDestructiveHint(false), workflows.WithOpenWorldHint(false)),
 	}
 }
 

@@ -25,7 +25,7 @@ func TestDefaultRegistry(t *testing.T) {
 			t.Errorf("%s: description %q, schema %s", s.Name, s.Description, s.InputSchema)
 		}
 	}
-	if !slices.Equal(names, []string{"delay", "publish_report"}) {
+	if !slices.Equal(names, []string{"approve_expense", "delay", "publish_report"}) {
 		t.Errorf("default tools = %v", names)
 	}
 }

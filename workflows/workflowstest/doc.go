@@ -18,6 +18,14 @@
 // cancellation) is no Result but an error that names the run, says that it
 // is still open and what it waits for: its status, its open questions.
 //
+// A question with a deadline (workflows.ApprovalRequest.Timeout and the
+// like) expires in virtual time too: leave it unanswered, or answer it
+// late with Env.AnswerAt, which gives an answer at a virtual time and, for
+// a question no longer open (expired, withdrawn, answered), records its
+// refusal in Question.Refusals (errors.Is workflows.ErrExpired for an
+// expired one), as REST and the companion tool refuse it, while the run
+// goes on.
+//
 // The tool's own activities run as they would on a worker, package
 // activities included: activities.ReportProgress reaches the run (the Env
 // gives every activity activities.WithSignal) and shows in

@@ -3,10 +3,12 @@ package workflowstest
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/answers"
+	"github.com/openwop/temporal-mcp/workflows"
 )
 
 // Question is a question a tool asked, as an agent sees it.
@@ -95,6 +97,70 @@ func (e *Env) Answer(key string, a Answer) {
 // Question.Refusals (at most 10 times), as an agent corrects its answer.
 func (e *Env) AnswerFunc(key string, f func(Question) Answer) {
 	e.answers[key] = answerer{f: f, retry: true}
+}
+
+// AnswerAt gives a as the answer to the question with key key at virtual
+// time d after the run starts, as a person who answers late does. When
+// the question is open then, it is answered as Answer does (a refused
+// answer fails the call). When it is not (it expired, the run withdrew it,
+// or it was answered), the answer is refused as REST and the companion
+// tool refuse it (tasks/update ignores it): nothing reaches the run, the
+// refusal, which wraps workflows.ErrExpired or workflows.ErrWithdrawn for
+// a withdrawn question, is added to the question's Refusals, and the run
+// goes on. An answer to a question the run has not asked by then fails
+// the call.
+func (e *Env) AnswerAt(d time.Duration, key string, a Answer) {
+	e.At(d, func() {
+		if e.env.IsWorkflowCompleted() {
+			return
+		}
+		snap, err := e.Snapshot()
+		if err != nil {
+			return
+		}
+		q := e.askedAs(key)
+		if q == nil {
+			e.fail(fmt.Errorf("workflowstest: an answer to %q at %v, before the run asked it", key, d))
+			return
+		}
+		it, open := snap.Interrupt(q.ID)
+		if !open {
+			q.Refusals = append(q.Refusals, notOpen(q, snap))
+			return
+		}
+		res, err := e.check(it, snap, a)
+		if err != nil {
+			q.failed = true
+			e.fail(fmt.Errorf("workflowstest: the answer to question %q was refused: %w", q.Key, err))
+			return
+		}
+		q.Answer = &a
+		e.env.SignalWorkflow(signals.SignalResolveInterrupt, res)
+	})
+}
+
+// askedAs is the last question the run asked with key, nil when none.
+func (e *Env) askedAs(key string) *Question {
+	for i := len(e.asked) - 1; i >= 0; i-- {
+		if e.asked[i].Key == key && e.asked[i].Kind != "" {
+			return e.asked[i]
+		}
+	}
+	return nil
+}
+
+// notOpen is the refusal of an answer to q, which is not open in snap.
+func notOpen(q *Question, snap signals.Snapshot) error {
+	if w, gone := snap.WithdrawnAs(q.ID); gone {
+		if w.Reason == signals.WithdrawnExpired {
+			return fmt.Errorf("question %q expired at %s: %w", q.Key, w.WithdrawnAt.Format(time.RFC3339), workflows.ErrExpired)
+		}
+		return fmt.Errorf("question %q: %w by the run", q.Key, workflows.ErrWithdrawn)
+	}
+	if _, done := snap.ResolvedBy(q.ID); done {
+		return fmt.Errorf("question %q was answered already", q.Key)
+	}
+	return fmt.Errorf("question %q is not open", q.Key)
 }
 
 // maxAttempts bounds how often an AnswerFunc is asked for one question.

@@ -70,6 +70,12 @@ type scenario struct {
 	drive func(r *recorder, id string)
 }
 
+// expenseArgs are the arguments of approve_expense with the managers'
+// deadline escalateAfter (seconds): bob manages, alice directs.
+func expenseArgs(escalateAfter int) string {
+	return fmt.Sprintf(`{"amount":42,"purpose":"taxi","escalateAfterSeconds":%d,"managers":["bob"],"directors":["alice"]}`, escalateAfter)
+}
+
 // name is the file name of the scenario's history.
 func (s scenario) name() string { return s.tool + "." + s.state + ".json" }
 
@@ -105,6 +111,27 @@ var scenarios = []scenario{
 			r.cancel(id, "")
 		}},
 	{tool: "delay", state: "failed", args: `{"delayMs":"soon"}`, drive: (*recorder).awaitClosed},
+
+	// approve_expense: an approval with a deadline, another on expiry, a
+	// progress-reporting activity. bob manages, alice directs.
+	{tool: "approve_expense", state: "waiting", args: expenseArgs(600),
+		drive: func(r *recorder, id string) { r.awaitWaiting(id, 1) }},
+	{tool: "approve_expense", state: "resolved", args: expenseArgs(600),
+		drive: func(r *recorder, id string) {
+			r.answer(id, 0, signals.ActionAccept, `{"action":"accept"}`, bob)
+			r.awaitClosed(id)
+		}},
+	{tool: "approve_expense", state: "escalated", args: expenseArgs(1),
+		drive: func(r *recorder, id string) {
+			r.awaitSnapshot(id, func(s signals.Snapshot) bool { return len(s.Interrupts) == 1 && s.Interrupts[0].Key == "director" })
+			r.answer(id, 0, signals.ActionAccept, `{"action":"accept"}`, alice)
+			r.awaitClosed(id)
+		}},
+	{tool: "approve_expense", state: "cancelled", args: expenseArgs(600),
+		drive: func(r *recorder, id string) {
+			r.awaitWaiting(id, 1)
+			r.cancel(id, signals.ReasonMCPRequestCancelled)
+		}},
 
 	// Fixtures.
 	{tool: "greet", state: "completed", args: `{"name":"Ada"}`, drive: (*recorder).awaitClosed},

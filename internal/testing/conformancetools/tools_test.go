@@ -35,7 +35,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: description %q, schema %s", s.Name, s.Description, s.InputSchema)
 		}
 	}
-	want := append(slices.Clone(wantFixtures), "delay", "publish_report")
+	want := append(slices.Clone(wantFixtures), "approve_expense", "delay", "publish_report")
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("served tools = %v, want %v (sorted)", got, want)

@@ -5,8 +5,9 @@
 // Fake follows the error contract of *runs.Service: the tenant segment of
 // a run id is checked before any lookup (ErrTenantMismatch whether or not
 // the run exists), a malformed or unknown id is ErrNotFound, and Resolve
-// and Cancel answer ErrAlreadyResolved, ErrTerminal, ErrNotOpen and
-// ErrNotEligible as the service does. It also records what it was asked
+// and Cancel answer ErrAlreadyResolved, ErrExpired, ErrWithdrawn (a
+// snapshot's Withdrawn), ErrTerminal, ErrNotOpen and ErrNotEligible as the
+// service does. It also records what it was asked
 // (starts, cancels, resolutions, listings, poll waits) for tests to check,
 // and takes hooks that shape its runs. Integration tests use the real
 // service instead.

@@ -331,6 +331,12 @@ func (f *Fake) Resolve(_ context.Context, caller signals.Subject, id string, res
 		if _, done := s.ResolvedBy(res.InterruptID); done {
 			return cloneSnapshot(*s), runs.ErrAlreadyResolved
 		}
+		if w, gone := s.WithdrawnAs(res.InterruptID); gone {
+			if w.Reason == signals.WithdrawnExpired {
+				return cloneSnapshot(*s), runs.ErrExpired
+			}
+			return cloneSnapshot(*s), runs.ErrWithdrawn
+		}
 		if s.Status.Terminal() {
 			return cloneSnapshot(*s), runs.ErrTerminal
 		}

@@ -294,6 +294,9 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 		return nil, err
 	}
 	it, open := snap.Interrupt(args.Key)
+	if w, gone := snap.WithdrawnAs(args.Key); gone {
+		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, w)), nil
+	}
 	if !open || !it.ClientAnswered() {
 		return refusedAnswer(snap, caller, fmt.Sprintf("question %q is not open on this run", args.Key)), nil
 	}
@@ -313,6 +316,10 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 		return nil, nil
 	case errors.Is(err, runs.ErrNotEligible):
 		return refusedAnswer(snap, caller, fmt.Sprintf("you may not answer question %q: only its approvers may", args.Key)), nil
+	case errors.Is(err, runs.ErrExpired):
+		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.Withdrawn{Reason: signals.WithdrawnExpired})), nil
+	case errors.Is(err, runs.ErrWithdrawn):
+		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.Withdrawn{Reason: signals.WithdrawnByRun})), nil
 	case errors.Is(err, runs.ErrAlreadyResolved), errors.Is(err, runs.ErrNotOpen):
 		return refusedAnswer(snap, caller, fmt.Sprintf("question %q was answered already", args.Key)), nil
 	case errors.Is(err, runs.ErrTerminal):
@@ -323,6 +330,15 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 	}
 	m.RunLog(ctx, id, snap.Tool).Error("answer through "+CompanionAnswer, zap.Error(err))
 	return nil, Internal()
+}
+
+// withdrawnProblem says why an answer to question key, which its run
+// withdrew (w), is refused.
+func withdrawnProblem(key string, w signals.Withdrawn) string {
+	if w.Reason == signals.WithdrawnExpired {
+		return fmt.Sprintf("question %q expired before it was answered: the run no longer waits for it, and the answer resolves nothing", key)
+	}
+	return fmt.Sprintf("question %q was withdrawn by the run: it no longer waits for it, and the answer resolves nothing", key)
 }
 
 // answerProblem is the rule an answer broke, in a sentence (answerRefused's

@@ -56,7 +56,7 @@ func NewPacer(def time.Duration) *Pacer {
 // Observe notes how long snap's run took, once per run, when it ended
 // without a human's answer.
 func (p *Pacer) Observe(snap signals.Snapshot) {
-	if p == nil || !snap.Status.Terminal() || len(snap.Resolved) > 0 || snap.Tool == "" ||
+	if p == nil || !snap.Status.Terminal() || len(snap.Resolved) > 0 || len(snap.Withdrawn) > 0 || snap.Tool == "" ||
 		snap.CreatedAt.IsZero() || snap.UpdatedAt.Before(snap.CreatedAt) {
 		return
 	}
