@@ -344,6 +344,17 @@ func orDefault[T time.Duration | int64 | int](v *T, def T) {
 // key yet, so it is this server's own.
 const MetaIdempotencyKey = core.MetaIdempotencyKey
 
+// MetaAnswerers is the params._meta key of an input request (an entry of
+// inputRequests) that says who may answer the question and whether the
+// caller that read it may: {"approvers": [...]} or {"anyone": true}, and
+// "callerMay" (docs/protocol.md, "Who may answer").
+const MetaAnswerers = core.MetaAnswerers
+
+// MetaExpiresAt is the params._meta key of an input request whose question
+// has a deadline: when it expires unanswered (RFC 3339). The run then
+// withdraws it, and a late answer resolves nothing.
+const MetaExpiresAt = core.MetaExpiresAt
+
 // ExtensionTasks is the id of the MCP Tasks extension this mount implements
 // (revision 2026-07-28).
 const ExtensionTasks = core.ExtensionTasks

@@ -211,7 +211,22 @@ func TestApproveExpenseWire(t *testing.T) {
 	}{
 		{"before the deadline", func(t *testing.T) string {
 			id := start(t, 600)
-			s.getTask(t, alice, id, waiting)
+			tk := s.getTask(t, alice, id, waiting)
+			// The question says when it expires, and that alice may not answer it.
+			var req struct {
+				Params struct {
+					Meta struct {
+						ExpiresAt time.Time `json:"io.openwop/expiresAt"`
+						Answerers struct {
+							CallerMay bool `json:"callerMay"`
+						} `json:"io.openwop/answerers"`
+					} `json:"_meta"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(tk.InputRequests[onlyKey(tk)], &req); err != nil || req.Params.Meta.ExpiresAt.IsZero() ||
+				req.Params.Meta.Answerers.CallerMay || time.Until(req.Params.Meta.ExpiresAt) > 600*time.Second {
+				t.Fatalf("the manager's question %s: want its _meta expiresAt within 600 s and callerMay false", tk.InputRequests[onlyKey(tk)])
+			}
 			return id
 		}},
 		{"after the escalation", func(t *testing.T) string {

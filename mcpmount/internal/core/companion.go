@@ -61,7 +61,9 @@ const companionOutput = `{"type":"object","properties":{` +
 	`"key":{"type":"string"},"message":{"type":"string"},"schema":{"type":"object"},` +
 	`"answerers":{"type":"object","description":"who may answer: its approvers, or anyone of the tenant; callerMay says whether you may",` +
 	`"properties":{"approvers":{"type":"array","items":{"type":"string"}},"anyone":{"type":"boolean"},"callerMay":{"type":"boolean"}},` +
-	`"required":["callerMay"]}},"required":["key","message","answerers"]}},` +
+	`"required":["callerMay"]},` +
+	`"expiresAt":{"type":"string","format":"date-time","description":"when the question expires unanswered (the run then withdraws it)"}},` +
+	`"required":["key","message","answerers"]}},` +
 	`"result":{"type":"object","description":"the tool's result, once the run ended"},` +
 	`"next":{"type":"string","description":"what to call next"}},` +
 	`"required":["runId","status","next"]}`
@@ -385,6 +387,9 @@ type RunQuestion struct {
 	Message   string          `json:"message"`
 	Schema    json.RawMessage `json:"schema,omitempty"`
 	Answerers Answerers       `json:"answerers"`
+	// ExpiresAt is when the question expires unanswered, if it has a
+	// deadline.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
 // RunStatusResult is the tool result that shows a run's status to a
@@ -406,6 +411,9 @@ func RunStatusResult(snap signals.Snapshot, caller signals.Subject, handoff bool
 			}
 			if !q.Answerers.CallerMay {
 				fmt.Fprintf(&text, " [you may not answer it: %s may]", q.Answerers.who())
+			}
+			if q.ExpiresAt != nil {
+				fmt.Fprintf(&text, " [it expires at %s: the run then withdraws it]", q.ExpiresAt.UTC().Format(time.RFC3339))
 			}
 		}
 	case TaskWorking:
@@ -444,7 +452,7 @@ func runStatus(snap signals.Snapshot, caller signals.Subject) RunStatus {
 	for _, k := range keys {
 		p := requests[k].Params
 		st.Questions = append(st.Questions, RunQuestion{Key: k, Message: p.Message, Schema: p.RequestedSchema,
-			Answerers: *p.Meta.Answerers})
+			Answerers: *p.Meta.Answerers, ExpiresAt: p.Meta.ExpiresAt})
 		mayAnswer = mayAnswer || p.Meta.Answerers.CallerMay
 	}
 	args := fmt.Sprintf(`{"runId":%q`, st.RunID)

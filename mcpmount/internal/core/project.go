@@ -68,9 +68,12 @@ func inputRequests(snap signals.Snapshot, caller *signals.Subject) map[string]El
 			out = make(map[string]ElicitRequest, len(snap.Interrupts))
 		}
 		p := ElicitParams{Mode: "form", Message: it.Message(), RequestedSchema: it.RequestedSchema()}
+		if caller != nil || it.ExpiresAt != nil {
+			p.Meta = &ElicitMeta{ExpiresAt: it.ExpiresAt}
+		}
 		if caller != nil {
 			a := AnswerersOf(it, *caller)
-			p.Meta = &ElicitMeta{Answerers: &a}
+			p.Meta.Answerers = &a
 		}
 		out[it.ID] = ElicitRequest{Method: "elicitation/create", Params: p}
 	}
@@ -81,6 +84,12 @@ func inputRequests(snap signals.Snapshot, caller *signals.Subject) map[string]El
 // questions of a companion status) that says who may answer the question:
 // an Answerers object.
 const MetaAnswerers = "io.openwop/answerers"
+
+// MetaExpiresAt is the params._meta key of an input request (and the
+// expiresAt of a companion status's question) that says when a question
+// with a deadline expires: an RFC 3339 time. At that time the run
+// withdraws the question, and later answers to it resolve nothing.
+const MetaExpiresAt = "io.openwop/expiresAt"
 
 // Answerers says who may answer an open question, as one caller reads it.
 type Answerers struct {

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -126,13 +127,19 @@ type ElicitParams struct {
 	Mode            string          `json:"mode"`
 	Message         string          `json:"message"`
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
-	// Meta is the request's params._meta: who may answer (MetaAnswerers).
+	// Meta is the request's params._meta: who may answer (MetaAnswerers)
+	// and, for a question with a deadline, when it expires
+	// (MetaExpiresAt).
 	Meta *ElicitMeta `json:"_meta,omitempty"`
 }
 
 // ElicitMeta is the params._meta of an input request.
 type ElicitMeta struct {
 	Answerers *Answerers `json:"io.openwop/answerers,omitempty"`
+	// ExpiresAt is when the question expires unanswered (the run then
+	// withdraws it: signals.Interrupt.ExpiresAt); nil when it has no
+	// deadline.
+	ExpiresAt *time.Time `json:"io.openwop/expiresAt,omitempty"`
 }
 
 // InputRequired is the MRTR InputRequiredResult.
