@@ -1,0 +1,61 @@
+package operator
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"go.temporal.io/sdk/client"
+)
+
+func setCurrentCommand() command {
+	return command{
+		name: "set-current", args: "-deployment NAME -build-id ID",
+		summary: "Makes the version current: Temporal starts every new run of the deployment's task queues on it, and the\n" +
+			"catalog lists its tools' specs within seconds. Temporal refuses a version none of whose workers has polled.",
+		flags: func(fs *flag.FlagSet) func(context.Context, client.Client, io.Writer) error {
+			name := fs.String("deployment", "", required+"the Worker Deployment")
+			build := fs.String("build-id", "", required+"the build to make current")
+			return func(ctx context.Context, c client.Client, out io.Writer) error {
+				resp, err := c.WorkerDeploymentClient().GetHandle(*name).SetCurrentVersion(ctx,
+					client.WorkerDeploymentSetCurrentVersionOptions{BuildID: *build})
+				if err != nil {
+					return fmt.Errorf("make build %q of worker deployment %q current: %w", *build, *name, err)
+				}
+				fmt.Fprintf(out, "deployment %s: current version %s (was %s)\n", *name, *build, buildOf(resp.PreviousVersion))
+				return nil
+			}
+		},
+	}
+}
+
+func rampCommand() command {
+	return command{
+		name: "ramp", args: "-deployment NAME -build-id ID -percentage P",
+		summary: "Ramps the version: a share P (0-100) of the new runs goes to it, the rest to the current version; the\n" +
+			"server checks each call against the spec of the version it picks (docs/upgrades.md, Ramping). -percentage 0\n" +
+			"ends the ramp.",
+		flags: func(fs *flag.FlagSet) func(context.Context, client.Client, io.Writer) error {
+			name := fs.String("deployment", "", required+"the Worker Deployment")
+			build := fs.String("build-id", "", required+"the build to ramp")
+			pct := fs.Float64("percentage", -1, required+"the share of new runs, 0 to 100")
+			return func(ctx context.Context, c client.Client, out io.Writer) error {
+				if *pct < 0 || *pct > 100 {
+					return fmt.Errorf("-percentage %g: want 0 to 100", *pct)
+				}
+				_, err := c.WorkerDeploymentClient().GetHandle(*name).SetRampingVersion(ctx,
+					client.WorkerDeploymentSetRampingVersionOptions{BuildID: *build, Percentage: float32(*pct)})
+				if err != nil {
+					return fmt.Errorf("ramp build %q of worker deployment %q: %w", *build, *name, err)
+				}
+				if *pct == 0 {
+					fmt.Fprintf(out, "deployment %s: no version ramping\n", *name)
+					return nil
+				}
+				fmt.Fprintf(out, "deployment %s: build %s ramping at %g%%\n", *name, *build, *pct)
+				return nil
+			}
+		},
+	}
+}
