@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
@@ -318,7 +320,9 @@ func (w *workers) markLocked(t target, st *queueState, newest time.Time, why str
 // check reads t's pollers (unless it is marked unserved, which unserved
 // checks) and marks it unserved when no worker (of t's version) has polled
 // it for liveness.Window. It reports whether t is served, and remembers it
-// so that later calls of unservedQueues check it too.
+// so that later calls of unservedQueues check it too; a pinned target
+// that no open run is pinned to any more counts as served and is
+// forgotten.
 func (w *workers) check(ctx context.Context, t target) (bool, error) {
 	if w.unserved(ctx, t) {
 		return false, nil
@@ -327,9 +331,16 @@ func (w *workers) check(ctx context.Context, t target) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	served := any && liveness.Polled(newest, w.now(), liveness.Window)
+	if !served && t.pinned() {
+		// A build whose runs all ended or moved is no outage: forget it.
+		if n, err := w.pinnedRuns(ctx, t.version); err == nil && n == 0 {
+			w.forget(t)
+			return true, nil
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	served := any && liveness.Polled(newest, w.now(), liveness.Window)
 	st := w.state(t, !served) // remembered, to be checked again
 	if served || st == nil {
 		return served, nil
@@ -343,6 +354,36 @@ func (w *workers) check(ctx context.Context, t target) (bool, error) {
 		w.markLocked(t, st, newest, why)
 	}
 	return false, nil
+}
+
+// forget stops watching the pinned target t: no open run is pinned to its
+// version any more.
+func (w *workers) forget(t target) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.queues[t]
+	if st == nil {
+		return
+	}
+	delete(w.queues, t)
+	if !st.downSince.IsZero() {
+		w.down.Add(-1)
+		w.log.Info("no open run is pinned to the version any more; its outage is over", t.fields()...)
+	}
+}
+
+// pinnedRuns counts the open runs pinned to v (Temporal's own search
+// attributes, which a versioning override updates at once).
+func (w *workers) pinnedRuns(ctx context.Context, v signals.DeploymentVersion) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	q := fmt.Sprintf("TemporalWorkerDeploymentVersion = '%s:%s' AND TemporalWorkflowVersioningBehavior = 'Pinned' AND ExecutionStatus = 'Running'",
+		strings.ReplaceAll(v.DeploymentName, "'", `\'`), strings.ReplaceAll(v.BuildID, "'", `\'`))
+	resp, err := w.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+	if err != nil {
+		return 0, fmt.Errorf("count the runs pinned to %s: %w", v, err)
+	}
+	return resp.GetCount(), nil
 }
 
 // unservedQueues checks every target it watches plus the task queues in

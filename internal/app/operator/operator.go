@@ -36,10 +36,6 @@ const Commands = `Operator commands (docs/upgrades.md; each takes -h):
   versions move-runs -deployment NAME -build-id ID [-run ID]... [-dry-run]
 `
 
-// errUsage marks an error of the command line; its message has been
-// printed with the command's usage.
-var errUsage = errors.New("usage")
-
 // command is one subcommand of versions.
 type command struct {
 	name, args, summary string

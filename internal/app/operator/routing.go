@@ -18,12 +18,18 @@ func setCurrentCommand() command {
 			name := fs.String("deployment", "", required+"the Worker Deployment")
 			build := fs.String("build-id", "", required+"the build to make current")
 			return func(ctx context.Context, c client.Client, out io.Writer) error {
-				resp, err := c.WorkerDeploymentClient().GetHandle(*name).SetCurrentVersion(ctx,
-					client.WorkerDeploymentSetCurrentVersionOptions{BuildID: *build})
+				h := c.WorkerDeploymentClient().GetHandle(*name)
+				d, err := h.Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+				if err != nil {
+					return fmt.Errorf("describe worker deployment %q: %w", *name, err)
+				}
+				// The conflict token refuses the change if another one
+				// came in between.
+				_, err = h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: *build, ConflictToken: d.ConflictToken})
 				if err != nil {
 					return fmt.Errorf("make build %q of worker deployment %q current: %w", *build, *name, err)
 				}
-				fmt.Fprintf(out, "deployment %s: current version %s (was %s)\n", *name, *build, buildOf(resp.PreviousVersion))
+				fmt.Fprintf(out, "deployment %s: current version %s (was %s)\n", *name, *build, buildOf(d.Info.RoutingConfig.CurrentVersion))
 				return nil
 			}
 		},
