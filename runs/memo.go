@@ -37,6 +37,9 @@ type memoEntry struct {
 	// start, or a describe call; "": unknown) and, once a describe call
 	// told it, the version it is pinned to.
 	target target
+	// described reports a target a describe call told (its version is
+	// known); a run's start tells only its queue.
+	described bool
 	// started is the snapshot Start answered for a plain run this process
 	// started, until the run's first Await takes it (nil: none).
 	started *signals.Snapshot
@@ -121,9 +124,10 @@ func (m *runMemo) takeStarted(id string) (signals.Snapshot, bool, bool) {
 	return snap, e.facts&factPlain != 0, true
 }
 
-// setTarget records what serves the run id (a run of this service).
+// setTarget records what serves the run id (a run of this service), as a
+// describe call told it.
 func (m *runMemo) setTarget(id string, t target) {
-	m.update(id, func(e *memoEntry) { e.target = t })
+	m.update(id, func(e *memoEntry) { e.target, e.described = t, true })
 }
 
 // noteDescribed remembers the tool, what serves the run (servedBy) and the

@@ -137,13 +137,19 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 			askLater = true
 		default:
 			sent = time.Now()
-			r, answered, late, err := rd.queryRun(ctx, id, tenant, entry.target, patience)
+			// The wait may mark the target unserved only when a describe
+			// call told it: a run pinned to a version the memo does not
+			// know yet is not served by other builds polling its queue.
+			r, answered, late, err := rd.queryRun(ctx, id, tenant, entry.target, entry.described, patience)
 			if answered || err != nil {
 				return r, err
 			}
-			// A late query of a run whose queue was known has told the
-			// worker watch already, of the target the memo knew.
-			noAnswer, told = late, entry.target
+			// A late query of a run whose target was known has told the
+			// worker watch already.
+			noAnswer = late
+			if entry.described {
+				told = entry.target
+			}
 		}
 	}
 	desc, err := rd.client.DescribeWorkflowExecution(ctx, id, "")
@@ -156,14 +162,14 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 	if noAnswer && running && serves != told {
 		// A pinned run whose version the memo did not know yet: workers
 		// of other builds of its queue do not serve it.
-		rd.workers.late(ctx, serves, sent)
+		rd.workers.late(ctx, serves, sent, true)
 	}
 	r := reading{plain: rd.plain(info)}
 	if askLater && running && !r.plain && !rd.workers.unserved(ctx, serves) {
 		if !rd.ownedBy(info, tenant) {
 			return reading{}, ErrNotFound
 		}
-		qr, answered, _, err := rd.queryRun(ctx, id, tenant, serves, patience)
+		qr, answered, _, err := rd.queryRun(ctx, id, tenant, serves, true, patience)
 		if answered || err != nil {
 			if err == nil {
 				rd.known.setTarget(id, serves)
@@ -201,7 +207,7 @@ func stalled(msg string, t target) string {
 	return fmt.Sprintf("%s; stalled: no worker polls task queue %q, so the run waits until one does", msg, t.queue)
 }
 
-// queryRun asks a run on queue its getRun query, waiting at most patience
+// queryRun asks a run served by t its getRun query, waiting at most patience
 // (no bound but ctx when it is not positive) unless the worker watch says
 // a worker still polls the queue (workers.late): then the run is only
 // slow and the read waits for the same query up to slowQueryPatience more,
@@ -210,8 +216,8 @@ func stalled(msg string, t target) string {
 // run, a missing run); with answered false and a nil error the caller
 // describes the run instead, and late tells that the query got no answer
 // in time (rather than failing).
-func (rd *reader) queryRun(ctx context.Context, id, tenant string, t target, patience time.Duration) (r reading, answered, late bool, err error) {
-	resp, late, err := rd.awaitQuery(ctx, id, t, patience)
+func (rd *reader) queryRun(ctx context.Context, id, tenant string, t target, mark bool, patience time.Duration) (r reading, answered, late bool, err error) {
+	resp, late, err := rd.awaitQuery(ctx, id, t, mark, patience)
 	if late {
 		rd.log.Debug("getRun query got no answer in time; describing the run", rd.known.fields(ctx, id)...)
 		return reading{}, false, true, nil
@@ -244,10 +250,10 @@ func (rd *reader) queryRun(ctx context.Context, id, tenant string, t target, pat
 	return reading{}, false, late, nil
 }
 
-// awaitQuery sends the getRun query of run id (on queue) and waits for its
+// awaitQuery sends the getRun query of run id (served by t) and waits for its
 // answer as queryRun describes; late reports that it gave up waiting (the
 // query is then cancelled).
-func (rd *reader) awaitQuery(ctx context.Context, id string, t target, patience time.Duration) (resp *client.QueryWorkflowWithOptionsResponse, late bool, err error) {
+func (rd *reader) awaitQuery(ctx context.Context, id string, t target, mark bool, patience time.Duration) (resp *client.QueryWorkflowWithOptionsResponse, late bool, err error) {
 	req := &client.QueryWorkflowWithOptionsRequest{
 		WorkflowID:           id,
 		QueryType:            signals.QueryGetRun,
@@ -287,7 +293,7 @@ func (rd *reader) awaitQuery(ctx context.Context, id string, t target, patience 
 	// patience: a worker that stops meanwhile is noticed as soon as when
 	// the query was not late.
 	giveUp := time.Now().Add(slowQueryPatience)
-	for rd.workers.late(ctx, t, sent) && time.Now().Before(giveUp) {
+	for rd.workers.late(ctx, t, sent, mark) && time.Now().Before(giveUp) {
 		wait.Reset(patience)
 		select {
 		case a := <-done:

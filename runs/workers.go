@@ -239,13 +239,15 @@ func (w *workers) answered(t target) {
 // of CPU, Temporal loaded), and the reader waits for the query it sent
 // rather than adding a describe call to the load. Otherwise the reader
 // describes the run; and when no worker has polled the queue or answered
-// there for quietPolls either, the queue is marked unserved. The pollers
+// there for quietPolls either, the queue is marked unserved, if mark is
+// set: t is what serves the run, as a describe call told it (a run pinned
+// to a version waits for that build's workers only). The pollers
 // are read at most once per pollerRecheck; meanwhile the last reading
 // answers. That compares Temporal's clock with this process's: a skew of
 // more than a few seconds can take a slow worker for a missing one (until
 // its next poll) or delay the mark (until a later query that gets no
 // answer).
-func (w *workers) late(ctx context.Context, t target, sent time.Time) bool {
+func (w *workers) late(ctx context.Context, t target, sent time.Time, mark bool) bool {
 	if t.queue == "" {
 		return false
 	}
@@ -258,7 +260,9 @@ func (w *workers) late(ctx context.Context, t target, sent time.Time) bool {
 	if st.answered.After(sent) {
 		return true
 	}
-	newest, checked := st.newest, false
+	// checked: the pollers were read since the query was sent (by this
+	// call, or by the wait's call that could not mark t).
+	newest, checked := st.newest, !st.checking && st.checked.After(sent)
 	if !st.checking && w.now().Sub(st.checked) >= pollerRecheck {
 		var err error
 		if newest, err = w.recheck(ctx, t, st); err != nil {
@@ -276,6 +280,8 @@ func (w *workers) late(ctx context.Context, t target, sent time.Time) bool {
 		return true
 	case !checked || recent(newest) || recent(st.answered):
 		w.log.Debug("a getRun query got no answer in time, but a worker served the task queue lately", t.fields()...)
+		return false
+	case !mark:
 		return false
 	}
 	w.markLocked(t, st, newest, fmt.Sprintf("a getRun query got no answer and no worker has polled the task queue for %s", quietPolls))

@@ -231,6 +231,9 @@ func TestServerMovesPinnedRuns(t *testing.T) {
 	if w := logged(logs, zapcore.WarnLevel, names[0]); len(w) != 1 || w[0].ContextMap()["buildId"] != "v1" || w[0].ContextMap()["deploymentName"] != deployment {
 		t.Errorf("WARN lines naming v1: %+v, want one with its deployment and build", w)
 	}
+	if w := logged(logs, zapcore.WarnLevel, outageWarning); len(w) != 0 {
+		t.Errorf("WARN lines of a task queue outage: %+v, want none: v2's workers poll it", w)
+	}
 
 	// A dry run moves nothing; then the runs move, but for those v2's
 	// spec refuses.
