@@ -210,6 +210,14 @@ func TestServerMovesPinnedRuns(t *testing.T) {
 		t.Errorf("versions set-current said %q", out)
 	}
 
+	visibility.Require(t, "list the deployments", func(context.Context) error {
+		code, out, e := versions("describe")
+		if code != operator.ExitOK || versionLine(out, deployment) != deployment+" v2 none" {
+			return fmt.Errorf("versions describe: exit %d\n%s%s", code, out, e)
+		}
+		return nil
+	})
+
 	// v1's workers stop early: its runs wait, and everything says for
 	// which build, although v2's workers poll the task queue.
 	stopV1()
