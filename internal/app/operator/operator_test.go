@@ -42,6 +42,7 @@ func TestMainUsage(t *testing.T) {
 		{"help", []string{"versions", "move-runs", "-h"}, ExitOK, "Moves the open runs pinned to a build"},
 		{"missing deployment", []string{"versions", "set-current", "-build-id", "v2"}, ExitUsage, "-deployment is required"},
 		{"missing percentage", []string{"versions", "ramp", "-deployment", "d", "-build-id", "v2"}, ExitUsage, "-percentage is required"},
+		{"percentage out of range", []string{"versions", "ramp", "-deployment", "d", "-build-id", "v2", "-percentage", "150"}, ExitUsage, `"150": want a number from 0 to 100`},
 		{"unknown flag", []string{"versions", "describe", "-deploy", "d"}, ExitUsage, "flag provided but not defined: -deploy"},
 		{"stray argument", []string{"versions", "describe", "d"}, ExitUsage, `unexpected argument "d"`},
 		{"no embedded server", []string{"versions", "describe"}, ExitFailed, "no openwop-server runs with data directory " + dir},

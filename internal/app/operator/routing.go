@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 
 	"go.temporal.io/sdk/client"
 )
@@ -45,23 +46,40 @@ func rampCommand() command {
 		flags: func(fs *flag.FlagSet) func(context.Context, client.Client, io.Writer) error {
 			name := fs.String("deployment", "", required+"the Worker Deployment")
 			build := fs.String("build-id", "", required+"the build to ramp")
-			pct := fs.Float64("percentage", -1, required+"the share of new runs, 0 to 100")
+			pct := percentage(-1)
+			fs.Var(&pct, "percentage", required+"the share of new runs, 0 to 100")
 			return func(ctx context.Context, c client.Client, out io.Writer) error {
-				if *pct < 0 || *pct > 100 {
-					return fmt.Errorf("-percentage %g: want 0 to 100", *pct)
-				}
 				_, err := c.WorkerDeploymentClient().GetHandle(*name).SetRampingVersion(ctx,
-					client.WorkerDeploymentSetRampingVersionOptions{BuildID: *build, Percentage: float32(*pct)})
+					client.WorkerDeploymentSetRampingVersionOptions{BuildID: *build, Percentage: float32(pct)})
 				if err != nil {
 					return fmt.Errorf("ramp build %q of worker deployment %q: %w", *build, *name, err)
 				}
-				if *pct == 0 {
+				if pct == 0 {
 					fmt.Fprintf(out, "deployment %s: no version ramping\n", *name)
 					return nil
 				}
-				fmt.Fprintf(out, "deployment %s: build %s ramping at %g%%\n", *name, *build, *pct)
+				fmt.Fprintf(out, "deployment %s: build %s ramping at %g%%\n", *name, *build, float64(pct))
 				return nil
 			}
 		},
 	}
+}
+
+// percentage is the -percentage flag: 0 to 100 (-1 while unset).
+type percentage float64
+
+func (p *percentage) String() string {
+	if *p < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*p), 'g', -1, 64)
+}
+
+func (p *percentage) Set(v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 100 {
+		return fmt.Errorf("%q: want a number from 0 to 100", v)
+	}
+	*p = percentage(f)
+	return nil
 }
