@@ -331,19 +331,15 @@ func (w *workers) markLocked(t target, st *queueState, newest time.Time, why str
 // forgotten.
 func (w *workers) check(ctx context.Context, t target) (bool, error) {
 	if w.unserved(ctx, t) {
-		return false, nil
+		return w.drained(ctx, t), nil
 	}
 	newest, any, err := w.pollers(ctx, t)
 	if err != nil {
 		return false, err
 	}
 	served := any && liveness.Polled(newest, w.now(), liveness.Window)
-	if !served && t.pinned() {
-		// A build whose runs all ended or moved is no outage: forget it.
-		if n, err := w.pinnedRuns(ctx, t.version); err == nil && n == 0 {
-			w.forget(t)
-			return true, nil
-		}
+	if !served && w.drained(ctx, t) {
+		return true, nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -360,6 +356,20 @@ func (w *workers) check(ctx context.Context, t target) (bool, error) {
 		w.markLocked(t, st, newest, why)
 	}
 	return false, nil
+}
+
+// drained reports whether t is pinned and no open run is pinned to its
+// version any more (its runs ended or moved): a build no run waits for is
+// no outage, and the watch forgets it.
+func (w *workers) drained(ctx context.Context, t target) bool {
+	if !t.pinned() {
+		return false
+	}
+	if n, err := w.pinnedRuns(ctx, t.version); err != nil || n > 0 {
+		return false
+	}
+	w.forget(t)
+	return true
 }
 
 // forget stops watching the pinned target t: no open run is pinned to its

@@ -295,6 +295,19 @@ func TestServerMovesPinnedRuns(t *testing.T) {
 	if st := getTask(tasks[reshaped]); st.Status != "input_required" || !strings.Contains(st.StatusMessage, names[0]) {
 		t.Errorf("a run refused the move: %s %q, want it still waiting for v1", st.Status, st.StatusMessage)
 	}
+
+	// Once no run waits for v1 any more, /healthz no longer names it.
+	for _, tool := range []string{reshaped, dropped} {
+		if err := env.Client.TerminateWorkflow(ctx, run(tool), "", "v1 is gone for good"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	visibility.Require(t, "v1 no longer reported", func(context.Context) error {
+		if _, h := health(t, a.HTTPAddr); h.Status != "ok" {
+			return fmt.Errorf("/healthz = %+v", h)
+		}
+		return nil
+	})
 }
 
 // versionLine is the line of build in the output of versions describe,
