@@ -22,6 +22,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/app"
 	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/app/datadir"
 	"github.com/openwop/temporal-mcp/internal/app/operator"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
@@ -404,5 +405,33 @@ func checkPinned(t *testing.T, env *testenv.Env, runID, build string) {
 	}
 	if got != build {
 		t.Errorf("run %s is pinned to %q (%v), want %q", runID, got, vi, build)
+	}
+}
+
+// TestVersionsEmbeddedServer: without TEMPORAL_ADDRESS, the operator
+// commands connect to the Temporal server of the process that holds the
+// data directory, as it published it there; with no such process they
+// fail, saying so.
+func TestVersionsEmbeddedServer(t *testing.T) {
+	env := testenv.Temporal(t)
+	dir := t.TempDir()
+	describe := func() (int, string) {
+		var out, errOut bytes.Buffer
+		code := operator.Main(context.Background(), []string{"versions", "describe"}, envMap{config.EnvDataDir: dir}, &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+	if code, out := describe(); code != operator.ExitFailed || !strings.Contains(out, "no openwop-server runs with data directory") {
+		t.Fatalf("versions describe with no server = %d %q", code, out)
+	}
+	lock, err := datadir.TryLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Release() }()
+	if err := lock.Publish(datadir.Holder{TemporalAddress: env.Address, Namespace: env.Namespace}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := describe(); code != operator.ExitOK || !strings.HasPrefix(out, "DEPLOYMENT") {
+		t.Fatalf("versions describe with the data directory's server = %d %q", code, out)
 	}
 }
