@@ -557,6 +557,22 @@ func (l *Live) collect(ctx context.Context, now time.Time, pubs []listed, alive 
 	}
 }
 
+// Publications lists the running publications of every worker: what each
+// serves, and the Worker Deployment version it is. An operator's check
+// of what one version serves reads them (openwop-server versions
+// move-runs).
+func Publications(ctx context.Context, c client.Client) ([]signals.Publication, error) {
+	listed, err := listPublications(ctx, c, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]signals.Publication, len(listed))
+	for i, p := range listed {
+		out[i] = p.pub
+	}
+	return out, nil
+}
+
 // listPublications lists the running publications with their memo, and,
 // when since is not zero, those that closed after since.
 func listPublications(ctx context.Context, c client.Client, since time.Time) ([]listed, error) {

@@ -135,7 +135,7 @@ func noCurrentWorker(live []candidate, routes map[string]routing, claimed map[st
 	}
 	sort.Strings(builds)
 	if r := routes[d]; r.current == "" {
-		return fmt.Sprintf("worker deployment %q has no current version, so new runs of task queue %q go to unversioned workers, and none is live (live versions: %s); make one current (temporal worker deployment set-current-version)",
+		return fmt.Sprintf("worker deployment %q has no current version, so new runs of task queue %q go to unversioned workers, and none is live (live versions: %s); make one current (openwop-server versions set-current, or temporal worker deployment set-current-version --yes)",
 			d, q, strings.Join(builds, ", "))
 	}
 	live0 := "none"

@@ -34,9 +34,13 @@ type memoEntry struct {
 	facts runFacts
 	tool  string // "" until known
 	trace string // valid with factTraced
-	// queue is the run's task queue once a describe call told it ("":
-	// unknown); the string is shared with the describe response's.
-	queue string
+	// target is what serves the run: its task queue once known (from its
+	// start, or a describe call; "": unknown) and, once a describe call
+	// told it, the version it is pinned to.
+	target target
+	// described reports a target a describe call told (its version is
+	// known); a run's start tells only its queue.
+	described bool
 	// started is the snapshot Start answered for a plain run this process
 	// started, until the run's first Await takes it (nil: none).
 	started *signals.Snapshot
@@ -125,13 +129,14 @@ func (m *runMemo) takeStarted(id string) (signals.Snapshot, bool, bool) {
 	return snap, e.facts&factPlain != 0, true
 }
 
-// setQueue records the task queue of the run id (a run of this service).
-func (m *runMemo) setQueue(id, queue string) {
-	m.update(id, func(e *memoEntry) { e.queue = queue })
+// setTarget records what serves the run id (a run of this service), as a
+// describe call told it.
+func (m *runMemo) setTarget(id string, t target) {
+	m.update(id, func(e *memoEntry) { e.target, e.described = t, true })
 }
 
-// noteDescribed remembers the tool, the task queue and the start trace a
-// describe call found.
+// noteDescribed remembers the tool, what serves the run (servedBy) and the
+// start trace a describe call found.
 func (rd *reader) noteDescribed(id string, info *workflowpb.WorkflowExecutionInfo) {
 	tool, _ := rd.keyword(info.GetSearchAttributes(), signals.SearchAttrTool)
 	var trace string
@@ -139,7 +144,7 @@ func (rd *reader) noteDescribed(id string, info *workflowpb.WorkflowExecutionInf
 		_ = rd.dc.FromPayload(p, &trace)
 	}
 	rd.known.note(id, tool, true, trace)
-	rd.known.setQueue(id, info.GetTaskQueue())
+	rd.known.setTarget(id, servedBy(info))
 }
 
 // fields are the log fields of a line about the run id (telemetry.RunFields,

@@ -123,6 +123,9 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 	var (
 		noAnswer bool      // the query got no answer in time
 		sent     time.Time // when it was sent
+		// told: the target the watch was told of a late query (zero:
+		// none)
+		told target
 		// askLater: the run is described first (its queue is unknown
 		// while some queue is unserved) and queried when its queue is
 		// served.
@@ -130,18 +133,24 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 	)
 	if facts&factPlain == 0 {
 		switch {
-		case patience >= 0 && rd.workers.unserved(ctx, entry.queue):
-		case patience >= 0 && entry.queue == "" && rd.workers.anyDown():
+		case patience >= 0 && rd.workers.unserved(ctx, entry.target):
+		case patience >= 0 && entry.target.queue == "" && rd.workers.anyDown():
 			askLater = true
 		default:
 			sent = time.Now()
-			r, answered, late, err := rd.queryRun(ctx, id, tenant, entry.queue, patience)
+			// The wait may mark the target unserved only when a describe
+			// call told it: a run pinned to a version the memo does not
+			// know yet is not served by other builds polling its queue.
+			r, answered, late, err := rd.queryRun(ctx, id, tenant, entry.target, entry.described, patience)
 			if answered || err != nil {
 				return r, err
 			}
-			// A late query of a run whose queue was known has told the
+			// A late query of a run whose target was known has told the
 			// worker watch already.
-			noAnswer = late && entry.queue == ""
+			noAnswer = late
+			if entry.described {
+				told = entry.target
+			}
 		}
 	}
 	desc, err := rd.client.DescribeWorkflowExecution(ctx, id, "")
@@ -150,28 +159,30 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 	}
 	info := desc.GetWorkflowExecutionInfo()
 	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
-	queue := info.GetTaskQueue()
-	if noAnswer && running {
-		rd.workers.late(ctx, queue, sent)
+	serves := servedBy(info)
+	if noAnswer && running && serves != told {
+		// A pinned run whose version the memo did not know yet: workers
+		// of other builds of its queue do not serve it.
+		rd.workers.late(ctx, serves, sent, true)
 	}
 	r := reading{plain: rd.plain(info)}
-	if askLater && running && !r.plain && !rd.workers.unserved(ctx, queue) {
+	if askLater && running && !r.plain && !rd.workers.unserved(ctx, serves) {
 		if !rd.ownedBy(info, tenant) {
 			return reading{}, ErrNotFound
 		}
-		qr, answered, _, err := rd.queryRun(ctx, id, tenant, queue, patience)
+		qr, answered, _, err := rd.queryRun(ctx, id, tenant, serves, true, patience)
 		if answered || err != nil {
 			if err == nil {
-				rd.known.setQueue(id, queue)
+				rd.known.setTarget(id, serves)
 			}
 			return qr, err
 		}
 	}
 	r.snap, r.events, _, err = rd.fromDescribe(ctx, id, tenant, desc, false)
 	r.described = running
-	if err == nil && running && !r.plain && rd.workers.unserved(ctx, queue) {
+	if err == nil && running && !r.plain && rd.workers.unserved(ctx, serves) {
 		// Read from what the run last published: it is not moving.
-		r.snap.StatusMessage = stalled(r.snap.StatusMessage, queue)
+		r.snap.StatusMessage = stalled(r.snap.StatusMessage, serves)
 	}
 	if err == nil {
 		f := r.facts()
@@ -184,14 +195,20 @@ func (rd *reader) readRun(ctx context.Context, id, tenant string, patience time.
 	return r, err
 }
 
-// stalled is the status message of a running run whose task queue no
-// worker serves: msg, the run's own, and that it waits for a worker of
-// queue. It names no tool content.
-func stalled(msg, queue string) string {
-	return fmt.Sprintf("%s; stalled: no worker polls task queue %q, so the run waits until one does", msg, queue)
+// stalled is the status message of a running run that no worker serves:
+// msg, the run's own, and that it waits for a worker of t, naming the
+// build and deployment of a pinned run (workers of other builds of the
+// queue do not serve it). It names no tool content.
+func stalled(msg string, t target) string {
+	if t.pinned() {
+		return fmt.Sprintf("%s; stalled: the run is pinned to build %q of worker deployment %q and no worker of that build "+
+			"polls task queue %q, so the run waits until one does, or until an operator moves it to the current version",
+			msg, t.version.BuildID, t.version.DeploymentName, t.queue)
+	}
+	return fmt.Sprintf("%s; stalled: no worker polls task queue %q, so the run waits until one does", msg, t.queue)
 }
 
-// queryRun asks a run on queue its getRun query, waiting at most patience
+// queryRun asks a run served by t its getRun query, waiting at most patience
 // (no bound but ctx when it is not positive) unless the worker watch says
 // a worker still polls the queue (workers.late): then the run is only
 // slow and the read waits for the same query up to slowQueryPatience more,
@@ -200,8 +217,8 @@ func stalled(msg, queue string) string {
 // run, a missing run); with answered false and a nil error the caller
 // describes the run instead, and late tells that the query got no answer
 // in time (rather than failing).
-func (rd *reader) queryRun(ctx context.Context, id, tenant, queue string, patience time.Duration) (r reading, answered, late bool, err error) {
-	resp, late, err := rd.awaitQuery(ctx, id, queue, patience)
+func (rd *reader) queryRun(ctx context.Context, id, tenant string, t target, mark bool, patience time.Duration) (r reading, answered, late bool, err error) {
+	resp, late, err := rd.awaitQuery(ctx, id, t, mark, patience)
 	if late {
 		rd.log.Debug("getRun query got no answer in time; describing the run", rd.known.fields(ctx, id)...)
 		return reading{}, false, true, nil
@@ -218,7 +235,7 @@ func (rd *reader) queryRun(ctx context.Context, id, tenant, queue string, patien
 		if err := resp.QueryResult.Get(&snap); err != nil {
 			return reading{}, true, false, fmt.Errorf("decode %s of run %s: %w", signals.QueryGetRun, id, err)
 		}
-		rd.workers.answered(queue)
+		rd.workers.answered(t)
 		if snap.Owner.Tenant != tenant {
 			return reading{}, true, false, ErrNotFound
 		}
@@ -234,10 +251,10 @@ func (rd *reader) queryRun(ctx context.Context, id, tenant, queue string, patien
 	return reading{}, false, late, nil
 }
 
-// awaitQuery sends the getRun query of run id (on queue) and waits for its
+// awaitQuery sends the getRun query of run id (served by t) and waits for its
 // answer as queryRun describes; late reports that it gave up waiting (the
 // query is then cancelled).
-func (rd *reader) awaitQuery(ctx context.Context, id, queue string, patience time.Duration) (resp *client.QueryWorkflowWithOptionsResponse, late bool, err error) {
+func (rd *reader) awaitQuery(ctx context.Context, id string, t target, mark bool, patience time.Duration) (resp *client.QueryWorkflowWithOptionsResponse, late bool, err error) {
 	req := &client.QueryWorkflowWithOptionsRequest{
 		WorkflowID:           id,
 		QueryType:            signals.QueryGetRun,
@@ -277,7 +294,7 @@ func (rd *reader) awaitQuery(ctx context.Context, id, queue string, patience tim
 	// patience: a worker that stops meanwhile is noticed as soon as when
 	// the query was not late.
 	giveUp := time.Now().Add(slowQueryPatience)
-	for rd.workers.late(ctx, queue, sent) && time.Now().Before(giveUp) {
+	for rd.workers.late(ctx, t, sent, mark) && time.Now().Before(giveUp) {
 		wait.Reset(patience)
 		select {
 		case a := <-done:

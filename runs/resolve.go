@@ -91,7 +91,7 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 	// What Get held of the run predates the resolution.
 	s.rd.reads.drop(runID)
 	epoch, start := s.rd.reads.currentEpoch(), time.Now()
-	if e, _ := s.rd.known.entry(runID); s.rd.workers.unserved(ctx, e.queue) {
+	if e, _ := s.rd.known.entry(runID); s.rd.workers.unserved(ctx, e.target) {
 		// No worker would answer the read that confirms it.
 		return snap, ErrNotApplied
 	}

@@ -170,13 +170,17 @@ func New(c client.Client, logger *zap.Logger, opts Options) *Service {
 			known: newRunMemo(runsRemembered), workers: newWorkers(c, logger), reads: newReadCache(opts.ReadWindow)}}
 }
 
-// UnservedQueues returns the task queues that no worker serves now, sorted:
-// those whose runs did not answer a getRun query in time and that no
-// worker has polled for 5 s (see Options.QueryPatience), and those no
-// worker has polled for 90 s. It checks the queues in also and every queue it checked
-// or found unserved before (at most 1024). Each outage is logged once at
-// WARN, and at INFO when a worker polls again.
-func (s *Service) UnservedQueues(ctx context.Context, also ...string) ([]string, error) {
+// UnservedQueues returns the task queues that no worker serves now, and
+// the versions of pinned runs whose queue no worker of that build polls
+// (whatever other builds poll it), sorted: those whose runs did not
+// answer a getRun query in time and that no worker has polled for 5 s (see
+// Options.QueryPatience), and those no worker has polled for 90 s. It
+// checks the queues in also and every queue or version it checked or found
+// unserved before (at most 1024), but a version no open run is pinned to
+// any more. Each outage is logged once at WARN,
+// naming the build and deployment of a version, and at INFO when a worker
+// polls again.
+func (s *Service) UnservedQueues(ctx context.Context, also ...string) ([]Unserved, error) {
 	return s.rd.workers.unservedQueues(ctx, also...)
 }
 

@@ -158,7 +158,7 @@ func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, erro
 	}
 	s.rd.known.update(id, func(e *memoEntry) {
 		e.facts |= facts | factTraced
-		e.tool, e.trace, e.queue = tool.Name, traceParent, tool.TaskQueue
+		e.tool, e.trace, e.target = tool.Name, traceParent, target{queue: tool.TaskQueue}
 		e.timeout = tool.RunTimeout
 		if tool.Plain() {
 			e.started = &created

@@ -105,7 +105,7 @@ func TestReadWithoutWorker(t *testing.T) {
 		t.Fatalf("Events without a worker = %+v, %s, %v", page, polled.Status, err)
 	}
 	q, err := s.UnservedQueues(ctx)
-	if err != nil || len(q) != 1 || q[0] != tq {
+	if err != nil || len(q) != 1 || q[0] != (runs.Unserved{TaskQueue: tq}) {
 		t.Fatalf("UnservedQueues without a worker = %v, %v, want [%s]", q, err, tq)
 	}
 
@@ -130,7 +130,7 @@ func TestUnservedQueueNeverPolled(t *testing.T) {
 	s := runs.New(env.Client, zap.New(core), runs.Options{TaskQueue: tq, Namespace: env.Namespace})
 	ctx := ctxT(t)
 	for range 3 {
-		if q, err := s.UnservedQueues(ctx, tq); err != nil || len(q) != 1 || q[0] != tq {
+		if q, err := s.UnservedQueues(ctx, tq); err != nil || len(q) != 1 || q[0] != (runs.Unserved{TaskQueue: tq}) {
 			t.Fatalf("UnservedQueues of a queue never polled = %v, %v", q, err)
 		}
 	}

@@ -13,4 +13,9 @@
 // invalid one is one line on stderr naming the variable, and exit status 1.
 // Run with -h for the flags and variables; docs/configuration.md
 // describes them all.
+//
+// `server versions ...` runs an operator command instead of the server:
+// describe a Worker Deployment's versions, make one current, ramp one, move
+// the runs pinned to a build whose workers are gone to the current version
+// (internal/app/operator, docs/upgrades.md).
 package main

@@ -14,6 +14,7 @@ import (
 	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/app/datadir"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
@@ -66,7 +67,7 @@ type App struct {
 	stopWorker context.CancelFunc
 	workerDone chan struct{}
 
-	unserved func(ctx context.Context) ([]string, error)
+	unserved func(ctx context.Context) ([]runs.Unserved, error)
 	issuers  func() map[string]string
 
 	saMu      sync.Mutex

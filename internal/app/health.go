@@ -98,12 +98,49 @@ type IssuersHealth struct {
 	Message string `json:"message"`
 }
 
-// WorkersHealth names the task queues that no worker serves.
+// WorkersHealth names the task queues that no worker serves, and the
+// versions whose pinned runs no worker serves.
 type WorkersHealth struct {
-	// Unserved are the task queues, sorted.
+	// Unserved are the task queues no worker polls, sorted.
 	Unserved []string `json:"unserved"`
+	// Versions are the Worker Deployment versions that runs are pinned to
+	// and that no worker of polls its task queue (workers of other builds
+	// may: they do not serve those runs).
+	Versions []VersionHealth `json:"versions,omitempty"`
 	// Message says what that means and what to do.
 	Message string `json:"message"`
+}
+
+// VersionHealth is a version whose pinned runs wait for its workers.
+type VersionHealth struct {
+	TaskQueue      string `json:"taskQueue"`
+	DeploymentName string `json:"deploymentName"`
+	BuildID        string `json:"buildId"`
+}
+
+// workersHealth is the report of unserved, or nil when it is empty.
+func workersHealth(unserved []runs.Unserved) *WorkersHealth {
+	if len(unserved) == 0 {
+		return nil
+	}
+	h := &WorkersHealth{Unserved: []string{}}
+	var msgs, queues []string
+	for _, u := range unserved {
+		if u.Version == nil {
+			h.Unserved = append(h.Unserved, u.TaskQueue)
+			continue
+		}
+		h.Versions = append(h.Versions, VersionHealth{TaskQueue: u.TaskQueue, DeploymentName: u.Version.DeploymentName, BuildID: u.Version.BuildID})
+		queues = append(queues, fmt.Sprintf("no worker of %s polls it: the runs pinned to that build wait; start its workers, "+
+			"or move its runs to the current version (openwop-server versions move-runs -deployment %s -build-id %s)",
+			u, u.Version.DeploymentName, u.Version.BuildID))
+	}
+	if len(h.Unserved) > 0 {
+		msgs = append(msgs, fmt.Sprintf("no worker polls task queue(s) %s: their runs do not progress, and are read from the state "+
+			"they published in Temporal; start a worker that serves them", strings.Join(h.Unserved, ", ")))
+	}
+	h.Message = strings.Join(append(msgs, queues...), "; ")
+	return h
 }
 
 // TemporalHealth reports the Temporal connection.
@@ -150,15 +187,12 @@ func (a *App) healthz(w http.ResponseWriter, r *http.Request) {
 		}
 		code = http.StatusServiceUnavailable
 	} else if a.unserved != nil {
-		queues, err := a.unserved(ctx)
+		unserved, err := a.unserved(ctx)
 		if err != nil {
 			a.Logger.Debug("/healthz: check the task queues' workers", zap.Error(err))
 		}
-		if len(queues) > 0 {
+		if h.Workers = workersHealth(unserved); h.Workers != nil {
 			h.Status = "degraded"
-			h.Workers = &WorkersHealth{Unserved: queues, Message: fmt.Sprintf(
-				"no worker polls task queue(s) %s: their runs do not progress, and are read from the state they published "+
-					"in Temporal; start a worker that serves them", strings.Join(queues, ", "))}
 		}
 	}
 	if a.issuers != nil {

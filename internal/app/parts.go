@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 )
 
@@ -49,10 +50,11 @@ type Parts struct {
 	// the configuration (Config.Tracing, Config.MetricsAddr). Shutdown
 	// shuts it down.
 	Telemetry *export.Telemetry
-	// Unserved, when set, names the task queues that no worker serves now
+	// Unserved, when set, names the task queues that no worker serves now,
+	// and the versions of pinned runs no worker of that build serves
 	// (runs.Service.UnservedQueues); /healthz then reports "degraded",
 	// naming them. It is called only after Handler.
-	Unserved func(ctx context.Context) ([]string, error)
+	Unserved func(ctx context.Context) ([]runs.Unserved, error)
 	// Unreachable, when set, names the OAuth issuers whose metadata could
 	// not be fetched yet, with the error of each (auth.OAuth.Unreachable);
 	// /healthz then reports "degraded", naming them.

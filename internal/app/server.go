@@ -177,7 +177,7 @@ func (s *Server) workerReady(ctx context.Context, d Deps) (bool, error) {
 			return false, nil
 		}
 		if current, known := currentBuild(ctx, d); known && current != d.BuildID {
-			d.Logger.Warn("the in-process worker serves a version of its Worker Deployment that is not current: its tools are refused as unavailable until an operator makes it current (temporal worker deployment set-current-version)",
+			d.Logger.Warn("the in-process worker serves a version of its Worker Deployment that is not current: its tools are refused as unavailable until an operator makes it current (openwop-server versions set-current, or temporal worker deployment set-current-version --yes)",
 				zap.String("deployment", d.DeploymentName), zap.String("build_id", d.BuildID), zap.String("current_build_id", current),
 				zap.String("reason", unav.Reason))
 			return true, nil
@@ -247,7 +247,7 @@ func (s *Server) Parts() Parts {
 		WorkerReady: func(ctx context.Context) (bool, error) { return s.workerReady(ctx, deps) },
 		// The task queues of the in-process worker, of the served tools
 		// and of runs read lately with no worker polling them.
-		Unserved: func(ctx context.Context) ([]string, error) {
+		Unserved: func(ctx context.Context) ([]runs.Unserved, error) {
 			var queues []string
 			if s.opts.Worker {
 				queues = append(queues, deps.TaskQueue)
