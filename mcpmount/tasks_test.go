@@ -276,7 +276,7 @@ func TestProjection(t *testing.T) {
 			}
 			if d.Status != tt.status || d.ResultType != "complete" || d.TaskID != "acme~2FAbCdEfGhIjKlMnOpQrStUvWx" ||
 				d.CreatedAt != "2026-12-02T10:00:00Z" || d.LastUpdatedAt != "2026-12-02T10:00:01Z" || d.TTLMs != nil ||
-				d.PollIntervalMs != wantPoll || d.StatusMessage != tt.snap.StatusMessage {
+				d.PollIntervalMs != wantPoll || d.StatusMessage != tt.snap.CurrentMessage(time.Now()) {
 				t.Fatalf("task = %+v", d)
 			}
 			if tt.check != nil {
