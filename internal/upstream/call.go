@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/activities"
-	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -27,8 +26,7 @@ const (
 	// answered isError.
 	CodeUpstreamToolError = "upstream_tool_error"
 	// CodeUpstreamError is the code of a run whose upstream refused the
-	// call with a JSON-RPC error, or answered a result that breaks the
-	// tool's output schema.
+	// call with a JSON-RPC error.
 	CodeUpstreamError = "upstream_error"
 	// CodeUpstreamInterrupted is the code of a run whose call of a tool
 	// that is not safe to repeat was interrupted: it may or may not have
@@ -41,7 +39,7 @@ const (
 const activityName = "UpstreamCallTool"
 
 // upstreamErrorType is the type of the application error of a call the
-// upstream refused, or answered wrongly: it is not retried.
+// upstream refused: it is not retried.
 const upstreamErrorType = "UpstreamError"
 
 // CallRequest is the input of the activity: which tool of which upstream
@@ -215,43 +213,25 @@ func (a *Activities) UpstreamCallTool(ctx context.Context, req CallRequest) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	return check(c.tools[req.Tool], req, res)
+	return result(req, res)
 }
 
-// check turns the upstream's result into a Result, checking its
-// structured content against the tool's output schema.
-func check(tool *mcp.Tool, req CallRequest, res *mcp.CallToolResult) (Result, error) {
-	bad := func(msg string, err error) (Result, error) {
-		return Result{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("upstream %s: the result of %s %s", req.Upstream, req.Tool, msg), upstreamErrorType, err)
-	}
+// result turns the upstream's result into a Result. Its structured
+// content is checked against the tool's output schema where every run's
+// is, by the front ends (catalog.CheckOutput).
+func result(req CallRequest, res *mcp.CallToolResult) (Result, error) {
 	content, err := json.Marshal(res.Content)
-	if err != nil {
-		return bad("does not encode", err)
-	}
-	out := Result{Content: content, IsError: res.IsError}
-	if res.StructuredContent != nil {
-		if out.StructuredContent, err = json.Marshal(res.StructuredContent); err != nil {
-			return bad("does not encode", err)
+	if err == nil {
+		var structured []byte
+		if res.StructuredContent != nil {
+			structured, err = json.Marshal(res.StructuredContent)
+		}
+		if err == nil {
+			return Result{Content: content, StructuredContent: structured, IsError: res.IsError}, nil
 		}
 	}
-	if tool.OutputSchema == nil || res.IsError {
-		return out, nil
-	}
-	if len(out.StructuredContent) == 0 {
-		return bad("has no structuredContent, which its output schema requires", nil)
-	}
-	schema, _ := json.Marshal(tool.OutputSchema)
-	resolved, err := catalog.CompileSchema(schema)
-	if err != nil {
-		return bad("cannot be checked: its output schema does not compile: "+err.Error(), nil)
-	}
-	var v any
-	_ = json.Unmarshal(out.StructuredContent, &v)
-	if err := resolved.Validate(v); err != nil {
-		return bad("breaks its output schema: "+err.Error(), nil)
-	}
-	return out, nil
+	return Result{}, temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("upstream %s: the result of %s does not encode: %v", req.Upstream, req.Tool, err), upstreamErrorType, nil)
 }
 
 // progressReporter follows the notifications/progress of a call: each one

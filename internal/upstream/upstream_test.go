@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -50,8 +51,8 @@ type echoOut struct {
 	Echo string `json:"echo"`
 }
 
-func (f *fake) serve(t *testing.T) string {
-	t.Helper()
+// server is the fake's MCP server.
+func (f *fake) server() *mcp.Server {
 	f.calls, f.waiting, f.stopped = map[string]int{}, make(chan struct{}), make(chan struct{})
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Title: "Echo", Description: "Echoes its text.",
@@ -74,6 +75,10 @@ func (f *fake) serve(t *testing.T) string {
 			close(f.stopped)
 			return nil, nil, ctx.Err()
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fails as a tool."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such file"}}}, nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Never answers."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			f.count("hang")
@@ -90,6 +95,13 @@ func (f *fake) serve(t *testing.T) string {
 			return next(ctx, method, req)
 		}
 	})
+	return s
+}
+
+// serve serves the fake over streamable HTTP and returns its URL.
+func (f *fake) serve(t *testing.T) string {
+	t.Helper()
+	s := f.server()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -129,29 +141,17 @@ func TestUpstreamBehindTheAdapter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	set, err := upstream.Connect(ctx, file, upstream.Options{Logger: env.Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = set.Close() })
-	reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- reg.Run(ctx, env.Client, testenv.UniqueTaskQueue(t), workflows.WorkerOptions{}) }()
-	t.Cleanup(func() { cancel(); <-done })
-
+	c := serveUpstreams(t, env, file)
 	f.mu.Lock()
+	if len(f.tokens) == 0 {
+		t.Fatal("no request reached the upstream")
+	}
 	for _, tok := range f.tokens {
 		if tok != "t0k3n" {
 			t.Fatalf("a request reached the upstream with X-Token %q, want the value of FAKE_TOKEN", tok)
 		}
 	}
 	f.mu.Unlock()
-	c := &mcpClient{t: t, url: serveMount(t, env)}
 	echo, slow := prefix+"echo", prefix+"slow"
 	tools := c.waitTools(echo, slow)
 	t.Run("list", func(t *testing.T) {
@@ -170,6 +170,12 @@ func TestUpstreamBehindTheAdapter(t *testing.T) {
 		res := c.result("tools/call", map[string]any{"name": echo, "arguments": map[string]any{"text": "hi"}}, nil)
 		if sc, _ := json.Marshal(res["structuredContent"]); string(sc) != `{"echo":"hi"}` || res["isError"] == true {
 			t.Fatalf("tools/call %s = %v, want structuredContent {\"echo\":\"hi\"}", echo, res)
+		}
+	})
+	t.Run("isError", func(t *testing.T) {
+		res := c.result("tools/call", map[string]any{"name": prefix + "fail", "arguments": map[string]any{}}, nil)
+		if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "no such file") {
+			t.Fatalf("tools/call fail = %v, want isError with the upstream's text", res)
 		}
 	})
 	t.Run("progress and cancel", func(t *testing.T) {
@@ -211,6 +217,67 @@ func TestUpstreamBehindTheAdapter(t *testing.T) {
 			t.Fatalf("hang was called %d times upstream, want once", f.calls["hang"])
 		}
 	})
+}
+
+// serveUpstreams connects to the upstreams of file, runs a worker of
+// their tools until the test ends, and returns an MCP client of a mount
+// of the live catalog.
+func serveUpstreams(t *testing.T, env *testenv.Env, file upstream.File) *mcpClient {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	set, err := upstream.Connect(ctx, file, upstream.Options{Logger: env.Logger})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- reg.Run(ctx, env.Client, testenv.UniqueTaskQueue(t), workflows.WorkerOptions{}) }()
+	t.Cleanup(func() { cancel(); <-done; _ = set.Close() })
+	return &mcpClient{t: t, url: serveMount(t, env)}
+}
+
+// stdioEnv makes the test binary the fake upstream on stdin/stdout
+// (TestMain).
+const stdioEnv = "UPSTREAM_TEST_SERVE_STDIO"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(stdioEnv) == "1" {
+		if err := (&fake{}).server().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "fake upstream:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// A stdio upstream: the test binary itself, started by the worker.
+func TestStdioUpstream(t *testing.T) {
+	env := testenv.Temporal(t)
+	prefix := randomPrefix()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"fake","command":%q,"env":{%q:"1"},"tools":["echo"],"prefix":%q}]}`,
+		exe, stdioEnv, prefix), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveUpstreams(t, env, file)
+	tools := c.waitTools(prefix + "echo")
+	if len(tools) > 0 && tools[prefix+"slow"] != nil {
+		t.Fatalf("tools/list lists %sslow, which the file's tools leave out", prefix)
+	}
+	res := c.result("tools/call", map[string]any{"name": prefix + "echo", "arguments": map[string]any{"text": "over stdio"}}, nil)
+	if sc, _ := json.Marshal(res["structuredContent"]); string(sc) != `{"echo":"over stdio"}` {
+		t.Fatalf("tools/call = %v, want structuredContent {\"echo\":\"over stdio\"}", res)
+	}
 }
 
 // serveMount serves a Mount of the live catalog and returns its /mcp URL.
