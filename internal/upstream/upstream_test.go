@@ -397,3 +397,29 @@ func (c *mcpClient) waitTask(taskID string, ok func(map[string]any) bool) map[st
 		}
 	}
 }
+
+// Connect refuses what the file asks of an upstream that it does not
+// serve, and an upstream it cannot reach.
+func TestConnectRefuses(t *testing.T) {
+	url := (&fake{}).serve(t)
+	tests := []struct{ name, entry, want string }{
+		{"unserved tool", fmt.Sprintf(`{"name":"fake","url":%q,"tools":["nope"]}`, url), `upstream fake: tools: the upstream serves no tool "nope"`},
+		{"policy of an unserved tool", fmt.Sprintf(`{"name":"fake","url":%q,"policy":{"nope":{}}}`, url), `upstream fake: policy: the upstream serves no tool "nope"`},
+		{"unreachable", `{"name":"gone","url":"http://127.0.0.1:1/mcp"}`, "upstream gone: connect:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			file, err := upstream.Parse([]byte(`{"upstreams":[`+tc.entry+`]}`), os.LookupEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, err := upstream.Connect(context.Background(), file, upstream.Options{})
+			if err == nil {
+				_ = set.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Connect: error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
