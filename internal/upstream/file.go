@@ -135,10 +135,20 @@ func Parse(raw []byte, lookupEnv func(string) (string, bool)) (File, error) {
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return File{}, fmt.Errorf("upstreams file: %w", err)
+	if len(errs) > 0 {
+		return File{}, fmt.Errorf("upstreams file: %w", joined(errs))
 	}
 	return f, nil
+}
+
+// joined is errs as one error on one line (the commands' refusals are
+// one line each).
+func joined(errs []error) error {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 var (

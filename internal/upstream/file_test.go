@@ -38,6 +38,12 @@ func TestParseRefusesBadEntries(t *testing.T) {
 		{"negative timeout", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"timeout":"-1s"}}}]}`, "must be positive"},
 		{"heartbeat over timeout", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"timeout":"1s","heartbeat":"2s"}}}]}`, "heartbeat 2s is longer than the timeout 1s"},
 	}
+	t.Run("every bad entry on one line", func(t *testing.T) {
+		_, err := Parse([]byte(`{"upstreams":[{"name":"a"},{"name":"b","url":"/x"}]}`), env(nil))
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `upstream 0 ("a")`) || !strings.Contains(err.Error(), `upstream 1 ("b")`) {
+			t.Fatalf("Parse: error %q, want both entries named on one line", err)
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.file), env(map[string]string{"TOKEN": "secret"}))
