@@ -41,6 +41,9 @@ type Options struct {
 	Logger *zap.Logger
 	// Version is the client version the upstreams see.
 	Version string
+	// Environ is the environment a stdio upstream's command starts with
+	// (os.Environ's form), before its entry's env.
+	Environ []string
 }
 
 // Connect connects to every upstream of f and lists their tools: each
@@ -55,7 +58,7 @@ func Connect(ctx context.Context, f File, opts Options) (*Set, error) {
 	}
 	s := &Set{conns: map[string]*conn{}}
 	for _, u := range f.Upstreams {
-		c, err := dial(ctx, u, opts.Version)
+		c, err := dial(ctx, u, opts)
 		if err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("upstream %s: %w", u.Name, err)
@@ -90,15 +93,15 @@ func (s *Set) Close() error {
 }
 
 // dial connects to u.
-func dial(ctx context.Context, u Upstream, version string) (*conn, error) {
+func dial(ctx context.Context, u Upstream, opts Options) (*conn, error) {
 	c := &conn{up: u, tools: map[string]*mcp.Tool{}}
-	client := mcp.NewClient(&mcp.Implementation{Name: "openwop", Version: version}, &mcp.ClientOptions{
+	client := mcp.NewClient(&mcp.Implementation{Name: "openwop", Version: opts.Version}, &mcp.ClientOptions{
 		ProgressNotificationHandler: c.onProgress,
 	})
 	var transport mcp.Transport
 	if u.Command != "" {
 		cmd := exec.Command(u.Command, u.Args...)
-		cmd.Env = os.Environ()
+		cmd.Env = slices.Clone(opts.Environ)
 		for k, v := range u.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}

@@ -31,7 +31,7 @@ type Upstream struct {
 	// and "-", at most 64.
 	Name string `json:"name"`
 	// Command, Args and Env start a stdio server: the command runs with
-	// the process's environment plus Env.
+	// Options.Environ (the worker's environment) plus Env.
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`

@@ -225,7 +225,7 @@ func TestUpstreamBehindTheAdapter(t *testing.T) {
 func serveUpstreams(t *testing.T, env *testenv.Env, file upstream.File) *mcpClient {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	set, err := upstream.Connect(ctx, file, upstream.Options{Logger: env.Logger})
+	set, err := upstream.Connect(ctx, file, upstream.Options{Logger: env.Logger, Environ: os.Environ()})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func Registry(ctx context.Context, cfg config.Config, logger *zap.Logger) (reg *
 	if cfg.UpstreamsFile != "" && cfg.Worker {
 		cctx, cancel := context.WithTimeout(ctx, upstreamConnectTimeout)
 		defer cancel()
-		set, err := upstream.Connect(cctx, cfg.Upstreams, upstream.Options{Logger: logger.Named("upstream"), Version: BinaryChecksum()})
+		set, err := upstream.Connect(cctx, cfg.Upstreams, upstream.Options{Logger: logger.Named("upstream"), Version: BinaryChecksum(), Environ: os.Environ()})
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s %s: %w", config.EnvUpstreamsFile, cfg.UpstreamsFile, err)
 		}
