@@ -219,7 +219,8 @@ func WithOpenWorldHint(open bool) ToolOption {
 // from In with jsonschema.For (field descriptions from `jsonschema` tags,
 // fields without omitempty required), then edited by the SchemaOptions
 // among opts (WithRange, WithLength, WithEnum, WithDefault,
-// WithDescription, WithSchema). The harness decodes the arguments into In,
+// WithDescription, WithSchema), unless WithInputSchema gives it as is.
+// The harness decodes the arguments into In,
 // runs fn and turns its output into the run's outputs: an object as is,
 // anything else as {"result": value}.
 //
