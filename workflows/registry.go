@@ -220,9 +220,9 @@ func WithOpenWorldHint(open bool) ToolOption {
 // fields without omitempty required), then edited by the SchemaOptions
 // among opts (WithRange, WithLength, WithEnum, WithDefault,
 // WithDescription, WithSchema), unless WithInputSchema gives it as is.
-// The harness decodes the arguments into In,
-// runs fn and turns its output into the run's outputs: an object as is,
-// anything else as {"result": value}.
+// The harness decodes the arguments into In, runs fn and turns its output
+// into the run's outputs: an object as is, anything else as
+// {"result": value}.
 //
 // The output schema is derived from Out the same way (see outputSchema):
 // a struct's schema as is, a scalar's or a slice's as {"result": schema}.
