@@ -224,15 +224,19 @@ func TestUpstreamBehindTheAdapter(t *testing.T) {
 // of the live catalog.
 func serveUpstreams(t *testing.T, env *testenv.Env, file upstream.File) *mcpClient {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	set, err := upstream.Connect(ctx, file, upstream.Options{Logger: env.Logger, Environ: os.Environ()})
+	// The context of Connect ends when it returns, as the commands' does:
+	// the sessions outlive it.
+	cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+	set, err := upstream.Connect(cctx, file, upstream.Options{Logger: env.Logger, Environ: os.Environ()})
+	ccancel()
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
 	if err != nil {
 		cancel()
+		_ = set.Close()
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
