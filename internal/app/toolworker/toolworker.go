@@ -37,9 +37,9 @@ const upstreamConnectTimeout = 30 * time.Second
 // the conformance fixtures (internal/testing/conformancetools) when
 // cfg.Fixtures is set, and their activities logging to logger and
 // publishing reports in cfg.ReportsDir(). When cfg names a file of
-// upstream MCP servers and cfg.Worker is set, it connects to them and adds
-// their tools (internal/upstream); closeUpstreams ends those connections (it does
-// nothing otherwise).
+// upstream MCP servers and cfg.Worker is set, it connects to them and
+// adds their tools (internal/upstream); closeUpstreams ends those
+// connections (it does nothing otherwise).
 func Registry(ctx context.Context, cfg config.Config, logger *zap.Logger) (reg *workflows.Registry, closeUpstreams func() error, err error) {
 	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
 		OutputDir: cfg.ReportsDir(),
