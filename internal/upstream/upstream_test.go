@@ -79,6 +79,19 @@ func (f *fake) server() *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such file"}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "flaky", Description: "Hangs the first time, answers the next.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			f.count("flaky")
+			f.mu.Lock()
+			first := f.calls["flaky"] == 1
+			f.mu.Unlock()
+			if first {
+				<-ctx.Done()
+				return nil, nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Never answers."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			f.count("hang")
@@ -136,7 +149,7 @@ func TestUpstreamBehindTheAdapter(t *testing.T) {
 	f := &fake{}
 	prefix := randomPrefix()
 	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"fake","url":%q,"headerEnv":{"X-Token":"FAKE_TOKEN"},"prefix":%q,
-		"policy":{"hang":{"timeout":"2s","heartbeat":"1s"}}}]}`,
+		"policy":{"hang":{"timeout":"2s","heartbeat":"1s"},"flaky":{"timeout":"2s","heartbeat":"1s"}}}]}`,
 		f.serve(t), prefix), func(k string) (string, bool) { return "t0k3n", k == "FAKE_TOKEN" })
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +228,18 @@ func TestUpstreamBehindTheAdapter(t *testing.T) {
 		defer f.mu.Unlock()
 		if f.calls["hang"] != 1 {
 			t.Fatalf("hang was called %d times upstream, want once", f.calls["hang"])
+		}
+	})
+	// flaky is read-only: its interrupted first attempt is made again.
+	t.Run("read-only retried", func(t *testing.T) {
+		res := c.result("tools/call", map[string]any{"name": prefix + "flaky", "arguments": map[string]any{}}, nil)
+		if res["isError"] == true || !strings.Contains(fmt.Sprint(res["content"]), "answered") {
+			t.Fatalf("tools/call flaky = %v, want the second attempt's answer", res)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.calls["flaky"] != 2 {
+			t.Fatalf("flaky was called %d times upstream, want twice", f.calls["flaky"])
 		}
 	})
 }
