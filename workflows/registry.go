@@ -50,6 +50,8 @@ type toolConfig struct {
 	edits []SchemaOption
 	// output is set when WithOutputSchema gave the output schema.
 	output bool
+	// input is the input schema WithInputSchema gave (nil: derived).
+	input json.RawMessage
 	// err is what an option found wrong (the first).
 	err error
 	// behavior is set by WithVersioningBehavior.
@@ -108,6 +110,16 @@ func WithScopes(scopes ...string) ToolOption {
 // run's outputs) instead of the one NewTool derives from the output type.
 func WithOutputSchema(schema json.RawMessage) ToolOption {
 	return toolOption(func(c *toolConfig) { c.spec.OutputSchema, c.output = schema, true })
+}
+
+// WithInputSchema sets the tool's input schema (an object schema of its
+// arguments) instead of the one NewTool derives from the input type: for
+// a tool whose arguments are described elsewhere, such as a tool of
+// another MCP server, whose input type is then json.RawMessage (the
+// arguments as they came). It cannot be combined with SchemaOptions,
+// which edit a derived schema.
+func WithInputSchema(schema json.RawMessage) ToolOption {
+	return toolOption(func(c *toolConfig) { c.input = schema })
 }
 
 // WithRunTimeout bounds each run of the tool to d: the server starts the
@@ -207,9 +219,10 @@ func WithOpenWorldHint(open bool) ToolOption {
 // from In with jsonschema.For (field descriptions from `jsonschema` tags,
 // fields without omitempty required), then edited by the SchemaOptions
 // among opts (WithRange, WithLength, WithEnum, WithDefault,
-// WithDescription, WithSchema). The harness decodes the arguments into In,
-// runs fn and turns its output into the run's outputs: an object as is,
-// anything else as {"result": value}.
+// WithDescription, WithSchema), unless WithInputSchema gives it as is.
+// The harness decodes the arguments into In, runs fn and turns its output
+// into the run's outputs: an object as is, anything else as
+// {"result": value}.
 //
 // The output schema is derived from Out the same way (see outputSchema):
 // a struct's schema as is, a scalar's or a slice's as {"result": schema}.
@@ -234,22 +247,9 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 		t.err = fmt.Errorf("tool %s: %w", name, c.err)
 		return t
 	}
-	schema, err := jsonschema.For[In](nil)
+	raw, err := inputSchema[In](c)
 	if err != nil {
-		t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
-		return t
-	}
-	if schema.Type != "object" {
-		t.err = fmt.Errorf("tool %s: input type %T is not a struct", name, *new(In))
-		return t
-	}
-	if err := applyOptions(schema, c.edits); err != nil {
-		t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
-		return t
-	}
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		t.err = fmt.Errorf("tool %s: encode input schema: %w", name, err)
+		t.err = fmt.Errorf("tool %s: %w", name, err)
 		return t
 	}
 	t.spec.InputSchema = raw
@@ -281,6 +281,32 @@ func NewTool[In, Out any](name, description string, fn func(ctx workflow.Context
 		})
 	}
 	return t
+}
+
+// inputSchema is the tool's input schema: the one WithInputSchema gave,
+// or the one derived from In and edited by the SchemaOptions of c.
+func inputSchema[In any](c toolConfig) (json.RawMessage, error) {
+	if c.input != nil {
+		if len(c.edits) > 0 {
+			return nil, errors.New("input schema: WithInputSchema cannot be combined with schema options")
+		}
+		return c.input, nil
+	}
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	if schema.Type != "object" {
+		return nil, fmt.Errorf("input type %T is not a struct", *new(In))
+	}
+	if err := applyOptions(schema, c.edits); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("encode input schema: %w", err)
+	}
+	return raw, nil
 }
 
 // outputSchema derives the schema of the outputs a tool with output type

@@ -15,6 +15,7 @@ func TestNewRegistryRejectsBadTools(t *testing.T) {
 	ok := func(workflow.Context, noInput) (string, error) { return "", nil }
 	notStruct := func(workflow.Context, string) (string, error) { return "", nil }
 	withMode := func(workflow.Context, modeInput) (string, error) { return "", nil }
+	raw := func(workflow.Context, json.RawMessage) (string, error) { return "", nil }
 	tests := []struct {
 		name  string
 		tools []workflows.Tool
@@ -33,6 +34,8 @@ func TestNewRegistryRejectsBadTools(t *testing.T) {
 		{"pre-run input without key", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithPreRunInput("", "m", json.RawMessage(`{"type":"object"}`)))}, "pre-run input has no key"},
 		{"output schema not an object schema", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithOutputSchema(json.RawMessage(`{"type":"string"}`)))}, "output schema"},
 		{"read-only and destructive", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithReadOnlyHint(), workflows.WithDestructiveHint(true))}, "cannot be destructive"},
+		{"input schema not an object schema", []workflows.Tool{workflows.NewTool("a", "d", raw, workflows.WithInputSchema(json.RawMessage(`{"type":"string"}`)))}, "input schema"},
+		{"input schema with schema options", []workflows.Tool{workflows.NewTool("a", "d", raw, workflows.WithInputSchema(json.RawMessage(`{"type":"object"}`)), workflows.WithRange("x", 0, 1))}, "cannot be combined"},
 		{"pre-run input with a non-object schema", []workflows.Tool{workflows.NewTool("a", "d", ok, workflows.WithPreRunInput("k", "m", json.RawMessage(`{"type":"string"}`)))}, `pre-run input "k" schema`},
 	}
 	for _, tc := range tests {
@@ -157,5 +160,17 @@ func TestWithScopes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "tool c") || !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
 			t.Errorf("WithScopes(%q): err = %v, want one naming the tool and the scope", bad, err)
 		}
+	}
+}
+
+func TestWithInputSchema(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)
+	tool := workflows.NewTool("a", "d", func(workflow.Context, json.RawMessage) (string, error) { return "", nil },
+		workflows.WithInputSchema(schema))
+	if err := tool.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(tool.Spec().InputSchema); got != string(schema) {
+		t.Fatalf("input schema = %s, want %s", got, schema)
 	}
 }

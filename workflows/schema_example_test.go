@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log"
 
@@ -70,4 +71,21 @@ func ExampleWithDescription() {
 	fmt.Println(string(schema))
 	// Output:
 	// {"type":"object","properties":{"confirm":{"type":"boolean","description":"refund order A-17?"}},"required":["confirm"]}
+}
+
+// A tool whose arguments are described elsewhere (here a schema written
+// by hand; the tools of an upstream MCP server get theirs from its
+// tools/list) takes them as they came, as json.RawMessage.
+func ExampleWithInputSchema() {
+	schema := json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)
+	search := workflows.NewTool("search", "Search the archive.",
+		func(ctx workflow.Context, args json.RawMessage) (string, error) {
+			return "searched with " + string(args), nil
+		}, workflows.WithInputSchema(schema))
+	if err := search.Err(); err != nil {
+		log.Fatalln(err)
+	}
+	fmt.Println(string(search.Spec().InputSchema))
+	// Output:
+	// {"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}
 }

@@ -60,7 +60,7 @@ func TestServerVersionedWorker(t *testing.T) {
 		t.Fatalf("LoadServer: %v", err)
 	}
 	logger := testenv.Logger()
-	reg, err := toolworker.Registry(cfg, logger)
+	reg, _, err := toolworker.Registry(ctx, cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

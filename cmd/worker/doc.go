@@ -1,6 +1,8 @@
 // Command worker runs only a worker of the example tool workflows and
 // activities, and publishes its tools to the catalog in Temporal, where any
-// cmd/server reading that namespace finds them.
+// cmd/server reading that namespace finds them. With
+// OPENWOP_UPSTREAMS_FILE it also serves the tools of existing MCP servers,
+// each call a run (docs/upstreams.md).
 //
 // It connects by the standard Temporal environment (TEMPORAL_ADDRESS,
 // TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE,

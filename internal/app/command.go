@@ -52,9 +52,15 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 		logger.Error(msg, zap.Error(err))
 		return err
 	}
-	reg, err := toolworker.Registry(cfg, logger)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	reg, closeUpstreams, err := toolworker.Registry(ctx, cfg, logger)
 	if err != nil {
 		return fail("tool registry", err)
+	}
+	defer func() { _ = closeUpstreams() }()
+	if cfg.UpstreamsFile != "" && cfg.Worker {
+		logger.Info("upstream MCP servers connected", zap.String("file", cfg.UpstreamsFile), zap.Int("upstreams", len(cfg.Upstreams.Upstreams)))
 	}
 	sc := cfg.Server
 	if sc.ToolsFile != "" {
@@ -79,8 +85,6 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 			zap.String("tenant", auth.Anonymous().Tenant))
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	opts := ServerOptions{Registry: reg, Declared: sc.Declared, Authenticate: authenticate, OAuth: oauth, Audit: st.audit, MRTRKey: sc.MRTRKey,
 		NoCompanionTools: !sc.CompanionTools,
 		PublicURL:        cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,

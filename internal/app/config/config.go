@@ -17,6 +17,7 @@ import (
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/upstream"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/telemetry/export"
@@ -40,6 +41,10 @@ const (
 	// EnvFixtures adds the conformance fixture tools to the registry
 	// (default off).
 	EnvFixtures = "OPENWOP_FIXTURES"
+	// EnvUpstreamsFile names a JSON file of upstream MCP servers whose
+	// tools the worker serves (internal/upstream, docs/upstreams.md;
+	// default none).
+	EnvUpstreamsFile = "OPENWOP_UPSTREAMS_FILE"
 	// EnvTemporalGzip turns on gzip for the gRPC requests to Temporal
 	// (default off: most requests are a few hundred bytes, where gzip
 	// costs more CPU than the bytes it saves).
@@ -204,6 +209,10 @@ type Config struct {
 	Worker bool
 	// Fixtures adds the conformance fixture tools.
 	Fixtures bool
+	// UpstreamsFile is the file of upstream MCP servers ("" when unset)
+	// and Upstreams its checked entries (EnvUpstreamsFile).
+	UpstreamsFile string
+	Upstreams     upstream.File
 	// TemporalGzip gzips the gRPC requests to Temporal (EnvTemporalGzip).
 	TemporalGzip bool
 	// LogFormat is LogJSON or LogConsole.

@@ -14,6 +14,7 @@ import (
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/upstream"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
@@ -314,6 +315,22 @@ func (l *loader) temporalClient() error {
 		return fmt.Errorf("temporal client configuration (%s=%q, %s=%q and the other TEMPORAL_* variables): %w",
 			EnvTemporalConfigFile, l.get(EnvTemporalConfigFile), EnvTemporalProfile, l.get(EnvTemporalProfile), err)
 	}
+	return nil
+}
+
+// upstreamsFile reads EnvUpstreamsFile and checks the upstreams of the
+// file it names; the variables its headers name are read from the
+// environment.
+func (l *loader) upstreamsFile() error {
+	path := l.raw(EnvUpstreamsFile)
+	if path == "" {
+		return nil
+	}
+	f, err := upstream.Load(path, l.env.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("%s: %w", EnvUpstreamsFile, err)
+	}
+	l.cfg.UpstreamsFile, l.cfg.Upstreams = path, f
 	return nil
 }
 

@@ -21,6 +21,7 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 		{EnvHTTPAddr, "8080"},
 		{EnvWorker, "maybe"},
 		{EnvFixtures, "2"},
+		{EnvUpstreamsFile, "/nonexistent/upstreams.json"},
 		{EnvLogFormat, "xml"},
 		{EnvLogLevel, "loud"},
 		{EnvTemporalLogLevel, "chatty"},
@@ -86,6 +87,20 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 			}
 		})
 	}
+	t.Run("upstreams file with a bad entry", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "upstreams.json")
+		if err := os.WriteFile(path, []byte(`{"upstreams":[{"name":"search","url":"https://h/mcp","headerEnv":{"Authorization":"SEARCH_AUTH"}}]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(mapEnv{EnvUpstreamsFile: path})
+		if err == nil || !strings.Contains(err.Error(), EnvUpstreamsFile) || !strings.Contains(err.Error(), `upstream 0 ("search"): headerEnv`) {
+			t.Fatalf("err = %v, want one naming %s and the entry", err, EnvUpstreamsFile)
+		}
+		cfg, err := LoadConfig(mapEnv{EnvUpstreamsFile: path, "SEARCH_AUTH": "Bearer x"})
+		if err != nil || cfg.UpstreamsFile != path || len(cfg.Upstreams.Upstreams) != 1 {
+			t.Fatalf("LoadConfig with the header's variable set = %+v, %v; want the file's one upstream", cfg.Upstreams, err)
+		}
+	})
 	t.Run("unknown profile", func(t *testing.T) {
 		_, err := LoadConfig(mapEnv{EnvTemporalConfigFile: "/dev/null", EnvTemporalProfile: "nope"})
 		if err == nil || !strings.Contains(err.Error(), EnvTemporalProfile) || !strings.Contains(err.Error(), "nope") {

@@ -150,6 +150,8 @@ func sharedVars() []Var {
 			Meaning: "the Worker Deployment and build id of the worker (both or neither; docs/upgrades.md)", load: (*loader).deployment},
 		{Names: []string{EnvFixtures}, Default: "off", Meaning: "on: also serve the conformance fixture tools",
 			load: func(l *loader) error { return l.onOff(EnvFixtures, &l.cfg.Fixtures) }},
+		{Names: []string{EnvUpstreamsFile}, Default: "unset", Meaning: "JSON file of upstream MCP servers whose tools the worker serves (docs/upstreams.md)",
+			load: (*loader).upstreamsFile},
 		{Names: []string{EnvDataDir}, Default: "./" + DefaultDataDir,
 			Meaning: "data directory (published reports; cmd/server: the embedded temporal.db)", load: (*loader).dataDir},
 		{Names: []string{EnvLogFormat}, Default: "console (json with a remote Temporal)", Meaning: "json or console",

@@ -16,6 +16,7 @@ import (
 	"github.com/openwop/temporal-mcp/examples/tools"
 	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
+	"github.com/openwop/temporal-mcp/internal/upstream"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/telemetry/export"
 	"github.com/openwop/temporal-mcp/workflows"
@@ -28,18 +29,44 @@ const ServiceName = "openwop-worker"
 // telemetryShutdown bounds the flush of the worker's telemetry on exit.
 const telemetryShutdown = 5 * time.Second
 
+// upstreamConnectTimeout bounds the connection to the upstream MCP
+// servers (and the listing of their tools) at start.
+const upstreamConnectTimeout = 30 * time.Second
+
 // Registry returns the registry of the example tools (examples/tools), with
 // the conformance fixtures (internal/testing/conformancetools) when
 // cfg.Fixtures is set, and their activities logging to logger and
-// publishing reports in cfg.ReportsDir().
-func Registry(cfg config.Config, logger *zap.Logger) (*workflows.Registry, error) {
+// publishing reports in cfg.ReportsDir(). When cfg names a file of
+// upstream MCP servers and cfg.Worker is set, it connects to them and
+// adds their tools (internal/upstream); closeUpstreams ends those
+// connections (it does nothing otherwise).
+func Registry(ctx context.Context, cfg config.Config, logger *zap.Logger) (reg *workflows.Registry, closeUpstreams func() error, err error) {
 	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
 		OutputDir: cfg.ReportsDir(),
 	})
+	all := tools.ExampleTools()
 	if cfg.Fixtures {
-		return conformancetools.Registry(acts)
+		all = append(all, conformancetools.Tools()...)
 	}
-	return tools.DefaultRegistry(acts)
+	registered := []any{acts}
+	closeUpstreams = func() error { return nil }
+	if cfg.UpstreamsFile != "" && cfg.Worker {
+		cctx, cancel := context.WithTimeout(ctx, upstreamConnectTimeout)
+		defer cancel()
+		set, err := upstream.Connect(cctx, cfg.Upstreams, upstream.Options{Logger: logger.Named("upstream"), Version: BinaryChecksum(), Environ: os.Environ()})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %w", config.EnvUpstreamsFile, cfg.UpstreamsFile, err)
+		}
+		all = append(all, set.Tools()...)
+		registered = append(registered, set.Activities())
+		closeUpstreams = set.Close
+	}
+	reg, err = workflows.NewRegistry(all, registered...)
+	if err != nil {
+		_ = closeUpstreams()
+		return nil, nil, err
+	}
+	return reg, closeUpstreams, nil
 }
 
 // Serve runs a worker of reg's tools on cfg.TaskQueue, through c, until
@@ -76,12 +103,14 @@ func Main() error {
 		logger.Error(msg, zap.Error(err))
 		return err
 	}
-	reg, err := Registry(cfg, logger)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg.Worker = true // the process is the worker: OPENWOP_WORKER is the server's
+	reg, closeUpstreams, err := Registry(ctx, cfg, logger)
 	if err != nil {
 		return fail("tool registry", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	defer func() { _ = closeUpstreams() }()
 	return run(ctx, cfg, logger, reg, fail)
 }
 

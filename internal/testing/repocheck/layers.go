@@ -53,6 +53,7 @@ var layers = map[string]Layer{
 	"internal/app":                   LayerAssembly,
 	"internal/app/":                  LayerAssembly,
 	"examples/":                      LayerAssembly,
+	"internal/upstream":              LayerAssembly,
 	"cmd/":                           LayerCommand,
 	"internal/cmd/":                  LayerCommand,
 	"internal/testing/":              LayerCommand,
