@@ -91,14 +91,15 @@ func (p *httpProc) stop(t *testing.T) {
 	}
 }
 
-// keyedCall calls the delay tool (an hour) with idempotency key key, as a
-// client that declared Tasks, and returns the task id it answers.
+// keyedCall calls publish_report (which waits for an approval) with
+// idempotency key key, as a client that declared Tasks, and returns the
+// task id it answers.
 func keyedCall(t *testing.T, p *httpProc, key string) string {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		r := mcpCall(t, p.addr, "tools/call", "delay", map[string]any{
-			"name": "delay", "arguments": map[string]any{"delayMs": 3_600_000},
+		r := mcpCall(t, p.addr, "tools/call", "publish_report", map[string]any{
+			"name": "publish_report", "arguments": map[string]any{"title": "Q3", "topic": "sales", "sections": 2},
 			"_meta": map[string]any{mcpmount.MetaIdempotencyKey: key},
 		})
 		var task outageTask
@@ -133,6 +134,15 @@ func TestIdempotencyKeyOutlivesRestart(t *testing.T) {
 	before := keyedCall(t, first, "restart-42")
 	if again := keyedCall(t, first, "restart-42"); again != before {
 		t.Fatalf("retry before the restart = task %s, want %s", again, before)
+	}
+	// Stopped while the run waits for its approval (no activity in
+	// flight).
+	deadline := time.Now().Add(time.Minute)
+	for getTask(t, first.addr, before).Status != "input_required" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never asked for approval; stderr:\n%s", first.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	first.stop(t)
 
