@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -40,10 +41,15 @@ type rpcResponse struct {
 	} `json:"error"`
 }
 
-// mcpCall posts one 2026-07-28 request to the mount.
+// mcpCall posts one 2026-07-28 request to the mount (params' _meta, if
+// any, added to mcpMeta).
 func mcpCall(t *testing.T, addr, method, name string, params map[string]any) rpcResponse {
 	t.Helper()
-	params["_meta"] = mcpMeta
+	m := maps.Clone(mcpMeta)
+	if extra, ok := params["_meta"].(map[string]any); ok {
+		maps.Copy(m, extra)
+	}
+	params["_meta"] = m
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

@@ -16,6 +16,7 @@ import (
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/app/datadir"
 	"github.com/openwop/temporal-mcp/internal/app/toolworker"
 	"github.com/openwop/temporal-mcp/workflows"
 )
@@ -117,13 +118,22 @@ type settings struct {
 }
 
 // loadSettings reads and checks every setting of env
-// (config.LoadServer) and opens the audit trail. Its error names the
-// variable.
+// (config.LoadServer), reads the MRTR key from the data directory's key
+// file (datadir.Key) when config.EnvMRTRKey is unset, and opens the audit trail.
+// Its error names the variable.
 func loadSettings(env envconfig.EnvLookup, stdio bool) (settings, error) {
 	var st settings
 	var err error
 	if st.cfg, err = config.LoadServer(env, stdio); err != nil {
 		return st, err
+	}
+	if st.cfg.Server.MRTRKey == nil && !(stdio && st.cfg.Remote) {
+		// The data directory keeps the key, so that what it seals
+		// outlives a restart. A -stdio process on a remote Temporal uses
+		// no data directory and keeps a random key.
+		if st.cfg.Server.MRTRKey, err = datadir.Key(st.cfg.DataDir); err != nil {
+			return st, fmt.Errorf("%s unset: %w", config.EnvMRTRKey, err)
+		}
 	}
 	if st.audit, err = audit.Open(st.cfg.Server.AuditLog); err != nil {
 		return st, fmt.Errorf("%s: %w", config.EnvAuditLog, err)

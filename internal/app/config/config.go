@@ -119,7 +119,10 @@ const (
 	// default), stdout, off or a file path.
 	EnvAuditLog = "OPENWOP_AUDIT_LOG"
 	// EnvMRTRKey is the HMAC key (MinMRTRKey bytes or more) of MRTR
-	// requestStates and listRuns cursors. Unset: a random key per process.
+	// requestStates, listRuns cursors and idempotent calls' run ids.
+	// Unset: cmd/server keeps a generated one in the data directory
+	// (datadir.Key), except with -stdio on a remote Temporal (a random key
+	// per process).
 	EnvMRTRKey = "OPENWOP_MRTR_KEY"
 	// EnvStdioTenant and EnvStdioSubject name the caller of cmd/server
 	// -stdio. Unset: the anonymous local tenant.
@@ -291,8 +294,8 @@ type ServerConfig struct {
 	// Declared its declarations (EnvToolsFile).
 	ToolsFile string
 	Declared  []signals.ToolSpec
-	// MRTRKey is the HMAC key of MRTR requestStates (nil: a random one;
-	// EnvMRTRKey).
+	// MRTRKey is the HMAC key of MRTR requestStates (EnvMRTRKey; nil: the
+	// data directory's, or a random one).
 	MRTRKey []byte
 	// CompanionTools offers the companion tools to clients that can follow
 	// no run by the protocol (EnvCompanionTools).
