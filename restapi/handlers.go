@@ -376,7 +376,7 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 	}
 	if wd, gone := snap.WithdrawnAs(req.InterruptID); gone && req.InterruptID != "" {
 		// An answer to a question the run no longer waits for.
-		h.writeRunsError(w, r, "resolve", withdrawnError(wd.Reason))
+		h.writeRunsError(w, r, "resolve", runs.WithdrawalError(wd.Reason))
 		return
 	}
 	var open *signals.Interrupt
@@ -470,21 +470,12 @@ func (h *handler) writeNoOpenInterrupt(w http.ResponseWriter, r *http.Request, c
 	case closed == signals.EventInterruptResolved:
 		writeError(w, http.StatusConflict, "interrupt_already_resolved", "the interrupt at node "+nodeID+" was already resolved")
 	case closed == signals.EventInterruptWithdrawn:
-		h.writeRunsError(w, r, "resolve", withdrawnError(reason))
+		h.writeRunsError(w, r, "resolve", runs.WithdrawalError(reason))
 	case terminal:
 		writeError(w, http.StatusConflict, "run_terminal", "the run is already terminal")
 	default:
 		writeError(w, http.StatusNotFound, "interrupt_not_found", "the run has no open interrupt at node "+nodeID)
 	}
-}
-
-// withdrawnError is the runs error of an answer to an interrupt its run
-// withdrew for reason (signals.WithdrawnExpired or WithdrawnByRun).
-func withdrawnError(reason string) error {
-	if reason == signals.WithdrawnExpired {
-		return runs.ErrExpired
-	}
-	return runs.ErrWithdrawn
 }
 
 // nodeClosed returns how the last interrupt of the node that closed while

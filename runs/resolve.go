@@ -122,16 +122,22 @@ func (s *Service) resolve(ctx context.Context, caller signals.Subject, runID str
 	}
 }
 
-// withdrawnError is ErrExpired or ErrWithdrawn when snap's run withdrew the
-// interrupt id, nil otherwise.
+// withdrawnError is WithdrawalError of the reason snap's run withdrew the
+// interrupt id for, nil when it did not withdraw it.
 func withdrawnError(snap signals.Snapshot, id string) error {
 	w, ok := snap.WithdrawnAs(id)
-	switch {
-	case !ok:
+	if !ok {
 		return nil
-	case w.Reason == signals.WithdrawnExpired:
-		return ErrExpired
-	default:
-		return ErrWithdrawn
 	}
+	return WithdrawalError(w.Reason)
+}
+
+// WithdrawalError is the error of an answer to an interrupt its run
+// withdrew for reason: ErrExpired for signals.WithdrawnExpired,
+// ErrWithdrawn otherwise.
+func WithdrawalError(reason string) error {
+	if reason == signals.WithdrawnExpired {
+		return ErrExpired
+	}
+	return ErrWithdrawn
 }

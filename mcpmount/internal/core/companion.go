@@ -297,7 +297,7 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 	}
 	it, open := snap.Interrupt(args.Key)
 	if w, gone := snap.WithdrawnAs(args.Key); gone {
-		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, w)), nil
+		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, w.Reason)), nil
 	}
 	if !open || !it.ClientAnswered() {
 		return refusedAnswer(snap, caller, fmt.Sprintf("question %q is not open on this run", args.Key)), nil
@@ -319,9 +319,9 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 	case errors.Is(err, runs.ErrNotEligible):
 		return refusedAnswer(snap, caller, fmt.Sprintf("you may not answer question %q: only its approvers may", args.Key)), nil
 	case errors.Is(err, runs.ErrExpired):
-		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.Withdrawn{Reason: signals.WithdrawnExpired})), nil
+		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.WithdrawnExpired)), nil
 	case errors.Is(err, runs.ErrWithdrawn):
-		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.Withdrawn{Reason: signals.WithdrawnByRun})), nil
+		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.WithdrawnByRun)), nil
 	case errors.Is(err, runs.ErrAlreadyResolved), errors.Is(err, runs.ErrNotOpen):
 		return refusedAnswer(snap, caller, fmt.Sprintf("question %q was answered already", args.Key)), nil
 	case errors.Is(err, runs.ErrTerminal):
@@ -335,9 +335,10 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 }
 
 // withdrawnProblem says why an answer to question key, which its run
-// withdrew (w), is refused.
-func withdrawnProblem(key string, w signals.Withdrawn) string {
-	if w.Reason == signals.WithdrawnExpired {
+// withdrew for reason (signals.WithdrawnExpired or WithdrawnByRun), is
+// refused.
+func withdrawnProblem(key, reason string) string {
+	if reason == signals.WithdrawnExpired {
 		return fmt.Sprintf("question %q expired before it was answered: the run no longer waits for it, and the answer resolves nothing", key)
 	}
 	return fmt.Sprintf("question %q was withdrawn by the run: it no longer waits for it, and the answer resolves nothing", key)
