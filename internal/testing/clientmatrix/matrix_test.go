@@ -440,7 +440,7 @@ func installClients(t *testing.T) string {
 	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"package.json", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs"} {
+	for _, name := range []string{"package.json", "dispatch.mjs", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)

@@ -9,43 +9,15 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createApplicationInputHandler, createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 import * as v2 from "@modelcontextprotocol/ext-tasks/core/v2";
+import { rawDispatcher } from "./dispatch.mjs";
 
 const [url] = process.argv.slice(2);
 const VERSION = "2026-07-28";
 const clientInfo = { name: "clientmatrix-refused", version: "0" };
 const clientCapabilities = { elicitation: { form: {} }, extensions: { [v2.TASKS_EXTENSION_ID_V2]: {} } };
 
-// One POST per request with the routing headers, as in tasks.mjs.
-let nextId = 1;
-async function rawDispatch(request, options) {
-  const id = `raw-${nextId++}`;
-  const params = request.params ?? {};
-  const headers = {
-    "Content-Type": "application/json",
-    Accept: "application/json, text/event-stream",
-    "MCP-Protocol-Version": VERSION,
-    "Mcp-Method": request.method,
-    ...(options?.context?.headers ?? {}),
-  };
-  const name = request.method === "tools/call" ? params.name : params.taskId;
-  if (typeof name === "string") headers["Mcp-Name"] = name;
-  const resp = await fetch(url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id, ...request }), signal: options?.signal });
-  const text = await resp.text();
-  let msg;
-  if ((resp.headers.get("content-type") ?? "").includes("text/event-stream")) {
-    for (const line of text.split(/\r?\n/)) {
-      if (line.startsWith("data:")) {
-        const m = JSON.parse(line.slice(5));
-        if (m.id === id) msg = m;
-      }
-    }
-  } else {
-    msg = JSON.parse(text);
-  }
-  if (!msg) throw new Error(`${request.method}: no response in HTTP ${resp.status} ${text.slice(0, 300)}`);
-  if (msg.error) return { kind: "error", error: msg.error };
-  return { kind: "result", result: msg.result };
-}
+// One POST per request with the routing headers (dispatch.mjs).
+const rawDispatch = rawDispatcher(url, VERSION);
 
 const out = { case: "refused", asked: [] };
 const errorOf = (e) => ({ code: e?.code ?? e?.cause?.code, message: String(e?.message ?? e) });

@@ -6,6 +6,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createApplicationInputHandler, createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 import * as v2 from "@modelcontextprotocol/ext-tasks/core/v2";
+import { rawDispatcher } from "./dispatch.mjs";
 
 const [url, which] = process.argv.slice(2);
 const VERSION = "2026-07-28";
@@ -44,43 +45,8 @@ function validate(method, msg) {
   }
 }
 
-// The raw request path the extension needs for 2026-07-28 task traffic: one
-// POST per request with the routing headers.
-let nextId = 1;
-async function rawDispatch(request, options) {
-  const id = `raw-${nextId++}`;
-  const params = request.params ?? {};
-  const headers = {
-    "Content-Type": "application/json",
-    Accept: "application/json, text/event-stream",
-    "MCP-Protocol-Version": VERSION,
-    "Mcp-Method": request.method,
-    ...(options?.context?.headers ?? {}),
-  };
-  const name = request.method === "tools/call" ? params.name : params.taskId;
-  if (typeof name === "string") headers["Mcp-Name"] = name;
-  const resp = await fetch(url, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ jsonrpc: "2.0", id, ...request }),
-    signal: options?.signal,
-  });
-  const text = await resp.text();
-  let msg;
-  if ((resp.headers.get("content-type") ?? "").includes("text/event-stream")) {
-    for (const line of text.split(/\r?\n/)) {
-      if (!line.startsWith("data:")) continue;
-      const m = JSON.parse(line.slice(5));
-      if (m.id === id) msg = m;
-    }
-  } else {
-    msg = JSON.parse(text);
-  }
-  if (!msg) throw new Error(`${request.method}: no response in HTTP ${resp.status} ${text.slice(0, 300)}`);
-  validate(request.method, msg);
-  if (msg.error) return { kind: "error", error: msg.error };
-  return { kind: "result", result: msg.result };
-}
+// One POST per request with the routing headers (dispatch.mjs).
+const rawDispatch = rawDispatcher(url, VERSION, validate);
 
 // The answer to the run's question, per case.
 function answer(request) {
