@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"time"
 
@@ -151,7 +150,9 @@ func (a *Activities) session(ctx context.Context, s Server) (*mcp.ClientSession,
 	var t mcp.Transport
 	if s.Command != "" {
 		cmd := exec.CommandContext(ctx, s.Command, s.Args...)
-		cmd.Env = append(os.Environ(), s.Env...)
+		if len(s.Env) > 0 {
+			cmd.Env = append(cmd.Environ(), s.Env...)
+		}
 		t = &mcp.CommandTransport{Command: cmd}
 	} else {
 		hc := s.HTTPClient
