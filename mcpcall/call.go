@@ -18,6 +18,10 @@ import (
 // names no pollIntervalMs.
 const DefaultPollInterval = time.Second
 
+// maxInputRounds bounds how many times a tools/call may be answered with
+// input_required before the call gives up.
+const maxInputRounds = 16
+
 // minPollInterval bounds how fast a server may ask to be polled.
 const minPollInterval = 100 * time.Millisecond
 
@@ -116,7 +120,7 @@ func CallTool(ctx workflow.Context, server, tool string, args any, opts *Options
 		}
 		req.Arguments = raw
 	}
-	for {
+	for round := 0; ; round++ {
 		var ans CallAnswer
 		if err := workflow.ExecuteActivity(callActivity(ctx, o), (*Activities).MCPCallTool, req).Get(ctx, &ans); err != nil {
 			return nil, fmt.Errorf("call %q on %q: %w", tool, server, rpcError(err))
@@ -126,6 +130,8 @@ func CallTool(ctx workflow.Context, server, tool string, args any, opts *Options
 			return ans.Result, nil
 		case ans.Task != nil:
 			return follow(ctx, req, *ans.Task, o)
+		case len(ans.InputRequests) == 0 || round == maxInputRounds:
+			return nil, fmt.Errorf("call %q on %q: the server asked for input %d times (%d requests), giving up", tool, server, round+1, len(ans.InputRequests))
 		}
 		responses, err := answerAll(ctx, req, ans.InputRequests, o, nil)
 		if err != nil {

@@ -39,11 +39,6 @@ type Task struct {
 	Error *RPCError `json:"error,omitempty"`
 }
 
-// terminal reports whether the task's status never changes again.
-func (t *Task) terminal() bool {
-	return t.Status == StatusCompleted || t.Status == StatusFailed || t.Status == StatusCancelled
-}
-
 // InputRequest is one question a tool asks: an MCP request (usually
 // elicitation/create) the caller answers.
 type InputRequest struct {

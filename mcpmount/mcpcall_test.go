@@ -221,3 +221,25 @@ func TestIntegrationMCPCallRetryAnswersTheSameRun(t *testing.T) {
 		t.Errorf("the retry got task %s, the first attempt %s: want the same run", ids[1], ids[0])
 	}
 }
+
+// TestIntegrationMCPCallPreRunQuestion: a tool that asks before its run
+// starts (an input_required answer to tools/call) has its question asked
+// by the agent's run; the answer goes back with the call's retry.
+func TestIntegrationMCPCallPreRunQuestion(t *testing.T) {
+	s := newCallingStack(t)
+	c := s.client(t, "ka", tasksCaps())
+	task := callTool(t, c, "call_tool", map[string]any{"tool": "test_tool_with_task", "args": map[string]any{}})
+	id := task["taskId"].(string)
+	asked := waitTask(t, c, id, status("input_required"))
+	for key, r := range asked["inputRequests"].(map[string]any) {
+		if msg := r.(map[string]any)["params"].(map[string]any)["message"]; msg != "What is your name?" {
+			t.Errorf("outer question %q, want the inner pre-run one", msg)
+		}
+		wantResult(t, c.call("tasks/update", map[string]any{"taskId": id,
+			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}}, nil))
+	}
+	done := waitTask(t, c, id, status("completed"))
+	if got := text(t, done["result"]); !strings.Contains(got, "Ada") {
+		t.Errorf("agent's result %q, want a greeting of Ada", got)
+	}
+}
