@@ -36,6 +36,11 @@ type Options struct {
 	// Timeout bounds each attempt of the tools/call activity: a server
 	// that answers no task works within it (default 10 minutes).
 	Timeout time.Duration
+	// CallRetry is the retry policy of the tools/call activity (nil: that
+	// of workflows.DefaultActivityOptions), e.g. a single attempt for a
+	// server that ignores the idempotency key and a tool not safe to
+	// repeat.
+	CallRetry *temporal.RetryPolicy
 	// PollInterval is how often a task is polled when its server names
 	// no interval (default DefaultPollInterval).
 	PollInterval time.Duration
@@ -262,6 +267,9 @@ func callActivity(ctx workflow.Context, o Options) workflow.Context {
 		ao.StartToCloseTimeout = o.Timeout
 	}
 	ao.HeartbeatTimeout = 30 * time.Second
+	if o.CallRetry != nil {
+		ao.RetryPolicy = o.CallRetry
+	}
 	return workflow.WithActivityOptions(ctx, ao)
 }
 

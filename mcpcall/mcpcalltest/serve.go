@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // rpcError is a JSON-RPC error with the HTTP status it is sent with.
@@ -70,9 +71,9 @@ func (s *Server) answer(r *http.Request, method string, raw json.RawMessage, p p
 		return nil, &rpcError{http.StatusBadRequest, -32022, fmt.Sprintf("unsupported protocol version %q", p.Meta.Version)}
 	case r.Header.Get("MCP-Protocol-Version") != p.Meta.Version || r.Header.Get("Mcp-Method") != method:
 		return nil, &rpcError{http.StatusBadRequest, -32020, "MCP-Protocol-Version or Mcp-Method does not match the body"}
-	case method != "tools/list" && r.Header.Get("Mcp-Name") != name:
+	case method != "tools/list" && method != "server/discover" && r.Header.Get("Mcp-Name") != name:
 		return nil, &rpcError{http.StatusBadRequest, -32020, "Mcp-Name does not match the body"}
-	case method != "tools/call" && method != "tools/list" && p.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"] == nil:
+	case strings.HasPrefix(method, "tasks/") && p.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"] == nil:
 		return nil, &rpcError{http.StatusBadRequest, -32021, "the request does not declare the Tasks extension"}
 	}
 	s.mu.Lock()
@@ -93,6 +94,10 @@ func (s *Server) answer(r *http.Request, method string, raw json.RawMessage, p p
 // do serves method (s.mu held).
 func (s *Server) do(method string, p params) (any, *rpcError) {
 	switch method {
+	case "server/discover":
+		return map[string]any{"resultType": "complete", "supportedVersions": []string{"2026-07-28"},
+			"capabilities": map[string]any{"tools": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+			"serverInfo":   map[string]any{"name": "mcpcalltest", "version": "1"}, "ttlMs": 0, "cacheScope": "public"}, nil
 	case "tools/list":
 		names := make([]string, 0, len(s.tools))
 		for n := range s.tools {
