@@ -45,33 +45,50 @@ func callee(ctx workflow.Context, in calleeIn) (string, error) {
 	return strings.Join(out, ""), nil
 }
 
-// newCallingStack is a stack whose worker serves the conformance tools
-// and "call_tool", an agent that calls them through the stack's own MCP
-// endpoint with key ka (tenant acme).
-func newCallingStack(t *testing.T) *stack {
+// callingTools are the conformance tools and "call_tool", an agent that
+// calls them with package mcpcall.
+func callingTools() []workflows.Tool {
+	return append(conformancetools.Tools(),
+		workflows.NewTool("call_tool", "Calls a tool of this server.", callee, workflows.Suspends()))
+}
+
+// callingRegistry is the registry of callingTools whose mcpcall
+// activities reach the mount at url with key ka (tenant acme).
+func callingRegistry(url string) (*workflows.Registry, error) {
+	calls, err := mcpcall.NewActivities(map[string]mcpcall.Server{"self": {URL: url,
+		Header: http.Header{"Authorization": {"Bearer ka"}}}})
+	if err != nil {
+		return nil, err
+	}
+	acts := tools.NewActivities(testenv.Logger(), tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond})
+	return workflows.NewRegistry(callingTools(), acts, calls)
+}
+
+// newCallingStack is a stack whose worker serves callingTools through
+// the stack's own MCP endpoint. With agentQueue set, call_tool's runs
+// start on that task queue, which no worker of the stack polls.
+func newCallingStack(t *testing.T, agentQueue string) *stack {
 	t.Helper()
 	keys := keysFor(t, "ka=acme:alice")
-	toolList := append(conformancetools.Tools(),
-		workflows.NewTool("call_tool", "Calls a tool of this server.", callee, workflows.Suspends()))
 	var tq string
 	s := newStackWith(t, keys, "", func(o *Options) func(*Mount) {
 		env := testenv.Temporal(t)
 		tq = testenv.UniqueTaskQueue(t)
 		o.Runs = runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
-		specs, err := workflows.NewRegistry(toolList)
+		specs, err := workflows.NewRegistry(callingTools())
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.Catalog = staticCatalog(t, specs.Specs()...)
+		list := specs.Specs()
+		for i := range list {
+			if list[i].Name == "call_tool" {
+				list[i].TaskQueue = agentQueue
+			}
+		}
+		o.Catalog = staticCatalog(t, list...)
 		return nil
 	})
-	calls, err := mcpcall.NewActivities(map[string]mcpcall.Server{"self": {URL: s.URL + "/mcp",
-		Header: http.Header{"Authorization": {"Bearer ka"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	acts := tools.NewActivities(testenv.Logger(), tools.ActivityOptions{HeartbeatInterval: 200 * time.Millisecond})
-	reg, err := workflows.NewRegistry(toolList, acts, calls)
+	reg, err := callingRegistry(s.URL + "/mcp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +100,7 @@ func newCallingStack(t *testing.T) *stack {
 // server; the inner call is a task the agent follows, and its result is
 // the agent's.
 func TestIntegrationMCPCallLongTool(t *testing.T) {
-	s := newCallingStack(t)
+	s := newCallingStack(t, "")
 	c := s.client(t, "ka", tasksCaps())
 	task := callTool(t, c, "call_tool", map[string]any{"tool": "slow_compute", "args": map[string]any{"seconds": 2, "label": "inner"}})
 	if task["resultType"] != "task" {
@@ -106,7 +123,7 @@ func TestIntegrationMCPCallLongTool(t *testing.T) {
 // question is asked by the agent's run, a client answers it there, and
 // the answer reaches the inner tool.
 func TestIntegrationMCPCallQuestionThroughOuterRun(t *testing.T) {
-	s := newCallingStack(t)
+	s := newCallingStack(t, "")
 	c := s.client(t, "ka", tasksCaps())
 	task := callTool(t, c, "call_tool", map[string]any{"tool": "confirm_delete", "args": map[string]any{"filename": "a.txt"}})
 	id := task["taskId"].(string)
@@ -136,7 +153,7 @@ func TestIntegrationMCPCallQuestionThroughOuterRun(t *testing.T) {
 // inner task: the inner run has its cancellation within 2 s, and ends
 // cancelled.
 func TestIntegrationMCPCallCancel(t *testing.T) {
-	s := newCallingStack(t)
+	s := newCallingStack(t, "")
 	c := s.client(t, "ka", tasksCaps())
 	task := callTool(t, c, "call_tool", map[string]any{"tool": "slow_compute", "args": map[string]any{"seconds": 600}})
 	id := task["taskId"].(string)
@@ -194,7 +211,7 @@ func innerCall(t *testing.T, s *stack, id string) mcpcall.CallAnswer {
 // worker) gets the task of the run the first attempt started, so the
 // tool runs once.
 func TestIntegrationMCPCallRetryAnswersTheSameRun(t *testing.T) {
-	s := newCallingStack(t)
+	s := newCallingStack(t, "")
 	calls, err := mcpcall.NewActivities(map[string]mcpcall.Server{"self": {URL: s.URL + "/mcp",
 		Header: http.Header{"Authorization": {"Bearer ka"}}}})
 	if err != nil {
@@ -226,7 +243,7 @@ func TestIntegrationMCPCallRetryAnswersTheSameRun(t *testing.T) {
 // starts (an input_required answer to tools/call) has its question asked
 // by the agent's run; the answer goes back with the call's retry.
 func TestIntegrationMCPCallPreRunQuestion(t *testing.T) {
-	s := newCallingStack(t)
+	s := newCallingStack(t, "")
 	c := s.client(t, "ka", tasksCaps())
 	task := callTool(t, c, "call_tool", map[string]any{"tool": "test_tool_with_task", "args": map[string]any{}})
 	id := task["taskId"].(string)
