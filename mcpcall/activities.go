@@ -34,6 +34,10 @@ type Server struct {
 	Args []string
 	// Env holds "KEY=value" entries added to the command's environment.
 	Env []string
+	// ProtocolVersion, when "2025-11-25", makes the HTTP server be
+	// spoken to in that version from the start; empty tries 2026-07-28
+	// first and falls back to older versions.
+	ProtocolVersion string
 }
 
 // Activities are the activities CallTool and ListTools run: pass the
@@ -56,6 +60,8 @@ func NewActivities(servers map[string]Server) (*Activities, error) {
 			return nil, errors.New("mcpcall: a server has an empty name")
 		case (s.URL == "") == (s.Command == ""):
 			return nil, fmt.Errorf("mcpcall: server %q needs a URL or a Command, not both", name)
+		case s.ProtocolVersion != "" && s.ProtocolVersion != legacyVersion:
+			return nil, fmt.Errorf("mcpcall: server %q: protocol version %q is not %q or empty", name, s.ProtocolVersion, legacyVersion)
 		}
 	}
 	return &Activities{servers: servers, heartbeat: 5 * time.Second}, nil
@@ -93,7 +99,7 @@ func (a *Activities) MCPListTools(ctx context.Context, server string) ([]*mcp.To
 	if err != nil {
 		return nil, err
 	}
-	if s.URL != "" {
+	if s.URL != "" && s.ProtocolVersion == "" {
 		tools, err := a.listWire(ctx, s)
 		if !legacyOnly(err) {
 			return tools, final(err)

@@ -170,22 +170,22 @@ func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.Cal
 		case StatusInputRequired:
 			responses, err := answerAll(ctx, call, t.InputRequests, o, answered)
 			if err != nil {
-				return nil, cancelTask(ctx, call.Server, t.ID, err)
+				return nil, cancelTask(ctx, call.Server, t, err)
 			}
 			if len(responses) > 0 {
-				update := TaskRequest{Server: call.Server, TaskID: t.ID, InputResponses: responses}
+				update := TaskRequest{Server: call.Server, TaskID: t.ID, InputResponses: responses, Dialect: t.Dialect}
 				if err := workflow.ExecuteActivity(shortActivity(ctx), (*Activities).MCPUpdateTask, update).Get(ctx, nil); err != nil {
-					return nil, cancelTask(ctx, call.Server, t.ID, fmt.Errorf("answer task %s: %w", t.ID, rpcError(err)))
+					return nil, cancelTask(ctx, call.Server, t, fmt.Errorf("answer task %s: %w", t.ID, rpcError(err)))
 				}
 			}
 		}
 		if err := workflow.Sleep(ctx, pollInterval(t, o)); err != nil {
-			return nil, cancelTask(ctx, call.Server, t.ID, err)
+			return nil, cancelTask(ctx, call.Server, t, err)
 		}
-		ref := TaskRequest{Server: call.Server, TaskID: t.ID}
+		ref := TaskRequest{Server: call.Server, TaskID: t.ID, Dialect: t.Dialect}
 		var next Task
 		if err := workflow.ExecuteActivity(shortActivity(ctx), (*Activities).MCPGetTask, ref).Get(ctx, &next); err != nil {
-			return nil, cancelTask(ctx, call.Server, ref.TaskID, fmt.Errorf("poll task %s of %q: %w", ref.TaskID, call.Tool, rpcError(err)))
+			return nil, cancelTask(ctx, call.Server, t, fmt.Errorf("poll task %s of %q: %w", ref.TaskID, call.Tool, rpcError(err)))
 		}
 		t = next
 	}
@@ -230,11 +230,11 @@ func answerAll(ctx workflow.Context, call CallRequest, reqs map[string]InputRequ
 
 // cancelTask sends tasks/cancel for the task, on a context the caller's
 // cancellation does not reach, and returns cause.
-func cancelTask(ctx workflow.Context, server, taskID string, cause error) error {
+func cancelTask(ctx workflow.Context, server string, t Task, cause error) error {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	ref := TaskRequest{Server: server, TaskID: taskID}
+	ref := TaskRequest{Server: server, TaskID: t.ID, Dialect: t.Dialect}
 	if err := workflow.ExecuteActivity(shortActivity(dctx), (*Activities).MCPCancelTask, ref).Get(dctx, nil); err != nil {
-		workflow.GetLogger(ctx).Warn("mcpcall: tasks/cancel failed", "server", server, "task", taskID, "error", err)
+		workflow.GetLogger(ctx).Warn("mcpcall: tasks/cancel failed", "server", server, "task", t.ID, "error", err)
 	}
 	return cause
 }

@@ -336,3 +336,12 @@ func compact(t *testing.T, raw json.RawMessage) string {
 	out, _ := json.Marshal(v)
 	return string(out)
 }
+
+func TestNewActivitiesRefusesAnUnknownVersion(t *testing.T) {
+	if _, err := mcpcall.NewActivities(map[string]mcpcall.Server{"s": {URL: "http://x", ProtocolVersion: "2024-11-05"}}); err == nil {
+		t.Error("no error for protocol version 2024-11-05")
+	}
+	if _, err := mcpcall.NewActivities(map[string]mcpcall.Server{"s": {URL: "http://x", ProtocolVersion: "2025-11-25"}}); err != nil {
+		t.Error(err)
+	}
+}

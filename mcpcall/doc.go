@@ -37,11 +37,14 @@
 // once a task exists, sends tasks/cancel (on a disconnected context)
 // before CallTool returns.
 //
-// A server without 2026-07-28 (it refuses the version, or answers as a
-// session-era server does) and a command are called with the go-sdk
-// client instead: the result comes in the activity, which heartbeats (the
-// server's progress notifications too) for as long as the call takes.
-// The 2025-11-25 task methods are not followed.
+// A 2025-11-25 server that declares tasks for tools/call is asked for a
+// task (params.task), followed the same way: tasks/get, then tasks/result
+// once it has ended, tasks/cancel; each activity opens a session of its
+// own. Such a task's questions ride a tasks/result stream no durable
+// caller can hold, so a task that asks fails the call and is cancelled.
+// Any other server (and a command) is called with the go-sdk client: the
+// result comes in the activity, which heartbeats (the server's progress
+// notifications too) for as long as the call takes.
 //
 // Package mcpcalltest is a fake server for tests: scripted results,
 // questions, progress and failures, with the workflow's timers skipped by

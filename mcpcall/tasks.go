@@ -37,6 +37,9 @@ type Task struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the JSON-RPC error the call ended with (status failed).
 	Error *RPCError `json:"error,omitempty"`
+	// Dialect is the protocol version the task is followed in: "" for
+	// 2026-07-28, "2025-11-25" for the task methods of that version.
+	Dialect string `json:"dialect,omitempty"`
 }
 
 // InputRequest is one question a tool asks: an MCP request (usually
@@ -91,6 +94,8 @@ type TaskRequest struct {
 	TaskID string
 	// InputResponses answer the task's input requests (MCPUpdateTask).
 	InputResponses map[string]json.RawMessage `json:",omitempty"`
+	// Dialect is the task's (Task.Dialect).
+	Dialect string `json:",omitempty"`
 }
 
 // MCPCallTool is the activity that sends a tools/call. A 2026-07-28
@@ -107,9 +112,15 @@ func (a *Activities) MCPCallTool(ctx context.Context, req CallRequest) (CallAnsw
 		req.Key = info.WorkflowExecution.RunID + "/" + info.ActivityID
 	}
 	defer a.heartbeating(ctx)()
-	if s.URL != "" {
+	if s.URL != "" && s.ProtocolVersion == "" {
 		ans, err := a.callWire(ctx, s, req)
 		if !legacyOnly(err) {
+			return ans, final(err)
+		}
+	}
+	if s.URL != "" {
+		ans, ok, err := a.callLegacy(ctx, s, req)
+		if ok || err != nil && !legacyOnly(err) {
 			return ans, final(err)
 		}
 	}
@@ -186,6 +197,10 @@ func (a *Activities) MCPGetTask(ctx context.Context, req TaskRequest) (Task, err
 	if err != nil {
 		return Task{}, err
 	}
+	if req.Dialect == legacyVersion {
+		t, err := a.getLegacy(ctx, s, req.TaskID)
+		return t, final(err)
+	}
 	var t Task
 	err = a.wire(ctx, s).request(ctx, "tasks/get", req.TaskID, map[string]any{"taskId": req.TaskID}, nil, &t)
 	return t, final(err)
@@ -211,6 +226,9 @@ func (a *Activities) MCPCancelTask(ctx context.Context, req TaskRequest) error {
 	s, err := a.server(req.Server)
 	if err != nil {
 		return err
+	}
+	if req.Dialect == legacyVersion {
+		return final(a.cancelLegacy(ctx, s, req.TaskID))
 	}
 	return final(a.wire(ctx, s).request(ctx, "tasks/cancel", req.TaskID, map[string]any{"taskId": req.TaskID}, nil, nil))
 }

@@ -58,8 +58,9 @@ func (e *httpError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.status, strings.TrimSpace(e.body))
 }
 
-// wireClient speaks 2026-07-28 JSON-RPC over streamable HTTP: one POST
-// per request, the answer in JSON or as an SSE stream.
+// wireClient speaks JSON-RPC over streamable HTTP: 2026-07-28, one
+// stateless POST per request, or (legacy) 2025-11-25 in the session its
+// initialize opened. An answer comes in JSON or as an SSE stream.
 type wireClient struct {
 	url    string
 	header http.Header
@@ -67,17 +68,22 @@ type wireClient struct {
 	// onNotify, when set, sees every notification the server sends while
 	// a request is in flight.
 	onNotify func(method string, params json.RawMessage)
-	seq      atomic.Int64
+	// legacy makes the client speak 2025-11-25 (legacy.go).
+	legacy bool
+	// session is the legacy session's Mcp-Session-Id, once opened.
+	session string
+	seq     atomic.Int64
 }
 
-// request sends method with params (to which it adds the required
-// _meta, keeping meta's keys) and decodes the result into out. name is
-// the Mcp-Name header ("" for none).
+// request sends method with params (to which it adds meta, and at
+// 2026-07-28 the required _meta) and decodes the result into out. name
+// is the 2026-07-28 Mcp-Name header ("" for none).
 func (c *wireClient) request(ctx context.Context, method, name string, params map[string]any, meta map[string]any, out any) error {
-	m := map[string]any{
-		metaVersion:    protocolVersion,
-		metaCaps:       map[string]any{"elicitation": map[string]any{"form": map[string]any{}}, "extensions": map[string]any{extensionTasks: map[string]any{}}},
-		metaClientInfo: map[string]any{"name": "mcpcall", "version": "1"},
+	m := map[string]any{}
+	if !c.legacy {
+		m[metaVersion] = protocolVersion
+		m[metaCaps] = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}, "extensions": map[string]any{extensionTasks: map[string]any{}}}
+		m[metaClientInfo] = map[string]any{"name": "mcpcall", "version": "1"}
 	}
 	for k, v := range meta {
 		m[k] = v
@@ -85,31 +91,12 @@ func (c *wireClient) request(ctx context.Context, method, name string, params ma
 	if params == nil {
 		params = map[string]any{}
 	}
-	params["_meta"] = m
+	if len(m) > 0 {
+		params["_meta"] = m
+	}
 	id := c.seq.Add(1)
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", method, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	for k, vs := range c.header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", protocolVersion)
-	req.Header.Set("Mcp-Method", method)
-	if name != "" {
-		req.Header.Set("Mcp-Name", headerValue(name))
-	}
-	hc := c.http
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+	resp, err := c.post(ctx, method, name, msg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
@@ -124,6 +111,47 @@ func (c *wireClient) request(ctx context.Context, method, name string, params ma
 		}
 	}
 	return nil
+}
+
+// post POSTs msg with the headers of the client's dialect and keeps the
+// session id a legacy server answers with.
+func (c *wireClient) post(ctx context.Context, method, name string, msg map[string]any) (*http.Response, error) {
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	switch {
+	case !c.legacy:
+		req.Header.Set("MCP-Protocol-Version", protocolVersion)
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", headerValue(name))
+		}
+	case c.session != "":
+		req.Header.Set("MCP-Protocol-Version", legacyVersion)
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	hc := c.http
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if id := resp.Header.Get("Mcp-Session-Id"); c.legacy && c.session == "" && id != "" {
+		c.session = id
+	}
+	return resp, nil
 }
 
 // rpcMessage is a JSON-RPC response or notification.

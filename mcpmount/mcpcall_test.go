@@ -24,15 +24,20 @@ import (
 // calleeIn is the input of the callee tool: which tool of this mount to
 // call, with what.
 type calleeIn struct {
-	Tool string         `json:"tool"`
-	Args map[string]any `json:"args"`
+	Server string         `json:"server,omitempty"`
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
 }
 
 // callee is an agent workflow that calls one tool of this same mount with
 // package mcpcall and returns its text: the run's questions are the inner
 // tool's.
 func callee(ctx workflow.Context, in calleeIn) (string, error) {
-	res, err := mcpcall.CallTool(ctx, "self", in.Tool, in.Args, nil)
+	server := in.Server
+	if server == "" {
+		server = "self"
+	}
+	res, err := mcpcall.CallTool(ctx, server, in.Tool, in.Args, nil)
 	if err != nil {
 		return "", err
 	}
@@ -53,10 +58,12 @@ func callingTools() []workflows.Tool {
 }
 
 // callingRegistry is the registry of callingTools whose mcpcall
-// activities reach the mount at url with key ka (tenant acme).
+// activities reach the mount at url with key ka (tenant acme): as
+// "self", and as "self-2025" in 2025-11-25.
 func callingRegistry(url string) (*workflows.Registry, error) {
-	calls, err := mcpcall.NewActivities(map[string]mcpcall.Server{"self": {URL: url,
-		Header: http.Header{"Authorization": {"Bearer ka"}}}})
+	auth := http.Header{"Authorization": {"Bearer ka"}}
+	calls, err := mcpcall.NewActivities(map[string]mcpcall.Server{"self": {URL: url, Header: auth},
+		"self-2025": {URL: url, Header: auth, ProtocolVersion: "2025-11-25"}})
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +107,17 @@ func newCallingStack(t *testing.T, agentQueue string) *stack {
 // server; the inner call is a task the agent follows, and its result is
 // the agent's.
 func TestIntegrationMCPCallLongTool(t *testing.T) {
+	for _, server := range []string{"self", "self-2025"} {
+		t.Run(server, func(t *testing.T) { testLongTool(t, server) })
+	}
+}
+
+// testLongTool is TestIntegrationMCPCallLongTool with the inner server
+// named server.
+func testLongTool(t *testing.T, server string) {
 	s := newCallingStack(t, "")
 	c := s.client(t, "ka", tasksCaps())
-	task := callTool(t, c, "call_tool", map[string]any{"tool": "slow_compute", "args": map[string]any{"seconds": 2, "label": "inner"}})
+	task := callTool(t, c, "call_tool", map[string]any{"server": server, "tool": "slow_compute", "args": map[string]any{"seconds": 2, "label": "inner"}})
 	if task["resultType"] != "task" {
 		t.Fatalf("call_tool answered %v, want a task", task)
 	}
@@ -113,6 +128,9 @@ func TestIntegrationMCPCallLongTool(t *testing.T) {
 	inner := innerCall(t, s, task["taskId"].(string))
 	if inner.Task == nil || !strings.Contains(inner.Key, "/") {
 		t.Fatalf("the inner call answered %+v, want a task and a run-derived key", inner)
+	}
+	if want := map[string]string{"self": "", "self-2025": "2025-11-25"}[server]; inner.Task.Dialect != want {
+		t.Errorf("inner task followed in %q, want %q", inner.Task.Dialect, want)
 	}
 	if st := wantResult(t, c.call("tasks/get", map[string]any{"taskId": inner.Task.ID}, nil)); st["status"] != "completed" {
 		t.Errorf("inner task %v", st)
@@ -153,9 +171,17 @@ func TestIntegrationMCPCallQuestionThroughOuterRun(t *testing.T) {
 // inner task: the inner run has its cancellation within 2 s, and ends
 // cancelled.
 func TestIntegrationMCPCallCancel(t *testing.T) {
+	for _, server := range []string{"self", "self-2025"} {
+		t.Run(server, func(t *testing.T) { testCancel(t, server) })
+	}
+}
+
+// testCancel is TestIntegrationMCPCallCancel with the inner server named
+// server.
+func testCancel(t *testing.T, server string) {
 	s := newCallingStack(t, "")
 	c := s.client(t, "ka", tasksCaps())
-	task := callTool(t, c, "call_tool", map[string]any{"tool": "slow_compute", "args": map[string]any{"seconds": 600}})
+	task := callTool(t, c, "call_tool", map[string]any{"server": server, "tool": "slow_compute", "args": map[string]any{"seconds": 600}})
 	id := task["taskId"].(string)
 	inner := innerCall(t, s, id)
 	if inner.Task == nil {
