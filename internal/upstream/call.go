@@ -138,9 +138,7 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	call := CallRequest{Upstream: c.up.Name, Tool: t.Name}
 	description := cmpOr(t.Description, fmt.Sprintf("Tool %s of the MCP server %s.", t.Name, c.up.Name))
 	if c.servesTasks() {
-		return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
-			return followCall(ctx, call, args, ao.RetryPolicy, safe)
-		}, append(opts, workflows.Suspends())...)
+		return tasksTool(name, description, call, ao, safe, opts)
 	}
 	return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
 		return runCall(workflow.WithActivityOptions(ctx, ao), call, args, safe)

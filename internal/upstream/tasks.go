@@ -52,13 +52,31 @@ func (s *Set) taskActivities() *mcpcall.Activities {
 	return acts
 }
 
+// followTasksChange names the change that made the runs of a Tasks
+// upstream's tools follow its tasks (workflow.GetVersion): a run started
+// before it goes on calling in one blocking activity.
+const followTasksChange = "upstream-follow-tasks"
+
+// tasksTool makes the tool of a Tasks upstream's tool: its runs follow
+// the upstream task (followCall), with the tool's policy (ao: the attempt
+// timeout and, for a tool not safe to repeat, a single attempt of the
+// tools/call). It may ask questions (the upstream's).
+func tasksTool(name, description string, call CallRequest, ao workflow.ActivityOptions, safe bool, opts []workflows.ToolOption) workflows.Tool {
+	return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
+		if workflow.GetVersion(ctx, followTasksChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			return runCall(workflow.WithActivityOptions(ctx, ao), call, args, safe)
+		}
+		return followCall(ctx, call, args, &mcpcall.Options{CallRetry: ao.RetryPolicy, Timeout: ao.StartToCloseTimeout}, safe)
+	}, append(opts, workflows.Suspends())...)
+}
+
 // followCall is the run of a call of a tool of an upstream that serves
 // Tasks, its failures told apart as runCall tells them.
-func followCall(ctx workflow.Context, call CallRequest, args json.RawMessage, retry *temporal.RetryPolicy, safe bool) (output, error) {
+func followCall(ctx workflow.Context, call CallRequest, args json.RawMessage, opts *mcpcall.Options, safe bool) (output, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	res, err := mcpcall.CallTool(ctx, call.Upstream, call.Tool, args, &mcpcall.Options{CallRetry: retry})
+	res, err := mcpcall.CallTool(ctx, call.Upstream, call.Tool, args, opts)
 	var rpc *mcpcall.RPCError
 	switch {
 	case err == nil && res.IsError:
