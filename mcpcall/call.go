@@ -135,8 +135,10 @@ func CallTool(ctx workflow.Context, server, tool string, args any, opts *Options
 			return ans.Result, nil
 		case ans.Task != nil:
 			return follow(ctx, req, *ans.Task, o)
-		case len(ans.InputRequests) == 0 || round == maxInputRounds:
-			return nil, fmt.Errorf("call %q on %q: the server asked for input %d times (%d requests), giving up", tool, server, round+1, len(ans.InputRequests))
+		case len(ans.InputRequests) == 0:
+			return nil, fmt.Errorf("call %q on %q: the server answered input_required with no input requests", tool, server)
+		case round == maxInputRounds:
+			return nil, fmt.Errorf("call %q on %q: the server still asks for input after %d rounds of answers", tool, server, round)
 		}
 		responses, err := answerAll(ctx, req, ans.InputRequests, o, nil)
 		if err != nil {
