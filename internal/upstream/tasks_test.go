@@ -1,16 +1,22 @@
 package upstream_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/internal/upstream"
 	"github.com/openwop/temporal-mcp/mcpcall/mcpcalltest"
 	"github.com/openwop/temporal-mcp/mcpmount"
+	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
 
 // An upstream that serves Tasks (2026-07-28) is followed durably: the
@@ -76,4 +82,43 @@ func TestTasksUpstreamFollowed(t *testing.T) {
 			t.Fatal("the upstream task was not cancelled")
 		}
 	})
+}
+
+// A run of a Tasks upstream's tool started before the change that
+// follows tasks (its history has no marker of "upstream-follow-tasks")
+// replays the blocking activity; a new run follows the task.
+func TestTasksUpstreamVersioned(t *testing.T) {
+	up := mcpcalltest.NewServer(t)
+	up.Tool("job", mcpcalltest.Working(""), mcpcalltest.Text("followed"))
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"tasks","url":%q,"prefix":""}]}`, up.URL), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	set, err := upstream.Connect(ctx, file, upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	for _, old := range []bool{false, true} {
+		reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := workflowstest.New(reg)
+		if old {
+			env.Temporal().OnGetVersion("upstream-follow-tasks", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			env.Temporal().OnActivity("UpstreamCallTool", mock.Anything, mock.Anything).
+				Return(upstream.Result{Content: json.RawMessage(`[{"type":"text","text":"blocking"}]`)}, nil)
+		}
+		res, err := env.Call("job", map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{false: "followed", true: "blocking"}[old]
+		if got, _ := json.Marshal(res.Snapshot.Result); !strings.Contains(string(got), want) {
+			t.Errorf("old=%v: result %s, want %q", old, got, want)
+		}
+	}
 }
