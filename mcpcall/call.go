@@ -91,7 +91,7 @@ func AskHuman(ctx workflow.Context, q Question) (json.RawMessage, error) {
 // NewActivities' map), in one activity.
 func ListTools(ctx workflow.Context, server string) ([]*mcp.Tool, error) {
 	var tools []*mcp.Tool
-	err := workflow.ExecuteActivity(shortActivity(ctx), (*Activities).MCPListTools, server).Get(ctx, &tools)
+	err := workflow.ExecuteActivity(shortActivity(ctx, "tools/list on "+server), (*Activities).MCPListTools, server).Get(ctx, &tools)
 	if err != nil {
 		return nil, fmt.Errorf("list the tools of %q: %w", server, rpcError(err))
 	}
@@ -127,7 +127,7 @@ func CallTool(ctx workflow.Context, server, tool string, args any, opts *Options
 	}
 	for round := 0; ; round++ {
 		var ans CallAnswer
-		if err := workflow.ExecuteActivity(callActivity(ctx, o), (*Activities).MCPCallTool, req).Get(ctx, &ans); err != nil {
+		if err := workflow.ExecuteActivity(callActivity(ctx, o, "tools/call "+tool+" on "+server), (*Activities).MCPCallTool, req).Get(ctx, &ans); err != nil {
 			return nil, fmt.Errorf("call %q on %q: %w", tool, server, rpcError(err))
 		}
 		switch {
@@ -176,7 +176,7 @@ func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.Cal
 			}
 			if len(responses) > 0 {
 				update := TaskRequest{Server: call.Server, TaskID: t.ID, InputResponses: responses, Dialect: t.Dialect}
-				if err := workflow.ExecuteActivity(shortActivity(ctx), (*Activities).MCPUpdateTask, update).Get(ctx, nil); err != nil {
+				if err := workflow.ExecuteActivity(shortActivity(ctx, "tasks/update: answers to "+call.Tool+" on "+call.Server), (*Activities).MCPUpdateTask, update).Get(ctx, nil); err != nil {
 					return nil, cancelTask(ctx, call.Server, t, fmt.Errorf("answer task %s: %w", t.ID, rpcError(err)))
 				}
 			}
@@ -186,7 +186,7 @@ func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.Cal
 		}
 		ref := TaskRequest{Server: call.Server, TaskID: t.ID, Dialect: t.Dialect}
 		var next Task
-		if err := workflow.ExecuteActivity(shortActivity(ctx), (*Activities).MCPGetTask, ref).Get(ctx, &next); err != nil {
+		if err := workflow.ExecuteActivity(shortActivity(ctx, "tasks/get: "+call.Tool+" on "+call.Server), (*Activities).MCPGetTask, ref).Get(ctx, &next); err != nil {
 			return nil, cancelTask(ctx, call.Server, t, fmt.Errorf("poll task %s of %q: %w", ref.TaskID, call.Tool, rpcError(err)))
 		}
 		t = next
@@ -235,7 +235,7 @@ func answerAll(ctx workflow.Context, call CallRequest, reqs map[string]InputRequ
 func cancelTask(ctx workflow.Context, server string, t Task, cause error) error {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	ref := TaskRequest{Server: server, TaskID: t.ID, Dialect: t.Dialect}
-	if err := workflow.ExecuteActivity(shortActivity(dctx), (*Activities).MCPCancelTask, ref).Get(dctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(shortActivity(dctx, "tasks/cancel: task "+t.ID+" on "+server), (*Activities).MCPCancelTask, ref).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("mcpcall: tasks/cancel failed", "server", server, "task", t.ID, "error", err)
 	}
 	return cause
@@ -262,9 +262,11 @@ func taskError(t Task) error {
 }
 
 // callActivity is ctx with the options of the tools/call activity: it
-// heartbeats, so a dead worker's attempt is retried within 30 s.
-func callActivity(ctx workflow.Context, o Options) workflow.Context {
+// heartbeats, so a dead worker's attempt is retried within 30 s. summary
+// is what the Temporal UI shows of the activity.
+func callActivity(ctx workflow.Context, o Options, summary string) workflow.Context {
 	ao := workflows.DefaultActivityOptions()
+	ao.Summary = summary
 	if o.Timeout > 0 {
 		ao.StartToCloseTimeout = o.Timeout
 	}
@@ -275,9 +277,11 @@ func callActivity(ctx workflow.Context, o Options) workflow.Context {
 	return workflow.WithActivityOptions(ctx, ao)
 }
 
-// shortActivity is ctx with the options of a short request.
-func shortActivity(ctx workflow.Context) workflow.Context {
+// shortActivity is ctx with the options of a short request; summary is
+// what the Temporal UI shows of the activity.
+func shortActivity(ctx workflow.Context, summary string) workflow.Context {
 	ao := workflows.DefaultActivityOptions()
+	ao.Summary = summary
 	ao.StartToCloseTimeout = 30 * time.Second
 	return workflow.WithActivityOptions(ctx, ao)
 }

@@ -3,6 +3,7 @@ package mcpmount
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +136,35 @@ func testLongTool(t *testing.T, server string) {
 	if st := wantResult(t, c.call("tasks/get", map[string]any{"taskId": inner.Task.ID}, nil)); st["status"] != "completed" {
 		t.Errorf("inner task %v", st)
 	}
+	summaries := activitySummaries(t, s, task["taskId"].(string))
+	for _, want := range []string{"tools/call slow_compute on " + server, "tasks/get: slow_compute on " + server} {
+		if !slices.Contains(summaries, want) {
+			t.Errorf("the agent's activities show %q in the Temporal UI, want %q among them", summaries, want)
+		}
+	}
+}
+
+// activitySummaries are the summaries (what the Temporal UI shows) of the
+// activities the run of task id scheduled.
+func activitySummaries(t *testing.T, s *stack, id string) []string {
+	t.Helper()
+	var out []string
+	it := s.env.Client.GetWorkflowHistory(t.Context(), runOf(t, id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetActivityTaskScheduledEventAttributes() == nil || ev.GetUserMetadata().GetSummary() == nil {
+			continue
+		}
+		var summary string
+		if err := converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &summary); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, summary)
+	}
+	return out
 }
 
 // TestIntegrationMCPCallQuestionThroughOuterRun: the inner tool's
