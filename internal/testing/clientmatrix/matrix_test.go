@@ -264,6 +264,33 @@ func TestClientMatrix(t *testing.T) {
 			})
 		}
 	})
+	// A client shaped like VS Code's 2025-11-25 task flow
+	// (testdata/vscode.mjs): support detected through
+	// capabilities.tasks.requests.tools.call, tools/call with params.task,
+	// tasks/get polled until the task asks or ends, then tasks/result, whose
+	// stream carries the question as elicitation/create.
+	t.Run("vscode", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			which, handedOver string
+			want              []string
+		}{
+			{"long", "completed", []string{slept}},
+			{"approve", "input_required", []string{"published at", "approved by"}},
+		} {
+			t.Run(tc.which, func(t *testing.T) {
+				t.Parallel()
+				o := script(t, "vscode.mjs", tc.which)
+				o.want(t, "completed", false, tc.want...)
+				if o.Kind != "task" || o.HandedOver != tc.handedOver {
+					t.Errorf("the call was answered %q and handed to tasks/result at %q, want a task at %q", o.Kind, o.HandedOver, tc.handedOver)
+				}
+				if tc.which == "approve" && !strings.Contains(o.Asked, "Publish the report") {
+					t.Errorf("asked %q, want the approval question through tasks/result", o.Asked)
+				}
+			})
+		}
+	})
 	t.Run("go-sdk", func(t *testing.T) {
 		t.Parallel()
 		for _, version := range []string{"2026-07-28", "2025-11-25"} {
@@ -285,6 +312,9 @@ type outcome struct {
 	Text     string `json:"text"`
 	Asked    string `json:"asked"`
 	Progress int    `json:"progress"`
+	// HandedOver is the task status at which the VS Code-shaped client
+	// called tasks/result.
+	HandedOver string `json:"handedOver"`
 	// OutputSchema and Annotations are what the client listed of the
 	// tool it called ("structured").
 	OutputSchema bool            `json:"outputSchema"`
@@ -440,7 +470,7 @@ func installClients(t *testing.T) string {
 	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"package.json", "dispatch.mjs", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs"} {
+	for _, name := range []string{"package.json", "dispatch.mjs", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs", "vscode.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
