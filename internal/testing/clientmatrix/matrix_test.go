@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -239,6 +240,68 @@ func TestClientMatrix(t *testing.T) {
 				r.want(t, false, "published at", "approved by")
 			})
 		}
+		// The Tasks tab's operations, by task id, on a 2025-11-25 task: a
+		// long delay called with --task, then tasks/list, tasks/get and
+		// tasks/result. A legacy task that asks is not among them: the
+		// Inspector 2.12.0 polls tasks/get while the task is
+		// input_required and never calls tasks/result, which is where a
+		// 2025-11-25 server asks (the call waits until its timeout, and an
+		// mcpdo tasks/result on the task waits too without surfacing the
+		// question); in the modern era it answers through tasks/update
+		// (mcpdo/approve/modern above).
+		t.Run("mcpdo/tasks/legacy", func(t *testing.T) {
+			t.Parallel()
+			mcpdo := mcpdoRunner(t, node, filepath.Join(inspector, "clients", "mcpdo", "build", "mcp-bin.js"))
+			if out, err := mcpdo("connect", "--era", "legacy", url); err != nil {
+				t.Fatalf("mcpdo connect: %v %s", err, out)
+			}
+			out, err := mcpdo("--connection", url, "tools/call", "--task", "delay", fmt.Sprintf("delayMs:=%d", delayMs))
+			var called struct {
+				toolResult
+				Meta map[string]struct {
+					TaskID string `json:"taskId"`
+				} `json:"_meta"`
+			}
+			if jerr := json.Unmarshal(out, &called); jerr != nil {
+				t.Fatalf("mcpdo tools/call --task delay: %v %s", err, out)
+			}
+			called.want(t, false, slept)
+			taskID := called.Meta["io.modelcontextprotocol/related-task"].TaskID
+			if taskID == "" {
+				t.Fatalf("mcpdo tools/call --task delay: no related task in %s", out)
+			}
+			out, err = mcpdo("--connection", url, "tasks/get", taskID)
+			var got struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+					Status string `json:"status"`
+				} `json:"task"`
+			}
+			if jerr := json.Unmarshal(out, &got); jerr != nil || got.Task.TaskID != taskID || got.Task.Status != "completed" {
+				t.Fatalf("mcpdo tasks/get %s: %v %s, want it completed", taskID, err, out)
+			}
+			// The list is eventually consistent with tasks/get: the
+			// task is listed, in whichever status.
+			out, err = mcpdo("--connection", url, "tasks/list")
+			var list struct {
+				Tasks []struct {
+					TaskID string `json:"taskId"`
+				} `json:"tasks"`
+			}
+			if jerr := json.Unmarshal(out, &list); jerr != nil || !slices.ContainsFunc(list.Tasks, func(t struct {
+				TaskID string `json:"taskId"`
+			}) bool {
+				return t.TaskID == taskID
+			}) {
+				t.Fatalf("mcpdo tasks/list: %v %s, want task %s listed", err, out, taskID)
+			}
+			out, err = mcpdo("--connection", url, "tasks/result", taskID)
+			var r toolResult
+			if jerr := json.Unmarshal(out, &r); jerr != nil {
+				t.Fatalf("mcpdo tasks/result %s: %v %s", taskID, err, out)
+			}
+			r.want(t, false, slept)
+		})
 	})
 	// A client that behaves as Claude Code does (testdata/hostlike.mjs): a
 	// short tool is answered inline, a longer one is a task it polls at
