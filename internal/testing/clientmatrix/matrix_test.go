@@ -54,7 +54,11 @@ const maxNode = 5
 //     kept alive by progress, and through its experimental Tasks API an
 //     approval, a failed tool and a cancelled task;
 //   - the MCP Inspector: its CLI mode (a long delay, a failed tool) and its
-//     connection CLI mcpdo, which answers the approval question;
+//     connection CLI mcpdo, which answers the approval question and drives
+//     a 2025-11-25 task by its id (tasks/get, tasks/list, tasks/result);
+//   - a client shaped like VS Code's 2025-11-25 task flow
+//     (testdata/vscode.mjs): publish_report approved through tasks/result,
+//     a long delay;
 //   - the go-sdk client in both protocol eras: publish_report approved, a
 //     long delay, invalid arguments read as isError.
 //
