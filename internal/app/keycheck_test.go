@@ -65,6 +65,16 @@ func TestMRTRKeyMismatchIsLogged(t *testing.T) {
 		t.Errorf("the error %q holds a key", msg)
 	}
 
+	// What replicas meet on holds the fingerprint, never the key.
+	desc, err := env.Client.DescribeWorkflowExecution(context.Background(), keycheck.WorkflowID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo := desc.GetWorkflowExecutionInfo().GetMemo().String()
+	if !strings.Contains(memo, keycheck.Fingerprint(keyB)) || strings.Contains(memo, string(keyB)) {
+		t.Errorf("the published memo %s: want keyB's fingerprint and not the key", memo)
+	}
+
 	logsC := start(keyB) // as the replica before it
 	if got := mismatches(logsC); len(got) != 0 {
 		t.Fatalf("a replica with the same key as the one before it logged %v", got)
