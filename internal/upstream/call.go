@@ -152,6 +152,9 @@ func cmpOr(a, b string) string {
 // its failures told apart.
 func runCall(ctx workflow.Context, call CallRequest, args json.RawMessage, safe bool) (output, error) {
 	call.Arguments = args
+	if err := serveElicitations(ctx); err != nil {
+		return output{}, err
+	}
 	var res Result
 	err := workflow.ExecuteActivity(ctx, activityName, call).Get(ctx, &res)
 	var appErr *temporal.ApplicationError
@@ -192,6 +195,7 @@ func (a *Activities) UpstreamCallTool(ctx context.Context, req CallRequest) (Res
 	key, _ := json.Marshal(token)
 	c.progress.Store(string(key), progressReporter(ctx))
 	defer c.progress.Delete(string(key))
+	defer c.begin(ctx, token)()
 
 	args := req.Arguments
 	if len(args) == 0 || string(args) == "null" {

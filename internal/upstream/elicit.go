@@ -1,0 +1,212 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/openwop/temporal-mcp/workflows"
+)
+
+// An upstream's elicitation/create (form mode) is the run's question:
+// the activity's session hands it to the run of the call in flight with
+// the workflow update elicitUpdate, whose handler asks it
+// (workflows.AskInput: input_required with the upstream's message and
+// schema, answers checked as every question's) and returns the answer,
+// which the session gives the upstream as the elicitation's result.
+
+// elicitUpdate is the workflow update by which a call's activity asks
+// its run the upstream's question.
+const elicitUpdate = "openwop-upstream-elicit"
+
+// Elicitation is an upstream's form elicitation, as the run's history
+// keeps it (the update's argument).
+type Elicitation struct {
+	Message string          `json:"message"`
+	Schema  json.RawMessage `json:"requestedSchema"`
+}
+
+// ElicitAnswer is the answer to an Elicitation (the update's result):
+// accept with its content, decline or cancel.
+type ElicitAnswer struct {
+	Action  string          `json:"action"`
+	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// asked is an Elicitation the run has received and not yet answered.
+type asked struct {
+	e    Elicitation
+	ans  ElicitAnswer
+	done bool
+}
+
+// serveElicitations makes the run answer elicitUpdate for as long as ctx
+// lasts: each update's Elicitation is asked as a question of its own (key
+// upstream-elicitation-<n>, in the order they came), and the update
+// returns its answer; one that comes once ctx has ended answers cancel.
+// It adds no command to the run's history until an update comes.
+func serveElicitations(ctx workflow.Context) error {
+	var queue []*asked
+	stopped := false
+	handler := func(uctx workflow.Context, e Elicitation) (ElicitAnswer, error) {
+		a := &asked{e: e}
+		queue = append(queue, a)
+		if err := workflow.Await(uctx, func() bool { return a.done || stopped }); err != nil || !a.done {
+			return ElicitAnswer{Action: "cancel"}, nil
+		}
+		return a.ans, nil
+	}
+	validate := func(e Elicitation) error {
+		var s map[string]json.RawMessage
+		if json.Unmarshal(e.Schema, &s) != nil {
+			return errors.New("the requested schema is not a JSON object")
+		}
+		return nil
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, elicitUpdate, handler,
+		workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
+		return fmt.Errorf("upstream: elicitation handler: %w", err)
+	}
+	workflow.GoNamed(ctx, "upstream-elicitations", func(c workflow.Context) {
+		defer func() { stopped = true }()
+		for n := 1; ; n++ {
+			if workflow.Await(c, func() bool { return len(queue) > 0 }) != nil {
+				return
+			}
+			a := queue[0]
+			queue = queue[1:]
+			key := fmt.Sprintf("upstream-elicitation-%d", n)
+			workflow.GoNamed(c, key, func(c workflow.Context) {
+				a.ans, a.done = ask(c, key, a.e), true
+			})
+		}
+	})
+	return nil
+}
+
+// ask asks e as the run's question key and returns the answer: a decline
+// is a decline, and anything else that ends the question (a cancel
+// answer, the run's cancellation, a question that cannot be asked) is a
+// cancel.
+func ask(ctx workflow.Context, key string, e Elicitation) ElicitAnswer {
+	content, err := workflows.AskInput(ctx, workflows.InputRequest{Key: key, Title: e.Message, Schema: e.Schema})
+	switch {
+	case err == nil:
+		if len(content) == 0 || string(content) == "null" {
+			content = json.RawMessage(`{}`)
+		}
+		return ElicitAnswer{Action: "accept", Content: content}
+	case errors.Is(err, workflows.ErrDeclined):
+		return ElicitAnswer{Action: "decline"}
+	}
+	workflow.GetLogger(ctx).Info("Upstream elicitation answered cancel", "key", key, "error", err)
+	return ElicitAnswer{Action: "cancel"}
+}
+
+// inflight is a call of an upstream tool in flight: the activity that
+// makes it.
+type inflight struct {
+	ctx        context.Context // the activity's
+	workflowID string
+	runID      string
+	token      string // the call's progress token: unique per attempt
+	mu         sync.Mutex
+	asked      int // elicitations relayed so far
+}
+
+// updateID is the id of the update of the call's next elicitation.
+func (f *inflight) updateID() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked++
+	return fmt.Sprintf("%s/elicitation-%d", f.token, f.asked)
+}
+
+// begin records the activity of ctx as a call in flight of c until the
+// returned func is called.
+func (c *conn) begin(ctx context.Context, token string) (end func()) {
+	info := activity.GetInfo(ctx)
+	f := &inflight{ctx: ctx, workflowID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID, token: token}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[*inflight]bool{}
+	}
+	c.calls[f] = true
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.calls, f)
+	}
+}
+
+// asking is the call an elicitation belongs to: the one call in flight.
+// An elicitation/create names no request of the client's, so with
+// several calls in flight at once on the session there is no telling
+// which one asks.
+func (c *conn) asking() (*inflight, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.calls) != 1 {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"elicitation refused: %d calls are in flight on this session, and an elicitation does not say which one asks", len(c.calls))}
+	}
+	for f := range c.calls {
+		return f, nil
+	}
+	return nil, nil
+}
+
+// onElicit relays an upstream's form elicitation to the run of the call
+// in flight and answers with the run's answer. When the call ends first
+// (its run was cancelled) the answer is cancel.
+func (c *conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if m := req.Params.Mode; m != "" && m != "form" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("elicitation mode %q is not relayed: only form", m)}
+	}
+	f, err := c.asking()
+	if err != nil {
+		return nil, err
+	}
+	schema, err := json.Marshal(req.Params.RequestedSchema)
+	if err != nil || req.Params.RequestedSchema == nil {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(f.ctx, cancel)
+	defer stop()
+	h, err := activity.GetClient(f.ctx).UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   f.workflowID,
+		RunID:        f.runID,
+		UpdateID:     f.updateID(),
+		UpdateName:   elicitUpdate,
+		Args:         []any{Elicitation{Message: req.Params.Message, Schema: schema}},
+		WaitForStage: client.WorkflowUpdateStageAccepted,
+	})
+	var ans ElicitAnswer
+	if err == nil {
+		err = h.Get(ctx, &ans)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	case err != nil:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the run could not ask the question: %v", err)}
+	}
+	res := &mcp.ElicitResult{Action: ans.Action}
+	if ans.Action == "accept" {
+		if err := json.Unmarshal(ans.Content, &res.Content); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the answer's content does not decode: %v", err)}
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,154 @@
+package upstream_test
+
+// An upstream's elicitation is the run's question: a go-sdk server of the
+// test's own whose tool elicits, behind a worker of the real embedded
+// Temporal server, its question answered by an MCP client over HTTP.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
+	"github.com/openwop/temporal-mcp/internal/upstream"
+)
+
+// asker is an upstream whose tool ask elicits a name and answers with
+// the elicitation's result; each result (or error) is sent on results.
+type asker struct {
+	results chan string
+}
+
+var askSchema = map[string]any{
+	"type":       "object",
+	"properties": map[string]any{"name": map[string]any{"type": "string", "minLength": 2}},
+	"required":   []any{"name"},
+}
+
+func (a *asker) serve(t *testing.T) string {
+	t.Helper()
+	a.results = make(chan string, 8)
+	s := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks a name."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: askSchema})
+			if err != nil {
+				a.results <- "error: " + err.Error()
+				return nil, nil, err
+			}
+			content, _ := json.Marshal(res.Content)
+			text := res.Action + " " + string(content)
+			a.results <- text
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// next is the next result the upstream's tool got (a minute at most).
+func (a *asker) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case r := <-a.results:
+		return r
+	case <-time.After(time.Minute):
+		t.Fatal("the upstream's elicitation got no result within a minute")
+		return ""
+	}
+}
+
+func TestElicitationIsTheRunsQuestion(t *testing.T) {
+	env := testenv.Temporal(t)
+	a := &asker{}
+	prefix := randomPrefix()
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"asker","url":%q,"prefix":%q}]}`, a.serve(t), prefix), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveUpstreams(t, env, file)
+	ask := prefix + "ask"
+	c.waitTools(ask)
+
+	// question starts a call of ask and returns its task and its one
+	// question's key, once the run asks it.
+	question := func(t *testing.T) (taskID, key string) {
+		t.Helper()
+		created := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}}, taskCaps)
+		taskID, _ = created["taskId"].(string)
+		res := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "input_required" })
+		reqs, _ := res["inputRequests"].(map[string]any)
+		if len(reqs) != 1 {
+			t.Fatalf("inputRequests = %v, want the upstream's one question", reqs)
+		}
+		for k, r := range reqs {
+			key = k
+			params, _ := r.(map[string]any)["params"].(map[string]any)
+			got, _ := json.Marshal(params["requestedSchema"])
+			want, _ := json.Marshal(askSchema)
+			if params["message"] != "Your name?" || string(got) != string(want) {
+				t.Fatalf("question = %v, want the upstream's message and schema %s", params, want)
+			}
+		}
+		return taskID, key
+	}
+	answer := func(taskID, key string, resp map[string]any) (*rpcError, []byte) {
+		_, rpcErr, raw := c.call("tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{key: resp}}, taskCaps)
+		return rpcErr, raw
+	}
+	resultText := func(taskID string) string {
+		res := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "completed" })
+		return fmt.Sprint(res["result"])
+	}
+
+	t.Run("accept", func(t *testing.T) {
+		taskID, key := question(t)
+		// A misfit answer is refused, and the question stays open.
+		if rpcErr, raw := answer(taskID, key, map[string]any{"action": "accept", "content": map[string]any{"name": "A"}}); rpcErr == nil || rpcErr.Code != -32602 {
+			t.Fatalf("tasks/update with a name too short: %s, want -32602", raw)
+		}
+		if r := c.result("tasks/get", map[string]any{"taskId": taskID}, taskCaps); r["status"] != "input_required" || r["inputRequests"].(map[string]any)[key] == nil {
+			t.Fatalf("after the refused answer tasks/get = %v, want the question still open", r)
+		}
+		if rpcErr, raw := answer(taskID, key, map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}); rpcErr != nil {
+			t.Fatalf("tasks/update: %s", raw)
+		}
+		if got, want := a.next(t), `accept {"name":"Ada"}`; got != want {
+			t.Fatalf("the upstream's elicitation got %q, want %q", got, want)
+		}
+		if text := resultText(taskID); !strings.Contains(text, `accept {"name":"Ada"}`) {
+			t.Fatalf("the run's result = %s, want the tool's answer with the content", text)
+		}
+	})
+	t.Run("decline", func(t *testing.T) {
+		taskID, key := question(t)
+		if rpcErr, raw := answer(taskID, key, map[string]any{"action": "decline"}); rpcErr != nil {
+			t.Fatalf("tasks/update: %s", raw)
+		}
+		if got := a.next(t); !strings.HasPrefix(got, "decline") {
+			t.Fatalf("the upstream's elicitation got %q, want decline", got)
+		}
+		if text := resultText(taskID); !strings.Contains(text, "decline") {
+			t.Fatalf("the run's result = %s, want the tool's answer to the decline", text)
+		}
+	})
+	// Cancelling the run while it asks ends the upstream's request: the
+	// elicitation is answered cancel, or the call is cancelled first.
+	t.Run("cancel", func(t *testing.T) {
+		taskID, _ := question(t)
+		c.result("tasks/cancel", map[string]any{"taskId": taskID}, taskCaps)
+		if got := a.next(t); !strings.HasPrefix(got, "cancel") && !strings.Contains(got, "context canceled") {
+			t.Fatalf("the upstream's elicitation got %q, want cancel", got)
+		}
+		c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "cancelled" })
+	})
+}
