@@ -152,11 +152,13 @@ func cmpOr(a, b string) string {
 // its failures told apart.
 func runCall(ctx workflow.Context, call CallRequest, args json.RawMessage, safe bool) (output, error) {
 	call.Arguments = args
-	if err := serveElicitations(ctx); err != nil {
+	asks, err := serveElicitations(ctx)
+	if err != nil {
 		return output{}, err
 	}
 	var res Result
-	err := workflow.ExecuteActivity(ctx, activityName, call).Get(ctx, &res)
+	err = workflow.ExecuteActivity(ctx, activityName, call).Get(ctx, &res)
+	asks.withdraw(func(*asked) bool { return true })
 	var appErr *temporal.ApplicationError
 	switch {
 	case err == nil && res.IsError:

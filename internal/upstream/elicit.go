@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -28,8 +30,10 @@ import (
 const elicitUpdate = "openwop-upstream-elicit"
 
 // Elicitation is an upstream's form elicitation, as the run's history
-// keeps it (the update's argument).
+// keeps it (the update's argument). Call is the progress token of the
+// attempt that relays it.
 type Elicitation struct {
+	Call    string          `json:"call"`
 	Message string          `json:"message"`
 	Schema  json.RawMessage `json:"requestedSchema"`
 }
@@ -41,11 +45,19 @@ type ElicitAnswer struct {
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
-// asked is an Elicitation the run has received and not yet answered.
+// asked is an Elicitation the run has received.
 type asked struct {
-	e    Elicitation
-	ans  ElicitAnswer
-	done bool
+	e       Elicitation
+	pending *workflows.Pending // once asked
+	ans     ElicitAnswer
+	done    bool
+}
+
+// elicitations are the upstream's elicitations of a run's call.
+type elicitations struct {
+	queue   []*asked // received, not yet asked
+	open    []*asked // asked, not yet answered
+	stopped bool     // no more are asked: the run's context ended
 }
 
 // serveElicitations makes the run answer elicitUpdate for as long as ctx
@@ -53,13 +65,12 @@ type asked struct {
 // upstream-elicitation-<n>, in the order they came), and the update
 // returns its answer; one that comes once ctx has ended answers cancel.
 // It adds no command to the run's history until an update comes.
-func serveElicitations(ctx workflow.Context) error {
-	var queue []*asked
-	stopped := false
+func serveElicitations(ctx workflow.Context) (*elicitations, error) {
+	es := &elicitations{}
 	handler := func(uctx workflow.Context, e Elicitation) (ElicitAnswer, error) {
 		a := &asked{e: e}
-		queue = append(queue, a)
-		if err := workflow.Await(uctx, func() bool { return a.done || stopped }); err != nil || !a.done {
+		es.queue = append(es.queue, a)
+		if err := workflow.Await(uctx, func() bool { return a.done || es.stopped }); err != nil || !a.done {
 			return ElicitAnswer{Action: "cancel"}, nil
 		}
 		return a.ans, nil
@@ -73,39 +84,61 @@ func serveElicitations(ctx workflow.Context) error {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, elicitUpdate, handler,
 		workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
-		return fmt.Errorf("upstream: elicitation handler: %w", err)
+		return nil, fmt.Errorf("upstream: elicitation handler: %w", err)
 	}
 	workflow.GoNamed(ctx, "upstream-elicitations", func(c workflow.Context) {
-		defer func() { stopped = true }()
+		defer func() { es.stopped = true }()
 		for n := 1; ; n++ {
-			if workflow.Await(c, func() bool { return len(queue) > 0 }) != nil {
+			if workflow.Await(c, func() bool { return len(es.queue) > 0 }) != nil {
 				return
 			}
-			a := queue[0]
-			queue = queue[1:]
+			a := es.queue[0]
+			es.queue = es.queue[1:]
+			// The questions of an attempt that has ended go.
+			es.withdraw(func(o *asked) bool { return o.e.Call != a.e.Call })
+			es.open = append(es.open, a)
 			key := fmt.Sprintf("upstream-elicitation-%d", n)
 			workflow.GoNamed(c, key, func(c workflow.Context) {
-				a.ans, a.done = ask(c, key, a.e), true
+				a.ans, a.done = es.ask(c, key, a), true
 			})
 		}
 	})
-	return nil
+	return es, nil
 }
 
-// ask asks e as the run's question key and returns the answer: a decline
-// is a decline, and anything else that ends the question (a cancel
-// answer, the run's cancellation, a question that cannot be asked) is a
-// cancel.
-func ask(ctx workflow.Context, key string, e Elicitation) ElicitAnswer {
-	content, err := workflows.AskInput(ctx, workflows.InputRequest{Key: key, Title: e.Message, Schema: e.Schema})
-	switch {
-	case err == nil:
-		if len(content) == 0 || string(content) == "null" {
-			content = json.RawMessage(`{}`)
+// withdraw withdraws the open questions that match: nobody waits for
+// their answer any more.
+func (es *elicitations) withdraw(match func(*asked) bool) {
+	for _, o := range es.open {
+		if match(o) && o.pending != nil {
+			o.pending.Withdraw()
 		}
-		return ElicitAnswer{Action: "accept", Content: content}
-	case errors.Is(err, workflows.ErrDeclined):
-		return ElicitAnswer{Action: "decline"}
+	}
+}
+
+// ask asks a's Elicitation as the run's question key and returns the
+// answer: a decline is a decline, and anything else that ends the
+// question (a cancel answer, the run's cancellation, its withdrawal, a
+// question that cannot be asked) is a cancel.
+func (es *elicitations) ask(ctx workflow.Context, key string, a *asked) ElicitAnswer {
+	defer func() {
+		es.open = slices.DeleteFunc(es.open, func(o *asked) bool { return o == a })
+	}()
+	p, err := workflows.Raise(ctx, workflows.QuestionSpec{Kind: signals.KindClarification, Key: key, Title: a.e.Message, Schema: a.e.Schema})
+	if err == nil {
+		a.pending = p
+		var res signals.Resolved
+		res, err = p.Wait(ctx)
+		switch {
+		case err == nil && res.Action == signals.ActionDecline:
+			return ElicitAnswer{Action: "decline"}
+		case err == nil:
+			content := res.Content
+			if len(content) == 0 || string(content) == "null" {
+				content = json.RawMessage(`{}`)
+			}
+			return ElicitAnswer{Action: "accept", Content: content}
+		}
 	}
 	workflow.GetLogger(ctx).Info("Upstream elicitation answered cancel", "key", key, "error", err)
 	return ElicitAnswer{Action: "cancel"}
@@ -189,7 +222,7 @@ func (c *conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		RunID:        f.runID,
 		UpdateID:     f.updateID(),
 		UpdateName:   elicitUpdate,
-		Args:         []any{Elicitation{Message: req.Params.Message, Schema: schema}},
+		Args:         []any{Elicitation{Call: f.token, Message: req.Params.Message, Schema: schema}},
 		WaitForStage: client.WorkflowUpdateStageAccepted,
 	})
 	var ans ElicitAnswer

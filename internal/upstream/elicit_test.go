@@ -49,6 +49,17 @@ func (a *asker) serve(t *testing.T) string {
 			a.results <- text
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "askro", Description: "Asks a name; read-only.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: askSchema})
+			if err != nil {
+				a.results <- "error: " + err.Error()
+				return nil, nil, err
+			}
+			content, _ := json.Marshal(res.Content)
+			a.results <- res.Action + " " + string(content)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + " " + string(content)}}}, nil, nil
+		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -71,7 +82,7 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 	env := testenv.Temporal(t)
 	a := &asker{}
 	prefix := randomPrefix()
-	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"asker","url":%q,"prefix":%q}]}`, a.serve(t), prefix), os.LookupEnv)
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"asker","url":%q,"prefix":%q,"policy":{"askro":{"timeout":"3s","heartbeat":"1s"}}}]}`, a.serve(t), prefix), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +92,9 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 
 	// question starts a call of ask and returns its task and its one
 	// question's key, once the run asks it.
-	question := func(t *testing.T) (taskID, key string) {
+	question := func(t *testing.T, tool string) (taskID, key string) {
 		t.Helper()
-		created := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}}, taskCaps)
+		created := c.result("tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, taskCaps)
 		taskID, _ = created["taskId"].(string)
 		res := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "input_required" })
 		reqs, _ := res["inputRequests"].(map[string]any)
@@ -111,7 +122,7 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 	}
 
 	t.Run("accept", func(t *testing.T) {
-		taskID, key := question(t)
+		taskID, key := question(t, ask)
 		// A misfit answer is refused, and the question stays open.
 		if rpcErr, raw := answer(taskID, key, map[string]any{"action": "accept", "content": map[string]any{"name": "A"}}); rpcErr == nil || rpcErr.Code != -32602 {
 			t.Fatalf("tasks/update with a name too short: %s, want -32602", raw)
@@ -130,7 +141,7 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 		}
 	})
 	t.Run("decline", func(t *testing.T) {
-		taskID, key := question(t)
+		taskID, key := question(t, ask)
 		if rpcErr, raw := answer(taskID, key, map[string]any{"action": "decline"}); rpcErr != nil {
 			t.Fatalf("tasks/update: %s", raw)
 		}
@@ -144,11 +155,37 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 	// Cancelling the run while it asks ends the upstream's request: the
 	// elicitation is answered cancel, or the call is cancelled first.
 	t.Run("cancel", func(t *testing.T) {
-		taskID, _ := question(t)
+		taskID, _ := question(t, ask)
 		c.result("tasks/cancel", map[string]any{"taskId": taskID}, taskCaps)
 		if got := a.next(t); !strings.HasPrefix(got, "cancel") && !strings.Contains(got, "context canceled") {
 			t.Fatalf("the upstream's elicitation got %q, want cancel", got)
 		}
 		c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "cancelled" })
+	})
+	// An attempt that ends while its question is open (askro is read-only,
+	// and its attempts time out after 3 s): the next attempt's question
+	// replaces it, and its answer completes the run.
+	t.Run("retried attempt", func(t *testing.T) {
+		taskID, first := question(t, prefix+"askro")
+		res := c.waitTask(taskID, func(r map[string]any) bool {
+			reqs, _ := r["inputRequests"].(map[string]any)
+			return len(reqs) == 1 && reqs[first] == nil
+		})
+		var key string
+		for k := range res["inputRequests"].(map[string]any) {
+			key = k
+		}
+		if got := a.next(t); !strings.HasPrefix(got, "error") && !strings.HasPrefix(got, "cancel") {
+			t.Fatalf("the first attempt's elicitation got %q, want it ended", got)
+		}
+		if rpcErr, raw := answer(taskID, key, map[string]any{"action": "accept", "content": map[string]any{"name": "Bo"}}); rpcErr != nil {
+			t.Fatalf("tasks/update: %s", raw)
+		}
+		if got, want := a.next(t), `accept {"name":"Bo"}`; got != want {
+			t.Fatalf("the second attempt's elicitation got %q, want %q", got, want)
+		}
+		if text := resultText(taskID); !strings.Contains(text, `accept {"name":"Bo"}`) {
+			t.Fatalf("the run's result = %s", text)
+		}
 	})
 }
