@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/signals"
+	"github.com/openwop/temporal-mcp/signals/answers"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -133,11 +134,7 @@ func (es *elicitations) ask(ctx workflow.Context, key string, a *asked) ElicitAn
 		case err == nil && res.Action == signals.ActionDecline:
 			return ElicitAnswer{Action: "decline"}
 		case err == nil:
-			content := res.Content
-			if len(content) == 0 || string(content) == "null" {
-				content = json.RawMessage(`{}`)
-			}
-			return ElicitAnswer{Action: "accept", Content: content}
+			return ElicitAnswer{Action: "accept", Content: fromText(p.Interrupt(), res.Content)}
 		}
 	}
 	workflow.GetLogger(ctx).Info("Upstream elicitation answered cancel", "key", key, "error", err)
@@ -242,4 +239,26 @@ func (c *conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		}
 	}
 	return res, nil
+}
+
+// fromText is the content of an accepted answer as the upstream asked
+// for it. A question whose schema is not a flat form (an array property)
+// is asked as JSON text (signals.FallbackSchema): its answer
+// {"value": "<JSON text>"}, checked against the upstream's schema when it
+// was given, is the content that text holds.
+func fromText(in signals.Interrupt, content json.RawMessage) json.RawMessage {
+	if len(content) == 0 || string(content) == "null" {
+		return json.RawMessage(`{}`)
+	}
+	var obj map[string]json.RawMessage
+	var text string
+	if !in.AsksText() || json.Unmarshal(content, &obj) != nil || len(obj) != 1 || json.Unmarshal(obj["value"], &text) != nil {
+		return content
+	}
+	rs, err := answers.CompileSchema(in.Schema)
+	var v, answer any
+	if err != nil || json.Unmarshal(content, &v) != nil || rs.Validate(v) == nil || json.Unmarshal([]byte(text), &answer) != nil {
+		return content
+	}
+	return json.RawMessage(text)
 }
