@@ -96,7 +96,8 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	if err != nil {
 		in = json.RawMessage(`"not encodable"`)
 	}
-	opts := []workflows.ToolOption{workflows.WithInputSchema(in)}
+	// Any upstream tool may elicit (elicit.go): each may ask a question.
+	opts := []workflows.ToolOption{workflows.WithInputSchema(in), workflows.Suspends()}
 	if t.OutputSchema != nil {
 		out, err := json.Marshal(t.OutputSchema)
 		if err != nil {

@@ -188,4 +188,28 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 			t.Fatalf("the run's result = %s", text)
 		}
 	})
+	// A client with neither Tasks nor elicitation: its call is handed over
+	// to the companion tools when the upstream asks, and its answer
+	// reaches the upstream.
+	t.Run("companion", func(t *testing.T) {
+		handoff := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}}, nil)
+		st, _ := handoff["structuredContent"].(map[string]any)
+		qs, _ := st["questions"].([]any)
+		if st["status"] != "input_required" || len(qs) != 1 {
+			t.Fatalf("tools/call %s without Tasks or elicitation = %v, want the handoff with the upstream's question", ask, handoff)
+		}
+		q := qs[0].(map[string]any)
+		if q["message"] != "Your name?" {
+			t.Fatalf("question = %v, want the upstream's message", q)
+		}
+		c.result("tools/call", map[string]any{"name": "openwop_run_answer", "arguments": map[string]any{
+			"runId": st["runId"], "key": q["key"], "content": map[string]any{"name": "Cy"}}}, nil)
+		if got, want := a.next(t), `accept {"name":"Cy"}`; got != want {
+			t.Fatalf("the upstream's elicitation got %q, want %q", got, want)
+		}
+		done := c.result("tools/call", map[string]any{"name": "openwop_run_status", "arguments": map[string]any{"runId": st["runId"], "waitSeconds": 30}}, nil)
+		if st, _ := done["structuredContent"].(map[string]any); st["status"] != "completed" || !strings.Contains(fmt.Sprint(st["result"]), `accept {"name":"Cy"}`) {
+			t.Fatalf("openwop_run_status = %v, want the run completed with the tool's answer", done)
+		}
+	})
 }
