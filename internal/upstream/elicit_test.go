@@ -96,10 +96,10 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 		t.Helper()
 		created := c.result("tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, taskCaps)
 		taskID, _ = created["taskId"].(string)
-		res := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "input_required" })
+		res := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] != "working" })
 		reqs, _ := res["inputRequests"].(map[string]any)
-		if len(reqs) != 1 {
-			t.Fatalf("inputRequests = %v, want the upstream's one question", reqs)
+		if res["status"] != "input_required" || len(reqs) != 1 {
+			t.Fatalf("tasks/get = %v, want the upstream's one question", res)
 		}
 		for k, r := range reqs {
 			key = k
