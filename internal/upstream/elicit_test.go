@@ -16,9 +16,15 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/internal/upstream"
+	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/workflows"
 )
 
 // asker is an upstream whose tool ask elicits a name and answers with
@@ -92,10 +98,12 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 
 	// question starts a call of ask and returns its task and its one
 	// question's key, once the run asks it.
+	var tasks []string // the tasks of the runs, to replay
 	question := func(t *testing.T, tool string) (taskID, key string) {
 		t.Helper()
 		created := c.result("tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, taskCaps)
 		taskID, _ = created["taskId"].(string)
+		tasks = append(tasks, taskID)
 		res := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] != "working" })
 		reqs, _ := res["inputRequests"].(map[string]any)
 		if res["status"] != "input_required" || len(reqs) != 1 {
@@ -210,6 +218,46 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 		done := c.result("tools/call", map[string]any{"name": "openwop_run_status", "arguments": map[string]any{"runId": st["runId"], "waitSeconds": 30}}, nil)
 		if st, _ := done["structuredContent"].(map[string]any); st["status"] != "completed" || !strings.Contains(fmt.Sprint(st["result"]), `accept {"name":"Cy"}`) {
 			t.Fatalf("openwop_run_status = %v, want the run completed with the tool's answer", done)
+		}
+	})
+	// The runs' histories, with their updates, replay with the tools'
+	// code: what the update handler and the questions do is deterministic.
+	t.Run("replay", func(t *testing.T) {
+		set, err := upstream.Connect(context.Background(), file, upstream.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer set.Close()
+		reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
+		if err != nil {
+			t.Fatal(err)
+		}
+		updates := 0
+		for _, taskID := range tasks {
+			id, err := runid.Unproject(taskID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hist := &historypb.History{}
+			for it := env.Client.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
+				e, err := it.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				hist.Events = append(hist.Events, e)
+				if e.GetWorkflowExecutionUpdateCompletedEventAttributes() != nil {
+					updates++
+				}
+			}
+			rp := worker.NewWorkflowReplayer()
+			reg.RegisterWorkflows(rp)
+			exec := workflow.Execution{ID: id, RunID: hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetOriginalExecutionRunId()}
+			if err := rp.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec}); err != nil {
+				t.Errorf("replay of run %s: %v", id, err)
+			}
+		}
+		if updates < len(tasks) {
+			t.Fatalf("the histories hold %d completed updates, want one at least per run (%d)", updates, len(tasks))
 		}
 	})
 }
