@@ -220,6 +220,33 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 			t.Fatalf("openwop_run_status = %v, want the run completed with the tool's answer", done)
 		}
 	})
+	// A blocking 2026-07-28 client that declares elicitation: the call
+	// answers input_required with the upstream's question, and the retry
+	// that carries the answer completes.
+	t.Run("blocking", func(t *testing.T) {
+		caps := map[string]any{"elicitation": map[string]any{}}
+		first := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}}, caps)
+		reqs, _ := first["inputRequests"].(map[string]any)
+		state, _ := first["requestState"].(string)
+		if first["resultType"] != "input_required" || len(reqs) != 1 || state == "" {
+			t.Fatalf("tools/call %s = %v, want input_required with the upstream's question", ask, first)
+		}
+		var key string
+		for k, r := range reqs {
+			key = k
+			if m := r.(map[string]any)["params"].(map[string]any)["message"]; m != "Your name?" {
+				t.Fatalf("question message = %v, want the upstream's", m)
+			}
+		}
+		res := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}, "requestState": state,
+			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Di"}}}}, caps)
+		if got, want := a.next(t), `accept {"name":"Di"}`; got != want {
+			t.Fatalf("the upstream's elicitation got %q, want %q", got, want)
+		}
+		if res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), `accept {"name":"Di"}`) {
+			t.Fatalf("the retry = %v, want the tool's answer", res)
+		}
+	})
 	// The runs' histories, with their updates, replay with the tools'
 	// code: what the update handler and the questions do is deterministic.
 	t.Run("replay", func(t *testing.T) {
