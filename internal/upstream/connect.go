@@ -112,7 +112,7 @@ func dial(ctx context.Context, u Upstream, opts Options) (*conn, error) {
 		transport = &mcp.CommandTransport{Command: cmd}
 	} else {
 		transport = &mcp.StreamableClientTransport{Endpoint: u.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: u.headers, next: http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: callStreams{headerTransport{headers: u.headers, next: http.DefaultTransport}}}}
 	}
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {

@@ -1,11 +1,16 @@
 package upstream
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -178,13 +183,22 @@ func (c *conn) begin(ctx context.Context, token string) (end func()) {
 	}
 }
 
-// asking is the call an elicitation belongs to: the one call in flight.
-// An elicitation/create names no request of the client's, so with
-// several calls in flight at once on the session there is no telling
+// asking is the call an elicitation belongs to: the one whose progress
+// token its _meta carries (callStreams marks it so), or else the one call
+// in flight. An elicitation/create names no request of the client's, so
+// on stdio, with several calls in flight at once, there is no telling
 // which one asks.
-func (c *conn) asking() (*inflight, error) {
+func (c *conn) asking(meta mcp.Meta) (*inflight, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if token, ok := meta[metaCall].(string); ok {
+		for f := range c.calls {
+			if f.token == token {
+				return f, nil
+			}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "elicitation refused: the call that asks has ended"}
+	}
 	if len(c.calls) != 1 {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 			"elicitation refused: %d calls are in flight on this session, and an elicitation does not say which one asks", len(c.calls))}
@@ -202,7 +216,7 @@ func (c *conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	if m := req.Params.Mode; m != "" && m != "form" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("elicitation mode %q is not relayed: only form", m)}
 	}
-	f, err := c.asking()
+	f, err := c.asking(req.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
@@ -261,4 +275,108 @@ func fromText(in signals.Interrupt, content json.RawMessage) json.RawMessage {
 		return content
 	}
 	return json.RawMessage(text)
+}
+
+// metaCall is the _meta key by which callStreams marks an elicitation
+// with the progress token of the call whose response stream carried it.
+const metaCall = "io.openwop/call"
+
+// callStreams is the http.RoundTripper of a streamable HTTP upstream that
+// tells its elicitations apart: an upstream sends a call's elicitation on
+// the response stream of the POST of that tools/call, so each
+// elicitation/create read from such a stream is marked (metaCall in its
+// _meta) with the call's progress token.
+type callStreams struct{ next http.RoundTripper }
+
+func (t callStreams) RoundTrip(req *http.Request) (*http.Response, error) {
+	var token json.RawMessage
+	if req.Method == http.MethodPost && req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+			token = msg.Params.Meta.ProgressToken
+		}
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || len(token) == 0 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	resp.Body = markElicitations(resp.Body, token)
+	return resp, nil
+}
+
+// markElicitations is body, an SSE stream, with each elicitation/create
+// request marked with token.
+func markElicitations(body io.ReadCloser, token json.RawMessage) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		r := bufio.NewReader(body)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				if _, werr := pw.Write(markLine(line, token)); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				if err == io.EOF {
+					err = nil
+				}
+				_ = pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return readCloser{pr, func() error { _ = pr.Close(); return body.Close() }}
+}
+
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }
+
+// markLine is an SSE line, marked with token when it is the data of an
+// elicitation/create request.
+func markLine(line []byte, token json.RawMessage) []byte {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte(`"elicitation/create"`)) {
+		return line
+	}
+	var msg map[string]json.RawMessage
+	var params map[string]json.RawMessage
+	if json.Unmarshal(data, &msg) != nil || string(msg["method"]) != `"elicitation/create"` || json.Unmarshal(msg["params"], &params) != nil {
+		return line
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return line
+	}
+	meta[metaCall] = token
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return line
+	}
+	if msg["params"], err = json.Marshal(params); err != nil {
+		return line
+	}
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	return append(append([]byte("data: "), out...), '\n')
 }

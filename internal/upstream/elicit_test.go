@@ -42,10 +42,19 @@ var askSchema = map[string]any{
 func (a *asker) serve(t *testing.T) string {
 	t.Helper()
 	a.results = make(chan string, 8)
+	// A question left open when the test ends (it failed) ends with it, so
+	// that the server can close.
+	ended, end := context.WithCancel(context.Background())
+	elicit := func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ElicitResult, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer context.AfterFunc(ended, cancel)()
+		defer cancel()
+		return ss.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: askSchema})
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks a name."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: askSchema})
+			res, err := elicit(ctx, req.Session)
 			if err != nil {
 				a.results <- "error: " + err.Error()
 				return nil, nil, err
@@ -57,7 +66,7 @@ func (a *asker) serve(t *testing.T) string {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "askro", Description: "Asks a name; read-only.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: askSchema})
+			res, err := elicit(ctx, req.Session)
 			if err != nil {
 				a.results <- "error: " + err.Error()
 				return nil, nil, err
@@ -69,6 +78,7 @@ func (a *asker) serve(t *testing.T) string {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
+	t.Cleanup(end)
 	return srv.URL
 }
 
@@ -158,6 +168,24 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 		}
 		if text := resultText(taskID); !strings.Contains(text, "decline") {
 			t.Fatalf("the run's result = %s, want the tool's answer to the decline", text)
+		}
+	})
+	// Two calls ask at once: over streamable HTTP each elicitation comes
+	// on its call's response stream, so each is its own run's question.
+	t.Run("concurrent", func(t *testing.T) {
+		first, firstKey := question(t, ask)
+		second, secondKey := question(t, ask)
+		for _, q := range []struct{ task, key, name string }{{second, secondKey, "Second"}, {first, firstKey, "First"}} {
+			if rpcErr, raw := answer(q.task, q.key, map[string]any{"action": "accept", "content": map[string]any{"name": q.name}}); rpcErr != nil {
+				t.Fatalf("tasks/update: %s", raw)
+			}
+			want := fmt.Sprintf(`accept {"name":%q}`, q.name)
+			if got := a.next(t); got != want {
+				t.Fatalf("the upstream's elicitation got %q, want %q", got, want)
+			}
+			if text := resultText(q.task); !strings.Contains(text, want) {
+				t.Fatalf("the run's result = %s, want %s", text, want)
+			}
 		}
 	})
 	// Cancelling the run while it asks ends the upstream's request: the
