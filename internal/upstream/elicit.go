@@ -25,9 +25,9 @@ import (
 )
 
 // An upstream's elicitation/create (form mode) is the run's question:
-// the activity's session hands it to the run of the call in flight with
+// the activity's session hands it to the run of the call that asks with
 // the workflow update elicitUpdate, whose handler asks it
-// (workflows.AskInput: input_required with the upstream's message and
+// (workflows.Raise: a clarification with the upstream's message and
 // schema, answers checked as every question's) and returns the answer,
 // which the session gives the upstream as the elicitation's result.
 
