@@ -239,7 +239,8 @@ func (s *Server) Parts() Parts {
 		},
 		Worker: func(ctx context.Context, d Deps) error {
 			return toolworker.Serve(ctx, s.opts.Registry, d.Client,
-				config.Config{TaskQueue: d.TaskQueue, DeploymentName: d.DeploymentName, BuildID: d.BuildID}, d.Logger)
+				config.Config{TaskQueue: d.TaskQueue, DeploymentName: d.DeploymentName, BuildID: d.BuildID}, d.Logger,
+				InProcessWorkerStopTimeout)
 		},
 		// Ready once the catalog lists every tool of the in-process
 		// worker on its task queue, so that a tools/list right after

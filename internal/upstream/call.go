@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/mcpcall"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -137,6 +138,9 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	name := c.up.ToolName(t.Name)
 	call := CallRequest{Upstream: c.up.Name, Tool: t.Name}
 	description := cmpOr(t.Description, fmt.Sprintf("Tool %s of the MCP server %s.", t.Name, c.up.Name))
+	if c.servesTasks() {
+		return tasksTool(name, description, call, ao, safe, opts)
+	}
 	return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
 		return runCall(workflow.WithActivityOptions(ctx, ao), call, args, safe)
 	}, opts...)
@@ -178,8 +182,13 @@ func runCall(ctx workflow.Context, call CallRequest, args json.RawMessage, safe 
 	return output{}, err
 }
 
-// Activities holds the activity that calls the upstream tools of a Set.
-type Activities struct{ set *Set }
+// Activities holds the activity that calls the upstream tools of a Set,
+// and the activities of package mcpcall that follow the tasks of the
+// upstreams that serve Tasks (tasks.go).
+type Activities struct {
+	set *Set
+	*mcpcall.Activities
+}
 
 // UpstreamCallTool calls the upstream tool req names and heartbeats while
 // it runs: the upstream's notifications/progress become the run's progress

@@ -81,7 +81,9 @@ func (s *Set) Tools() []workflows.Tool { return slices.Clone(s.tools) }
 
 // Activities is the activity the tools' runs call (register it with the
 // tools, e.g. in workflows.NewRegistry).
-func (s *Set) Activities() *Activities { return &Activities{set: s} }
+func (s *Set) Activities() *Activities {
+	return &Activities{set: s, Activities: s.taskActivities()}
+}
 
 // Close ends every upstream session (a stdio upstream's process exits).
 func (s *Set) Close() error {
