@@ -94,50 +94,70 @@ func (a *asker) next(t *testing.T) string {
 	}
 }
 
-func TestElicitationIsTheRunsQuestion(t *testing.T) {
-	env := testenv.Temporal(t)
-	a := &asker{}
+// asking is the fixture of TestElicitationIsTheRunsQuestion: the asker
+// behind a worker, and an MCP client of the mount.
+type asking struct {
+	env   *testenv.Env
+	file  upstream.File
+	c     *mcpClient
+	a     *asker
+	ask   string   // the served name of the asker's tool ask
+	askro string   // and of askro
+	tasks []string // the tasks of the runs, to replay
+}
+
+func newAsking(t *testing.T) *asking {
+	f := &asking{env: testenv.Temporal(t), a: &asker{}}
 	prefix := randomPrefix()
-	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"asker","url":%q,"prefix":%q,"policy":{"askro":{"timeout":"3s","heartbeat":"1s"}}}]}`, a.serve(t), prefix), os.LookupEnv)
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"asker","url":%q,"prefix":%q,"policy":{"askro":{"timeout":"3s","heartbeat":"1s"}}}]}`, f.a.serve(t), prefix), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := serveUpstreams(t, env, file)
-	ask := prefix + "ask"
-	c.waitTools(ask)
+	f.file, f.ask, f.askro = file, prefix+"ask", prefix+"askro"
+	f.c = serveUpstreams(t, f.env, file)
+	f.c.waitTools(f.ask, f.askro)
+	return f
+}
 
-	// question starts a call of ask and returns its task and its one
-	// question's key, once the run asks it.
-	var tasks []string // the tasks of the runs, to replay
-	question := func(t *testing.T, tool string) (taskID, key string) {
-		t.Helper()
-		created := c.result("tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, taskCaps)
-		taskID, _ = created["taskId"].(string)
-		tasks = append(tasks, taskID)
-		res := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] != "working" })
-		reqs, _ := res["inputRequests"].(map[string]any)
-		if res["status"] != "input_required" || len(reqs) != 1 {
-			t.Fatalf("tasks/get = %v, want the upstream's one question", res)
+// question starts a call of tool as a task and returns its task and its
+// one question's key, once the run asks it.
+func (f *asking) question(t *testing.T, tool string) (taskID, key string) {
+	t.Helper()
+	created := f.c.result("tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, taskCaps)
+	taskID, _ = created["taskId"].(string)
+	f.tasks = append(f.tasks, taskID)
+	res := f.c.waitTask(taskID, func(r map[string]any) bool { return r["status"] != "working" })
+	reqs, _ := res["inputRequests"].(map[string]any)
+	if res["status"] != "input_required" || len(reqs) != 1 {
+		t.Fatalf("tasks/get = %v, want the upstream's one question", res)
+	}
+	for k, r := range reqs {
+		key = k
+		params, _ := r.(map[string]any)["params"].(map[string]any)
+		got, _ := json.Marshal(params["requestedSchema"])
+		want, _ := json.Marshal(askSchema)
+		if params["message"] != "Your name?" || string(got) != string(want) {
+			t.Fatalf("question = %v, want the upstream's message and schema %s", params, want)
 		}
-		for k, r := range reqs {
-			key = k
-			params, _ := r.(map[string]any)["params"].(map[string]any)
-			got, _ := json.Marshal(params["requestedSchema"])
-			want, _ := json.Marshal(askSchema)
-			if params["message"] != "Your name?" || string(got) != string(want) {
-				t.Fatalf("question = %v, want the upstream's message and schema %s", params, want)
-			}
-		}
-		return taskID, key
 	}
-	answer := func(taskID, key string, resp map[string]any) (*rpcError, []byte) {
-		_, rpcErr, raw := c.call("tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{key: resp}}, taskCaps)
-		return rpcErr, raw
-	}
-	resultText := func(taskID string) string {
-		res := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "completed" })
-		return fmt.Sprint(res["result"])
-	}
+	return taskID, key
+}
+
+// answer answers the question key of the task with tasks/update.
+func (f *asking) answer(taskID, key string, resp map[string]any) (*rpcError, []byte) {
+	_, rpcErr, raw := f.c.call("tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{key: resp}}, taskCaps)
+	return rpcErr, raw
+}
+
+// resultText is the result of the task once it completed.
+func (f *asking) resultText(taskID string) string {
+	res := f.c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "completed" })
+	return fmt.Sprint(res["result"])
+}
+
+func TestElicitationIsTheRunsQuestion(t *testing.T) {
+	f := newAsking(t)
+	c, a, ask, question, answer, resultText := f.c, f.a, f.ask, f.question, f.answer, f.resultText
 
 	t.Run("accept", func(t *testing.T) {
 		taskID, key := question(t, ask)
@@ -198,121 +218,132 @@ func TestElicitationIsTheRunsQuestion(t *testing.T) {
 		}
 		c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "cancelled" })
 	})
-	// An attempt that ends while its question is open (askro is read-only,
-	// and its attempts time out after 3 s): the next attempt's question
-	// replaces it, and its answer completes the run.
-	t.Run("retried attempt", func(t *testing.T) {
-		taskID, first := question(t, prefix+"askro")
-		res := c.waitTask(taskID, func(r map[string]any) bool {
-			reqs, _ := r["inputRequests"].(map[string]any)
-			return len(reqs) == 1 && reqs[first] == nil
-		})
-		var key string
-		for k := range res["inputRequests"].(map[string]any) {
-			key = k
-		}
-		if got := a.next(t); !strings.HasPrefix(got, "error") && !strings.HasPrefix(got, "cancel") {
-			t.Fatalf("the first attempt's elicitation got %q, want it ended", got)
-		}
-		if rpcErr, raw := answer(taskID, key, map[string]any{"action": "accept", "content": map[string]any{"name": "Bo"}}); rpcErr != nil {
-			t.Fatalf("tasks/update: %s", raw)
-		}
-		if got, want := a.next(t), `accept {"name":"Bo"}`; got != want {
-			t.Fatalf("the second attempt's elicitation got %q, want %q", got, want)
-		}
-		if text := resultText(taskID); !strings.Contains(text, `accept {"name":"Bo"}`) {
-			t.Fatalf("the run's result = %s", text)
-		}
+	t.Run("retried attempt", f.retriedAttempt)
+	t.Run("companion", f.companion)
+	t.Run("blocking", f.blocking)
+	t.Run("replay", f.replay)
+}
+
+// An attempt that ends while its question is open (askro is read-only,
+// and its attempts time out after 3 s): the next attempt's question
+// replaces it, and its answer completes the run.
+func (f *asking) retriedAttempt(t *testing.T) {
+	c, a, question, answer, resultText := f.c, f.a, f.question, f.answer, f.resultText
+	taskID, first := question(t, f.askro)
+	res := c.waitTask(taskID, func(r map[string]any) bool {
+		reqs, _ := r["inputRequests"].(map[string]any)
+		return len(reqs) == 1 && reqs[first] == nil
 	})
-	// A client with neither Tasks nor elicitation: its call is handed over
-	// to the companion tools when the upstream asks, and its answer
-	// reaches the upstream.
-	t.Run("companion", func(t *testing.T) {
-		handoff := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}}, nil)
-		st, _ := handoff["structuredContent"].(map[string]any)
-		qs, _ := st["questions"].([]any)
-		if st["status"] != "input_required" || len(qs) != 1 {
-			t.Fatalf("tools/call %s without Tasks or elicitation = %v, want the handoff with the upstream's question", ask, handoff)
+	var key string
+	for k := range res["inputRequests"].(map[string]any) {
+		key = k
+	}
+	if got := a.next(t); !strings.HasPrefix(got, "error") && !strings.HasPrefix(got, "cancel") {
+		t.Fatalf("the first attempt's elicitation got %q, want it ended", got)
+	}
+	if rpcErr, raw := answer(taskID, key, map[string]any{"action": "accept", "content": map[string]any{"name": "Bo"}}); rpcErr != nil {
+		t.Fatalf("tasks/update: %s", raw)
+	}
+	if got, want := a.next(t), `accept {"name":"Bo"}`; got != want {
+		t.Fatalf("the second attempt's elicitation got %q, want %q", got, want)
+	}
+	if text := resultText(taskID); !strings.Contains(text, `accept {"name":"Bo"}`) {
+		t.Fatalf("the run's result = %s", text)
+	}
+}
+
+// A client with neither Tasks nor elicitation: its call is handed over
+// to the companion tools when the upstream asks, and its answer
+// reaches the upstream.
+func (f *asking) companion(t *testing.T) {
+	c, a, ask := f.c, f.a, f.ask
+	handoff := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}}, nil)
+	st, _ := handoff["structuredContent"].(map[string]any)
+	qs, _ := st["questions"].([]any)
+	if st["status"] != "input_required" || len(qs) != 1 {
+		t.Fatalf("tools/call %s without Tasks or elicitation = %v, want the handoff with the upstream's question", ask, handoff)
+	}
+	q := qs[0].(map[string]any)
+	if q["message"] != "Your name?" {
+		t.Fatalf("question = %v, want the upstream's message", q)
+	}
+	c.result("tools/call", map[string]any{"name": "openwop_run_answer", "arguments": map[string]any{
+		"runId": st["runId"], "key": q["key"], "content": map[string]any{"name": "Cy"}}}, nil)
+	if got, want := a.next(t), `accept {"name":"Cy"}`; got != want {
+		t.Fatalf("the upstream's elicitation got %q, want %q", got, want)
+	}
+	done := c.result("tools/call", map[string]any{"name": "openwop_run_status", "arguments": map[string]any{"runId": st["runId"], "waitSeconds": 30}}, nil)
+	if st, _ := done["structuredContent"].(map[string]any); st["status"] != "completed" || !strings.Contains(fmt.Sprint(st["result"]), `accept {"name":"Cy"}`) {
+		t.Fatalf("openwop_run_status = %v, want the run completed with the tool's answer", done)
+	}
+}
+
+// A blocking 2026-07-28 client that declares elicitation: the call
+// answers input_required with the upstream's question, and the retry
+// that carries the answer completes.
+func (f *asking) blocking(t *testing.T) {
+	c, a, ask := f.c, f.a, f.ask
+	caps := map[string]any{"elicitation": map[string]any{}}
+	first := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}}, caps)
+	reqs, _ := first["inputRequests"].(map[string]any)
+	state, _ := first["requestState"].(string)
+	if first["resultType"] != "input_required" || len(reqs) != 1 || state == "" {
+		t.Fatalf("tools/call %s = %v, want input_required with the upstream's question", ask, first)
+	}
+	var key string
+	for k, r := range reqs {
+		key = k
+		if m := r.(map[string]any)["params"].(map[string]any)["message"]; m != "Your name?" {
+			t.Fatalf("question message = %v, want the upstream's", m)
 		}
-		q := qs[0].(map[string]any)
-		if q["message"] != "Your name?" {
-			t.Fatalf("question = %v, want the upstream's message", q)
-		}
-		c.result("tools/call", map[string]any{"name": "openwop_run_answer", "arguments": map[string]any{
-			"runId": st["runId"], "key": q["key"], "content": map[string]any{"name": "Cy"}}}, nil)
-		if got, want := a.next(t), `accept {"name":"Cy"}`; got != want {
-			t.Fatalf("the upstream's elicitation got %q, want %q", got, want)
-		}
-		done := c.result("tools/call", map[string]any{"name": "openwop_run_status", "arguments": map[string]any{"runId": st["runId"], "waitSeconds": 30}}, nil)
-		if st, _ := done["structuredContent"].(map[string]any); st["status"] != "completed" || !strings.Contains(fmt.Sprint(st["result"]), `accept {"name":"Cy"}`) {
-			t.Fatalf("openwop_run_status = %v, want the run completed with the tool's answer", done)
-		}
-	})
-	// A blocking 2026-07-28 client that declares elicitation: the call
-	// answers input_required with the upstream's question, and the retry
-	// that carries the answer completes.
-	t.Run("blocking", func(t *testing.T) {
-		caps := map[string]any{"elicitation": map[string]any{}}
-		first := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}}, caps)
-		reqs, _ := first["inputRequests"].(map[string]any)
-		state, _ := first["requestState"].(string)
-		if first["resultType"] != "input_required" || len(reqs) != 1 || state == "" {
-			t.Fatalf("tools/call %s = %v, want input_required with the upstream's question", ask, first)
-		}
-		var key string
-		for k, r := range reqs {
-			key = k
-			if m := r.(map[string]any)["params"].(map[string]any)["message"]; m != "Your name?" {
-				t.Fatalf("question message = %v, want the upstream's", m)
-			}
-		}
-		res := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}, "requestState": state,
-			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Di"}}}}, caps)
-		if got, want := a.next(t), `accept {"name":"Di"}`; got != want {
-			t.Fatalf("the upstream's elicitation got %q, want %q", got, want)
-		}
-		if res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), `accept {"name":"Di"}`) {
-			t.Fatalf("the retry = %v, want the tool's answer", res)
-		}
-	})
-	// The runs' histories, with their updates, replay with the tools'
-	// code: what the update handler and the questions do is deterministic.
-	t.Run("replay", func(t *testing.T) {
-		set, err := upstream.Connect(context.Background(), file, upstream.Options{})
+	}
+	res := c.result("tools/call", map[string]any{"name": ask, "arguments": map[string]any{}, "requestState": state,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Di"}}}}, caps)
+	if got, want := a.next(t), `accept {"name":"Di"}`; got != want {
+		t.Fatalf("the upstream's elicitation got %q, want %q", got, want)
+	}
+	if res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), `accept {"name":"Di"}`) {
+		t.Fatalf("the retry = %v, want the tool's answer", res)
+	}
+}
+
+// The runs' histories, with their updates, replay with the tools'
+// code: what the update handler and the questions do is deterministic.
+func (f *asking) replay(t *testing.T) {
+	set, err := upstream.Connect(context.Background(), f.file, upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := 0
+	for _, taskID := range f.tasks {
+		id, err := runid.Unproject(taskID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer set.Close()
-		reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
-		if err != nil {
-			t.Fatal(err)
-		}
-		updates := 0
-		for _, taskID := range tasks {
-			id, err := runid.Unproject(taskID)
+		hist := &historypb.History{}
+		for it := f.env.Client.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
+			e, err := it.Next()
 			if err != nil {
 				t.Fatal(err)
 			}
-			hist := &historypb.History{}
-			for it := env.Client.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
-				e, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				hist.Events = append(hist.Events, e)
-				if e.GetWorkflowExecutionUpdateCompletedEventAttributes() != nil {
-					updates++
-				}
-			}
-			rp := worker.NewWorkflowReplayer()
-			reg.RegisterWorkflows(rp)
-			exec := workflow.Execution{ID: id, RunID: hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetOriginalExecutionRunId()}
-			if err := rp.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec}); err != nil {
-				t.Errorf("replay of run %s: %v", id, err)
+			hist.Events = append(hist.Events, e)
+			if e.GetWorkflowExecutionUpdateCompletedEventAttributes() != nil {
+				updates++
 			}
 		}
-		if updates < len(tasks) {
-			t.Fatalf("the histories hold %d completed updates, want one at least per run (%d)", updates, len(tasks))
+		rp := worker.NewWorkflowReplayer()
+		reg.RegisterWorkflows(rp)
+		exec := workflow.Execution{ID: id, RunID: hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetOriginalExecutionRunId()}
+		if err := rp.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec}); err != nil {
+			t.Errorf("replay of run %s: %v", id, err)
 		}
-	})
+	}
+	if updates < len(f.tasks) {
+		t.Fatalf("the histories hold %d completed updates, want one at least per run (%d)", updates, len(f.tasks))
+	}
 }
