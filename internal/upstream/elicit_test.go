@@ -155,6 +155,9 @@ func (f *asking) resultText(taskID string) string {
 	return fmt.Sprint(res["result"])
 }
 
+// TestElicitationIsTheRunsQuestion: the upstream's elicitation is asked as
+// the run's question, answered by every kind of client, its answer relayed
+// back within the upstream's request.
 func TestElicitationIsTheRunsQuestion(t *testing.T) {
 	f := newAsking(t)
 	c, a, ask, question, answer, resultText := f.c, f.a, f.ask, f.question, f.answer, f.resultText
