@@ -97,7 +97,8 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	if err != nil {
 		in = json.RawMessage(`"not encodable"`)
 	}
-	opts := []workflows.ToolOption{workflows.WithInputSchema(in)}
+	// Any upstream tool may elicit (elicit.go): each may ask a question.
+	opts := []workflows.ToolOption{workflows.WithInputSchema(in), workflows.Suspends()}
 	if t.OutputSchema != nil {
 		out, err := json.Marshal(t.OutputSchema)
 		if err != nil {
@@ -156,8 +157,13 @@ func cmpOr(a, b string) string {
 // its failures told apart.
 func runCall(ctx workflow.Context, call CallRequest, args json.RawMessage, safe bool) (output, error) {
 	call.Arguments = args
+	asks, err := serveElicitations(ctx)
+	if err != nil {
+		return output{}, err
+	}
 	var res Result
-	err := workflow.ExecuteActivity(ctx, activityName, call).Get(ctx, &res)
+	err = workflow.ExecuteActivity(ctx, activityName, call).Get(ctx, &res)
+	asks.withdraw(func(*asked) bool { return true })
 	var appErr *temporal.ApplicationError
 	switch {
 	case err == nil && res.IsError:
@@ -201,6 +207,7 @@ func (a *Activities) UpstreamCallTool(ctx context.Context, req CallRequest) (Res
 	key, _ := json.Marshal(token)
 	c.progress.Store(string(key), progressReporter(ctx))
 	defer c.progress.Delete(string(key))
+	defer c.begin(ctx, token)()
 
 	args := req.Arguments
 	if len(args) == 0 || string(args) == "null" {

@@ -33,6 +33,8 @@ type conn struct {
 	progress sync.Map
 	// tools are the upstream's tools served, by their upstream name.
 	tools map[string]*mcp.Tool
+	mu    sync.Mutex
+	calls map[*inflight]bool // the calls in flight (elicit.go)
 }
 
 // Options are the options of Connect.
@@ -99,6 +101,7 @@ func dial(ctx context.Context, u Upstream, opts Options) (*conn, error) {
 	c := &conn{up: u, tools: map[string]*mcp.Tool{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "openwop", Version: opts.Version}, &mcp.ClientOptions{
 		ProgressNotificationHandler: c.onProgress,
+		ElicitationHandler:          c.onElicit,
 	})
 	var transport mcp.Transport
 	if u.Command != "" {
@@ -111,7 +114,7 @@ func dial(ctx context.Context, u Upstream, opts Options) (*conn, error) {
 		transport = &mcp.CommandTransport{Command: cmd}
 	} else {
 		transport = &mcp.StreamableClientTransport{Endpoint: u.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: u.headers, next: http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: callStreams{headerTransport{headers: u.headers, next: http.DefaultTransport}}}}
 	}
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
