@@ -302,6 +302,25 @@ func (l *loader) limit(name string, dst *int, def int) error {
 	return nil
 }
 
+// resultLimit reads EnvResultLimit: a number of bytes, at least 1000 (a
+// page of a result must carry something), or 0 for no limit.
+func (l *loader) resultLimit() error {
+	v := l.get(EnvResultLimit)
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil || n < 0 || n > 0 && n < 1000 || n > 100_000_000:
+		return fmt.Errorf("%s: %q: want a number of bytes from 1000 to 100000000, or 0 for no limit", EnvResultLimit, v)
+	case n == 0:
+		l.cfg.Server.ResultLimit = -1
+	default:
+		l.cfg.Server.ResultLimit = n
+	}
+	return nil
+}
+
 // temporalClient checks the Temporal connection's files and switches and
 // loads the client options with the SDK's envconfig.
 func (l *loader) temporalClient() error {
