@@ -1,6 +1,7 @@
 package signals
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -545,16 +546,24 @@ type Content struct {
 }
 
 // MarshalJSON writes the block's fields of its type: a text block always
-// carries its text, a resource_link none.
+// carries its text, a resource_link none. It escapes no HTML: the
+// encoder that calls it does, if it was asked to.
 func (c Content) MarshalJSON() ([]byte, error) {
 	type plain Content
-	if c.Type == "text" || c.Text != "" {
-		return json.Marshal(plain(c))
+	var v any = plain(c)
+	if c.Type != "text" && c.Text == "" {
+		v = struct {
+			plain
+			Text string `json:"text,omitempty"`
+		}{plain: plain(c)}
 	}
-	return json.Marshal(struct {
-		plain
-		Text string `json:"text,omitempty"`
-	}{plain: plain(c)})
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // ToolResult is the result a run produced, in the shape MCP's CallToolResult
