@@ -291,7 +291,7 @@ func TestResourcesListed(t *testing.T) {
 	if caps, _ := disc["capabilities"].(map[string]any); caps["resources"] == nil {
 		t.Fatalf("server/discover capabilities = %v, want resources", disc["capabilities"])
 	}
-	if l := wantResult(t, c.call("resources/list", nil, nil)); fmt.Sprint(l["resources"]) != "[]" {
+	if l := wantResult(t, c.call("resources/list", nil, nil)); fmt.Sprint(l["resources"]) != "[]" || l["ttlMs"] == nil || l["cacheScope"] != "public" {
 		t.Fatalf("resources/list = %v, want none", l)
 	}
 	l := wantResult(t, c.call("resources/templates/list", nil, nil))

@@ -261,9 +261,9 @@ func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 			res, err := m.Core.ReadResource(ctx, uri)
 			return wire.ReadResource(res, err, true)
 		case "resources/list":
-			return wire.ListResources(true), nil
+			return wire.ListResources(true, m.CacheTTLMs), nil
 		case "resources/templates/list":
-			return wire.ListResourceTemplates(true), nil
+			return wire.ListResourceTemplates(true, m.CacheTTLMs), nil
 		case "tools/list":
 			l := wire.ListModern
 			l.Companions = !core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).FollowsRuns()

@@ -245,9 +245,9 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := m.Core.ReadResource(ctx, r.Params.URI)
 			return wire.ReadResource(res, err, false)
 		case "resources/list":
-			return wire.ListResources(false), nil
+			return wire.ListResources(false, 0), nil
 		case "resources/templates/list":
-			return wire.ListResourceTemplates(false), nil
+			return wire.ListResourceTemplates(false, 0), nil
 		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
 			if legacyRequest(req) {
 				return m.dialect(ctx, method, req)

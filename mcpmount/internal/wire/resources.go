@@ -17,6 +17,9 @@ import (
 type ResourceListResult struct {
 	mcp.ResultBase
 	ResultType string `json:"resultType,omitempty"`
+	// TTLMs and CacheScope are required on 2026-07-28 lists (SEP-2549).
+	TTLMs      *int64 `json:"ttlMs,omitempty"`
+	CacheScope string `json:"cacheScope,omitempty"`
 	// Resources is always empty: a run's result is linked from the
 	// result itself.
 	Resources []*mcp.Resource `json:"resources"`
@@ -26,22 +29,26 @@ type ResourceListResult struct {
 type ResourceTemplatesResult struct {
 	mcp.ResultBase
 	ResultType        string                  `json:"resultType,omitempty"`
+	TTLMs             *int64                  `json:"ttlMs,omitempty"`
+	CacheScope        string                  `json:"cacheScope,omitempty"`
 	ResourceTemplates []*mcp.ResourceTemplate `json:"resourceTemplates"`
 }
 
-// ListResources answers resources/list, labelled complete for 2026-07-28
-// (labelled).
-func ListResources(labelled bool) *ResourceListResult {
+// ListResources answers resources/list; for 2026-07-28 it is labelled
+// complete and cached ttlMs by anyone (labelled: the list is the same for
+// every caller).
+func ListResources(labelled bool, ttlMs int64) *ResourceListResult {
 	res := &ResourceListResult{Resources: []*mcp.Resource{}}
 	if labelled {
-		res.ResultType = ResultComplete
+		res.ResultType, res.TTLMs, res.CacheScope = ResultComplete, &ttlMs, "public"
 	}
 	return res
 }
 
 // ListResourceTemplates answers resources/templates/list: the template of
-// the URIs of runs' results (core.ResultTemplate).
-func ListResourceTemplates(labelled bool) *ResourceTemplatesResult {
+// the URIs of runs' results (core.ResultTemplate), labelled as
+// ListResources labels its list.
+func ListResourceTemplates(labelled bool, ttlMs int64) *ResourceTemplatesResult {
 	res := &ResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{{
 		URITemplate: core.ResultTemplate,
 		Name:        "run-result",
@@ -51,7 +58,7 @@ func ListResourceTemplates(labelled bool) *ResourceTemplatesResult {
 			"each page's _meta[\"" + core.MetaPage + "\"] names the next. taskId is the run's task id.",
 	}}}
 	if labelled {
-		res.ResultType = ResultComplete
+		res.ResultType, res.TTLMs, res.CacheScope = ResultComplete, &ttlMs, "public"
 	}
 	return res
 }
