@@ -253,7 +253,7 @@ func New(opts Options) (*Mount, error) {
 	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version}
 	var listening context.Context
 	listening, m.endListening = context.WithCancel(context.Background())
-	parts := wire.Parts{Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Log: m.log,
+	parts := wire.Parts{Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Results: core.NewResults(m.core), Log: m.log,
 		Capabilities: caps, Implementation: impl, Instructions: opts.Instructions, CacheTTLMs: opts.CacheTTL.Milliseconds(),
 		KeepAlive: opts.KeepAlive}
 	m.modern = modern.New(modern.Options{Parts: parts, Listening: listening})

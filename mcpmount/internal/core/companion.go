@@ -361,7 +361,7 @@ func notVisible(given string) *ToolResult {
 
 // refusedAnswer is the refusal of an answer, with the run's status (its
 // questions still open).
-func (m *Core) refusedAnswer(snap signals.Snapshot, caller signals.Subject, why string) *ToolResult {
+func (m *companions) refusedAnswer(snap signals.Snapshot, caller signals.Subject, why string) *ToolResult {
 	res := RunStatusResult(snap, caller, false, m.resultLimit)
 	res.IsError = true
 	res.Content[0].Text = why + ". " + res.Content[0].Text

@@ -125,10 +125,6 @@ func New(opts Options) (*Core, error) {
 // transport wraps its requests in it.
 func (m *Core) Tracker() *ownership.Tracker { return m.tracker }
 
-// ResultLimit is the size in bytes over which a run's result is answered
-// with its head and a resource_link (Options.ResultLimit; RunResult).
-func (m *Core) ResultLimit() int { return m.resultLimit }
-
 // Runs is the run service the core operates on.
 func (m *Core) Runs() runs.Backend { return m.runs }
 

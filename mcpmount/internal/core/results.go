@@ -191,10 +191,20 @@ func ResourceNotFound() *jsonrpc.Error {
 	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "resource not found"}
 }
 
-// ReadResource serves resources/read of a run's result resource
-// (ResultURI): the page of the part it names, read as the caller reads the
-// run (tasks/get), so that another tenant's run is not found.
-func (m *Core) ReadResource(ctx context.Context, uri string) (*ResourceResult, error) {
+// Results serves the resources of runs' results (resources/read) for every
+// dialect, in pages of the core's result limit.
+type Results struct {
+	core *Core
+}
+
+// NewResults serves the results of the runs of m.
+func NewResults(m *Core) *Results { return &Results{core: m} }
+
+// Read serves resources/read of a run's result resource (ResultURI): the
+// page of the part it names, read as the caller reads the run (tasks/get),
+// so that another tenant's run is not found.
+func (r *Results) Read(ctx context.Context, uri string) (*ResourceResult, error) {
+	m := r.core
 	caller, err := m.Caller(ctx)
 	if err != nil {
 		return nil, err

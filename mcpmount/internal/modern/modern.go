@@ -258,7 +258,7 @@ func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 			if err != nil {
 				return nil, err
 			}
-			res, err := m.Core.ReadResource(ctx, uri)
+			res, err := m.Results.Read(ctx, uri)
 			return wire.ReadResource(res, err, true)
 		case "resources/list":
 			return wire.ListResources(true, m.CacheTTLMs), nil

@@ -242,7 +242,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || r.Params == nil || r.Params.URI == "" {
 				return nil, core.InvalidParams("resources/read requires params.uri, a string")
 			}
-			res, err := m.Core.ReadResource(ctx, r.Params.URI)
+			res, err := m.Results.Read(ctx, r.Params.URI)
 			return wire.ReadResource(res, err, false)
 		case "resources/list":
 			return wire.ListResources(false, 0), nil

@@ -9,7 +9,7 @@ import (
 )
 
 // The resources a mount serves: the results of runs too large to answer
-// inline (core.ReadResource). They are found through the resource_link of
+// inline (core.Results). They are found through the resource_link of
 // the result that left them out, not listed: resources/list answers none,
 // resources/templates/list the one template of their URIs.
 
