@@ -186,9 +186,9 @@ type ResourceResult struct {
 
 // ResourceNotFound is the one answer to a resources/read of a URI the
 // caller cannot read: no result resource, a run of another tenant or none,
-// a run without a result. It carries no data.
+// a run without a result: -32602, as SEP-2164 has it. It carries no data.
 func ResourceNotFound() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "resource not found"}
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: "resource not found"}
 }
 
 // Results serves the resources of runs' results (resources/read) for every
