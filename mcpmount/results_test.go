@@ -267,12 +267,22 @@ func TestLargeResult(t *testing.T) {
 		plain := s.client(t, "ka", map[string]any{})
 		runID := strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(textURI, runid.ResultURIPrefix), "/result"), "~2F", "/")
 		st := wantResult(t, plain.call("tools/call", map[string]any{"name": "openwop_run_status", "arguments": map[string]any{"runId": runID}}, nil))
+		// The text carries the head, the structured status the note and
+		// the links alone: the status stays within the limit too.
+		blocks := resultBlocks(t, st)
+		head, _ := blocks[0]["text"].(string)
+		if len(blocks) != 1 || len(head) > DefaultResultLimit+2048 || !strings.Contains(head, bigText(textBytes)[:1000]) {
+			t.Fatalf("status text is %d blocks, %d bytes; want one with the head", len(blocks), len(head))
+		}
 		raw, _ := json.Marshal(st["structuredContent"])
 		var status struct{ Result map[string]any }
-		if err := json.Unmarshal(raw, &status); err != nil || status.Result == nil {
-			t.Fatalf("status = %.300s, want the run's result", raw)
+		if err := json.Unmarshal(raw, &status); err != nil || status.Result == nil || len(raw) > 4096 {
+			t.Fatalf("status = %.300s (%d bytes), want the run's result's note and links", raw, len(raw))
 		}
-		wantLinked(t, status.Result, textBytes)
+		links := resultBlocks(t, status.Result)
+		if len(links) != 3 || links[1]["uri"] != textURI || links[2]["uri"] != dataURI {
+			t.Fatalf("status result = %v, want the note and the two links", links)
+		}
 	})
 	t.Run("a small result is unchanged", func(t *testing.T) {
 		r := wantResult(t, alice.call("tools/call", map[string]any{"name": "big_result", "arguments": map[string]any{"textBytes": 100, "dataBytes": 10}}, nil))

@@ -428,8 +428,13 @@ func RunStatusResult(snap signals.Snapshot, caller signals.Subject, handoff bool
 	default:
 		fmt.Fprintf(&text, "Run %s of %s ended.", id, snap.Tool)
 		for _, c := range st.Result.Content {
-			text.WriteString(" " + c.Text)
+			if c.Type == "text" {
+				text.WriteString(" " + c.Text)
+			}
 		}
+		// The text carries the head of a result cut to the limit: the
+		// structured status keeps only the note and the links.
+		st.Result = withoutHead(st.Result)
 	}
 	if handoff {
 		text.WriteString(" The call did not fail and must not be repeated: the run goes on.")

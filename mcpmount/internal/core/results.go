@@ -37,6 +37,9 @@ const (
 	PartStructured = "structured"
 )
 
+// linkText names the resource_link to a result's text.
+const linkText = "result"
+
 // MetaPage is the _meta key of a page of a result resource: its Page
 // (from 1), the number of Pages and the URI of the Next page (none on the
 // last).
@@ -161,7 +164,7 @@ func fitResult(res *ToolResult, runID string, limit int) *ToolResult {
 	links := []Content{}
 	if len(text) > limit {
 		links = append(links, Content{Type: "resource_link", URI: ResultURI(runID, PartText, 1),
-			Name: "result", MimeType: "text/plain", Size: int64(len(text))})
+			Name: linkText, MimeType: "text/plain", Size: int64(len(text))})
 	}
 	if n := len(res.StructuredContent); n > 0 {
 		note = append(note, fmt.Sprintf("The structuredContent (%d bytes) is not inlined: resources/read of %s serves it.",
@@ -172,6 +175,20 @@ func fitResult(res *ToolResult, runID string, limit int) *ToolResult {
 	}
 	content = append(content, Content{Type: "text", Text: "[" + strings.Join(note, " ") + "]"})
 	res.Content = append(content, links...)
+	return res
+}
+
+// withoutHead is res without the head fitResult cut its text to (the
+// note and the links remain), for a status whose text carries the head;
+// any other result is returned as it is.
+func withoutHead(res *ToolResult) *ToolResult {
+	for _, c := range res.Content {
+		if c.Type == "resource_link" && c.Name == linkText {
+			out := *res
+			out.Content = res.Content[1:]
+			return &out
+		}
+	}
 	return res
 }
 
