@@ -263,6 +263,18 @@ func TestLargeResult(t *testing.T) {
 		tk := legacy.createTask("big_result", args)
 		wantLinked(t, wantResult(t, legacy.call("tasks/result", map[string]any{"taskId": tk["taskId"]})), textBytes)
 	})
+	t.Run("2025-11-25 resources/read", func(t *testing.T) {
+		legacy := &legacyClient{t: t, url: s.mcp.URL, key: "ka", version: "2025-11-25"}
+		r := wantResult(t, legacy.call("resources/read", map[string]any{"uri": textURI + "?page=21"}))
+		raw, _ := json.Marshal(r["contents"])
+		var contents []struct{ Text string }
+		if err := json.Unmarshal(raw, &contents); err != nil || len(contents) != 1 || !strings.HasSuffix(bigText(textBytes), contents[0].Text) ||
+			r["resultType"] != nil {
+			t.Fatalf("resources/read of the last page = %.300s, want the text's end", raw)
+		}
+		foreign := (&legacyClient{t: t, url: s.mcp.URL, key: "ke", version: "2025-11-25"}).call("resources/read", map[string]any{"uri": textURI})
+		wantError(t, foreign, http.StatusOK, -32602)
+	})
 	t.Run("the companion status of the run", func(t *testing.T) {
 		plain := s.client(t, "ka", map[string]any{})
 		runID := strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(textURI, runid.ResultURIPrefix), "/result"), "~2F", "/")
