@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,17 @@ type Server struct {
 	Args []string
 	// Env holds "KEY=value" entries added to the command's environment.
 	Env []string
+	// Hold makes the activities hold one 2025-11-25 session with the
+	// server for the worker's life (held.go; Activities.Close ends it):
+	// the task methods of every call go over it, for a server whose
+	// tasks belong to the session (or process) that made them.
+	Hold bool
+	// OnRequest answers the requests a held server sends, such as the
+	// elicitation/create of a task that asks, delivered on the stream of
+	// tasks/result; ctx is that of the activity the task's question is
+	// for. Its result is the response's result; an *RPCError is sent as
+	// the error. nil refuses them, and a task's question fails its call.
+	OnRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
 	// ProtocolVersion, when "2025-11-25", makes the HTTP server be
 	// spoken to in that version from the start; empty tries 2026-07-28
 	// first and falls back to older versions.
@@ -48,6 +60,8 @@ type Server struct {
 type Activities struct {
 	servers   map[string]Server
 	heartbeat time.Duration
+	mu        sync.Mutex
+	held      map[string]*held // sessions held, by server name (held.go)
 }
 
 // NewActivities returns the activities that reach servers, by the name
@@ -64,7 +78,7 @@ func NewActivities(servers map[string]Server) (*Activities, error) {
 			return nil, fmt.Errorf("mcpcall: server %q: protocol version %q is not %q or empty", name, s.ProtocolVersion, legacyVersion)
 		}
 	}
-	return &Activities{servers: servers, heartbeat: 5 * time.Second}, nil
+	return &Activities{servers: servers, heartbeat: 5 * time.Second, held: map[string]*held{}}, nil
 }
 
 // Register registers the activities on w, a worker.Worker or the SDK's

@@ -170,6 +170,17 @@ func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.Cal
 		case StatusCancelled:
 			return nil, fmt.Errorf("call %q on %q: task %s was cancelled by the server: %s", call.Tool, call.Server, t.ID, t.StatusMessage)
 		case StatusInputRequired:
+			if t.Dialect == legacyVersion {
+				// Its questions ride tasks/result: MCPAwaitInput lets it ask
+				// (the held session's OnRequest answers) until it goes on.
+				ref := TaskRequest{Server: call.Server, TaskID: t.ID, Dialect: t.Dialect}
+				var next Task
+				if err := workflow.ExecuteActivity(callActivity(ctx, o, "tasks/result: questions of "+call.Tool+" on "+call.Server), (*Activities).MCPAwaitInput, ref).Get(ctx, &next); err != nil {
+					return nil, cancelTask(ctx, call.Server, t, fmt.Errorf("let task %s ask: %w", t.ID, rpcError(err)))
+				}
+				t = next
+				continue
+			}
 			responses, err := answerAll(ctx, call, t.InputRequests, o, answered)
 			if err != nil {
 				return nil, cancelTask(ctx, call.Server, t, err)

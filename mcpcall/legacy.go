@@ -17,8 +17,9 @@ import (
 // activity in a session of its own: tasks/get for its status and, once
 // it ends, tasks/result for its result; tasks/cancel to cancel it. The
 // questions of such a task come as requests on a tasks/result stream,
-// which a durable caller cannot hold open: a task that asks fails the
-// call (and is cancelled).
+// which a durable caller cannot hold open for the length of the work: a
+// task that asks fails the call (and is cancelled), unless the server is
+// held (held.go), whose questions MCPAwaitInput lets the task ask.
 
 // legacyVersion is the protocol version of the task methods of 2025-11-25.
 const legacyVersion = "2025-11-25"
@@ -36,26 +37,43 @@ func (t legacyTask) task() *Task {
 	return &Task{ID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage, PollIntervalMs: t.PollInterval, Dialect: legacyVersion}
 }
 
+// initializeResult is what a 2025-11-25 initialize tells of tasks.
+type initializeResult struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	Capabilities    struct {
+		Tasks struct {
+			Requests struct {
+				Tools struct {
+					Call json.RawMessage `json:"call"`
+				} `json:"tools"`
+			} `json:"requests"`
+		} `json:"tasks"`
+	} `json:"capabilities"`
+}
+
+// makesTasks reports whether the server makes tasks of tools/call.
+func (r initializeResult) makesTasks() bool {
+	return r.ProtocolVersion == legacyVersion && r.Capabilities.Tasks.Requests.Tools.Call != nil
+}
+
+// initializeParams are the params of the initialize of a session with s:
+// it declares form elicitation when s answers the server's requests.
+func initializeParams(s Server) map[string]any {
+	caps := map[string]any{}
+	if s.OnRequest != nil {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+	}
+	return map[string]any{"protocolVersion": legacyVersion,
+		"capabilities": caps, "clientInfo": map[string]any{"name": "mcpcall", "version": "1"}}
+}
+
 // openLegacy opens a 2025-11-25 session with s and reports whether the
 // server makes tasks of tools/call.
 func (a *Activities) openLegacy(ctx context.Context, s Server) (*wireClient, bool, error) {
 	c := a.wire(ctx, s)
 	c.legacy = true
-	var init struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		Capabilities    struct {
-			Tasks struct {
-				Requests struct {
-					Tools struct {
-						Call json.RawMessage `json:"call"`
-					} `json:"tools"`
-				} `json:"requests"`
-			} `json:"tasks"`
-		} `json:"capabilities"`
-	}
-	err := c.request(ctx, "initialize", "", map[string]any{"protocolVersion": legacyVersion,
-		"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpcall", "version": "1"}}, nil, &init)
-	if err != nil {
+	var init initializeResult
+	if err := c.request(ctx, "initialize", "", initializeParams(s), nil, &init); err != nil {
 		return nil, false, err
 	}
 	resp, err := c.post(ctx, "notifications/initialized", "", map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -64,7 +82,7 @@ func (a *Activities) openLegacy(ctx context.Context, s Server) (*wireClient, boo
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return c, init.ProtocolVersion == legacyVersion && init.Capabilities.Tasks.Requests.Tools.Call != nil, nil
+	return c, init.makesTasks(), nil
 }
 
 // closeLegacy ends c's session (best effort: the server may keep none).
@@ -93,11 +111,11 @@ func closeLegacy(ctx context.Context, c *wireClient) {
 // ok is false when the server makes no task of it (it declares none, or
 // refuses a task for this tool): the call is then made the blocking way.
 func (a *Activities) callLegacy(ctx context.Context, s Server, req CallRequest) (ans CallAnswer, ok bool, err error) {
-	c, tasks, err := a.openLegacy(ctx, s)
+	c, tasks, release, err := a.legacySession(ctx, req.Server, s)
 	if err != nil || !tasks {
 		return CallAnswer{}, false, err
 	}
-	defer closeLegacy(ctx, c)
+	defer release()
 	params := map[string]any{"name": req.Tool, "task": map[string]any{}}
 	if len(req.Arguments) > 0 {
 		params["arguments"] = req.Arguments
@@ -125,24 +143,33 @@ func (a *Activities) callLegacy(ctx context.Context, s Server, req CallRequest) 
 }
 
 // getLegacy reads a 2025-11-25 task, with its result (tasks/result) once
-// it has ended. A task that asks for input is an error: its question
-// cannot be relayed.
-func (a *Activities) getLegacy(ctx context.Context, s Server, id string) (Task, error) {
-	c, _, err := a.openLegacy(ctx, s)
+// it has ended. A task that asks for input is returned as it is for a
+// held server that answers questions (MCPAwaitInput lets it ask), and is
+// an error otherwise: its question cannot be relayed.
+func (a *Activities) getLegacy(ctx context.Context, name string, s Server, id string) (Task, error) {
+	c, _, release, err := a.legacySession(ctx, name, s)
 	if err != nil {
 		return Task{}, err
 	}
-	defer closeLegacy(ctx, c)
+	defer release()
+	t, err := readLegacy(ctx, c, id)
+	if err == nil && t.Status == StatusInputRequired && (!s.Hold || s.OnRequest == nil) {
+		return Task{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"task %s asks for input, which mcpcall relays only for a held %s server with an OnRequest (its question rides a tasks/result stream)", id, legacyVersion),
+			"mcpcall.InputNotRelayed", nil)
+	}
+	return t, err
+}
+
+// readLegacy reads a 2025-11-25 task in session c, with its result once
+// it has ended.
+func readLegacy(ctx context.Context, c legacyConn, id string) (Task, error) {
 	var lt legacyTask
 	if err := c.request(ctx, "tasks/get", "", map[string]any{"taskId": id}, nil, &lt); err != nil {
 		return Task{}, err
 	}
 	t := lt.task()
 	switch t.Status {
-	case StatusInputRequired:
-		return Task{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"task %s asks for input, which mcpcall does not relay for a %s server (its question rides a tasks/result stream)", id, legacyVersion),
-			"mcpcall.InputNotRelayed", nil)
 	case StatusCompleted, StatusFailed:
 		var raw json.RawMessage
 		err := c.request(ctx, "tasks/result", "", map[string]any{"taskId": id}, nil, &raw)
@@ -162,11 +189,11 @@ func (a *Activities) getLegacy(ctx context.Context, s Server, id string) (Task, 
 }
 
 // cancelLegacy cancels a 2025-11-25 task.
-func (a *Activities) cancelLegacy(ctx context.Context, s Server, id string) error {
-	c, _, err := a.openLegacy(ctx, s)
+func (a *Activities) cancelLegacy(ctx context.Context, name string, s Server, id string) error {
+	c, _, release, err := a.legacySession(ctx, name, s)
 	if err != nil {
 		return err
 	}
-	defer closeLegacy(ctx, c)
+	defer release()
 	return c.request(ctx, "tasks/cancel", "", map[string]any{"taskId": id}, nil, nil)
 }

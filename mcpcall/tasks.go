@@ -118,7 +118,7 @@ func (a *Activities) MCPCallTool(ctx context.Context, req CallRequest) (CallAnsw
 			return ans, final(err)
 		}
 	}
-	if s.URL != "" {
+	if s.URL != "" || s.Hold {
 		ans, ok, err := a.callLegacy(ctx, s, req)
 		if ok || err != nil && !legacyOnly(err) {
 			return ans, final(err)
@@ -198,7 +198,7 @@ func (a *Activities) MCPGetTask(ctx context.Context, req TaskRequest) (Task, err
 		return Task{}, err
 	}
 	if req.Dialect == legacyVersion {
-		t, err := a.getLegacy(ctx, s, req.TaskID)
+		t, err := a.getLegacy(ctx, req.Server, s, req.TaskID)
 		return t, final(err)
 	}
 	var t Task
@@ -228,7 +228,7 @@ func (a *Activities) MCPCancelTask(ctx context.Context, req TaskRequest) error {
 		return err
 	}
 	if req.Dialect == legacyVersion {
-		return final(a.cancelLegacy(ctx, s, req.TaskID))
+		return final(a.cancelLegacy(ctx, req.Server, s, req.TaskID))
 	}
 	return final(a.wire(ctx, s).request(ctx, "tasks/cancel", req.TaskID, map[string]any{"taskId": req.TaskID}, nil, nil))
 }

@@ -68,6 +68,9 @@ type wireClient struct {
 	// onNotify, when set, sees every notification the server sends while
 	// a request is in flight.
 	onNotify func(method string, params json.RawMessage)
+	// onRequest, when set, answers the requests the server sends on a
+	// response stream (a held session's, held.go).
+	onRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
 	// legacy makes the client speak 2025-11-25 (legacy.go).
 	legacy bool
 	// session is the legacy session's Mcp-Session-Id, once opened.
@@ -101,7 +104,7 @@ func (c *wireClient) request(ctx context.Context, method, name string, params ma
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	defer resp.Body.Close()
-	raw, err := c.response(resp, id)
+	raw, err := c.response(ctx, resp, id)
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
@@ -165,10 +168,10 @@ type rpcMessage struct {
 
 // response reads the answer to request id from resp: a JSON body or an
 // SSE stream whose notifications go to onNotify.
-func (c *wireClient) response(resp *http.Response, id int64) (json.RawMessage, error) {
+func (c *wireClient) response(ctx context.Context, resp *http.Response, id int64) (json.RawMessage, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "text/event-stream" {
-		return c.stream(resp.Body, id)
+		return c.stream(ctx, resp.Body, id)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
@@ -189,8 +192,9 @@ func (m rpcMessage) answer() (json.RawMessage, error) {
 	return m.Result, nil
 }
 
-// stream reads SSE events until the response to id.
-func (c *wireClient) stream(r io.Reader, id int64) (json.RawMessage, error) {
+// stream reads SSE events until the response to id. The server's
+// requests on it are answered (onRequest) in the session.
+func (c *wireClient) stream(ctx context.Context, r io.Reader, id int64) (json.RawMessage, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var data strings.Builder
@@ -216,6 +220,13 @@ func (c *wireClient) stream(r io.Reader, id int64) (json.RawMessage, error) {
 			}
 		case string(msg.ID) == want:
 			return msg.answer()
+		case msg.Method != "" && c.legacy:
+			resp, err := c.post(ctx, "", "", respond(ctx, c.onRequest, msg))
+			if err != nil {
+				return nil, fmt.Errorf("answer %s: %w", msg.Method, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
 		}
 	}
 	if err := sc.Err(); err != nil {

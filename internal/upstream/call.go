@@ -141,6 +141,9 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	if c.servesTasks() {
 		return tasksTool(name, description, call, ao, safe, opts)
 	}
+	if c.taskTools[t.Name] != "" {
+		return legacyTasksTool(name, description, call, ao, safe, opts)
+	}
 	return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
 		return runCall(workflow.WithActivityOptions(ctx, ao), call, args, safe)
 	}, opts...)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/mcpcall"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -22,6 +23,7 @@ import (
 type Set struct {
 	conns map[string]*conn // by upstream name
 	tools []workflows.Tool
+	calls *mcpcall.Activities // the task methods' (tasks.go, legacytasks.go)
 }
 
 // conn is the session of one upstream.
@@ -35,6 +37,10 @@ type conn struct {
 	tools map[string]*mcp.Tool
 	mu    sync.Mutex
 	calls map[*inflight]bool // the calls in flight (elicit.go)
+	// taskTools are the tools a 2025-11-25 upstream makes tasks of, with
+	// their execution.taskSupport (legacytasks.go).
+	taskTools map[string]string
+	taskAsks  sync.Map // progress token -> *inflight of the tasks that ask
 }
 
 // Options are the options of Connect.
@@ -66,7 +72,13 @@ func Connect(ctx context.Context, f File, opts Options) (*Set, error) {
 			return nil, fmt.Errorf("upstream %s: %w", u.Name, err)
 		}
 		s.conns[u.Name] = c
-		tools, err := c.list(ctx, logger.With(zap.String("upstream", u.Name)))
+	}
+	if err := s.newCalls(ctx, opts, logger); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	for _, u := range f.Upstreams {
+		tools, err := s.conns[u.Name].list(ctx, logger.With(zap.String("upstream", u.Name)))
 		if err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("upstream %s: %w", u.Name, err)
@@ -82,12 +94,15 @@ func (s *Set) Tools() []workflows.Tool { return slices.Clone(s.tools) }
 // Activities is the activity the tools' runs call (register it with the
 // tools, e.g. in workflows.NewRegistry).
 func (s *Set) Activities() *Activities {
-	return &Activities{set: s, Activities: s.taskActivities()}
+	return &Activities{set: s, Activities: s.calls}
 }
 
 // Close ends every upstream session (a stdio upstream's process exits).
 func (s *Set) Close() error {
 	var errs []error
+	if s.calls != nil {
+		errs = append(errs, s.calls.Close())
+	}
 	for name, c := range s.conns {
 		if err := c.session.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("upstream %s: %w", name, err))

@@ -220,8 +220,14 @@ func (c *conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	if err != nil {
 		return nil, err
 	}
-	schema, err := json.Marshal(req.Params.RequestedSchema)
-	if err != nil || req.Params.RequestedSchema == nil {
+	return c.relay(ctx, f, req.Params)
+}
+
+// relay asks the run of the call f the elicitation p and returns the
+// run's answer: cancel when the call ends first.
+func (c *conn) relay(ctx context.Context, f *inflight, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	schema, err := json.Marshal(p.RequestedSchema)
+	if err != nil || p.RequestedSchema == nil {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -233,7 +239,7 @@ func (c *conn) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		RunID:        f.runID,
 		UpdateID:     f.updateID(),
 		UpdateName:   elicitUpdate,
-		Args:         []any{Elicitation{Call: f.token, Message: req.Params.Message, Schema: schema}},
+		Args:         []any{Elicitation{Call: f.token, Message: p.Message, Schema: schema}},
 		WaitForStage: client.WorkflowUpdateStageAccepted,
 	})
 	var ans ElicitAnswer

@@ -35,23 +35,6 @@ func (c *conn) servesTasks() bool {
 	return ok
 }
 
-// taskActivities are the mcpcall activities of the upstreams that serve
-// Tasks, by upstream name.
-func (s *Set) taskActivities() *mcpcall.Activities {
-	servers := map[string]mcpcall.Server{}
-	for name, c := range s.conns {
-		if c.servesTasks() {
-			servers[name] = mcpcall.Server{URL: c.up.URL, Header: c.up.headers}
-		}
-	}
-	acts, err := mcpcall.NewActivities(servers)
-	if err != nil {
-		// Unreachable: every entry has a name and a URL.
-		panic(fmt.Sprintf("upstream: %v", err))
-	}
-	return acts
-}
-
 // followTasksChange names the change that made the runs of a Tasks
 // upstream's tools follow its tasks (workflow.GetVersion): a run started
 // before it goes on calling in one blocking activity.
