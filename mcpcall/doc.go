@@ -42,7 +42,12 @@
 // once it has ended, tasks/cancel; each activity opens a session of its
 // own. Such a task's questions ride a tasks/result stream no durable
 // caller can hold, so a task that asks fails the call and is cancelled.
-// Any other server (and a command) is called with the go-sdk client: the
+// A server with Server.Hold (a command, or a server that keeps its tasks
+// per session) is instead spoken to in one session the activities hold
+// for the worker's life; with Server.OnRequest its tasks' questions are
+// answered there, on the tasks/result stream that the activity
+// MCPAwaitInput holds open only while the task asks.
+// Any other server (and a command not held) is called with the go-sdk client: the
 // result comes in the activity, which heartbeats (the server's progress
 // notifications too) for as long as the call takes.
 //

@@ -10,13 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/internal/upstream"
 	"github.com/openwop/temporal-mcp/mcpcall"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
+	"github.com/openwop/temporal-mcp/workflows"
+	"github.com/openwop/temporal-mcp/workflows/workflowstest"
 )
 
 // server-everything's simulate-research-query requires a task
@@ -163,4 +167,43 @@ func readHistory(t *testing.T, env *testenv.Env, taskID string) history {
 		}
 	}
 	return h
+}
+
+// A run of a 2025-11-25 upstream's task tool started before the change
+// that follows its tasks (no marker of "upstream-follow-legacy-tasks")
+// replays the blocking activity; a new run follows the task.
+func TestServerEverythingTasksVersioned(t *testing.T) {
+	ev := installEverything(t)
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"everything","command":%q,"args":[%q,"stdio"],"prefix":"",
+		"tools":["simulate-research-query"]}]}`, ev.node, ev.main), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	set, err := upstream.Connect(ctx, file, upstream.Options{Environ: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	for _, old := range []bool{false, true} {
+		reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := workflowstest.New(reg)
+		if old {
+			env.Temporal().OnGetVersion("upstream-follow-legacy-tasks", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			env.Temporal().OnActivity("UpstreamCallTool", mock.Anything, mock.Anything).
+				Return(upstream.Result{Content: json.RawMessage(`[{"type":"text","text":"blocking"}]`)}, nil)
+		}
+		res, err := env.Call("simulate-research-query", map[string]any{"topic": "tides"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{false: "Research Report: tides", true: "blocking"}[old]
+		if got, _ := json.Marshal(res.Snapshot.Result); !strings.Contains(string(got), want) {
+			t.Errorf("old=%v: result %s, want %q", old, got, want)
+		}
+	}
 }
