@@ -33,6 +33,9 @@ type held struct {
 	conn  legacyConn
 	tasks bool // it makes tasks of tools/call
 	close func()
+	// ended reports whether the session has ended (a command's process
+	// exited): the next use opens a new one.
+	ended func() bool
 }
 
 // metaRelatedTask is the _meta key of the task a server's request is for.
@@ -51,19 +54,23 @@ func (a *Activities) legacySession(ctx context.Context, name string, s Server) (
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if h := a.held[name]; h != nil {
-		return h.conn, h.tasks, func() {}, nil
+		if !h.ended() {
+			return h.conn, h.tasks, func() {}, nil
+		}
+		h.close()
+		delete(a.held, name)
 	}
 	// The session outlives the activity that opens it.
 	octx := context.WithoutCancel(ctx)
 	var h *held
 	if s.Command != "" {
-		h, err = openStdio(octx, s)
+		h, err = openStdio(ctx, octx, s)
 	} else {
 		var wc *wireClient
-		wc, tasks, err = a.openLegacy(octx, s)
+		wc, tasks, err = a.openLegacy(ctx, s)
 		if err == nil {
 			wc.onRequest, wc.onNotify = s.OnRequest, nil
-			h = &held{conn: wc, tasks: tasks, close: func() { closeLegacy(octx, wc) }}
+			h = &held{conn: wc, tasks: tasks, close: func() { closeLegacy(octx, wc) }, ended: func() bool { return false }}
 		}
 	}
 	if err != nil {
@@ -207,10 +214,11 @@ type stdioClient struct {
 	onRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
-// openStdio starts s's command and opens a 2025-11-25 session with it.
-func openStdio(ctx context.Context, s Server) (*held, error) {
-	ctx, stop := context.WithCancel(ctx)
-	cmd := exec.CommandContext(ctx, s.Command, s.Args...)
+// openStdio starts s's command, to live as long as life, and opens a
+// 2025-11-25 session with it within ctx.
+func openStdio(ctx, life context.Context, s Server) (*held, error) {
+	life, stop := context.WithCancel(life)
+	cmd := exec.CommandContext(life, s.Command, s.Args...)
 	if len(s.Env) > 0 {
 		cmd.Env = append(cmd.Environ(), s.Env...)
 	}
@@ -229,8 +237,16 @@ func openStdio(ctx context.Context, s Server) (*held, error) {
 		return nil, fmt.Errorf("start %s: %w", s.Command, err)
 	}
 	c := &stdioClient{in: in, pending: map[string]chan rpcMessage{}, results: map[string]context.Context{}, onRequest: s.OnRequest}
-	go c.read(out)
-	h := &held{conn: c, close: func() { _ = in.Close(); stop(); _ = cmd.Wait() }}
+	ended := make(chan struct{})
+	go func() { c.read(out); close(ended) }()
+	h := &held{conn: c, close: func() { _ = in.Close(); stop(); _ = cmd.Wait() }, ended: func() bool {
+		select {
+		case <-ended:
+			return true
+		default:
+			return false
+		}
+	}}
 	var init initializeResult
 	err = c.request(ctx, "initialize", "", initializeParams(s), nil, &init)
 	if err == nil {
