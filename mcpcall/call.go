@@ -178,8 +178,10 @@ func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.Cal
 				if err := workflow.ExecuteActivity(callActivity(ctx, o, "tasks/result: questions of "+call.Tool+" on "+call.Server), (*Activities).MCPAwaitInput, ref).Get(ctx, &next); err != nil {
 					return nil, cancelTask(ctx, call.Server, t, fmt.Errorf("let task %s ask: %w", t.ID, rpcError(err)))
 				}
-				t = next
-				continue
+				if t = next; t.Status != StatusInputRequired {
+					continue
+				}
+				break // still asking: poll again after the interval
 			}
 			responses, err := answerAll(ctx, call, t.InputRequests, o, answered)
 			if err != nil {

@@ -86,8 +86,16 @@ func legacyTasksTool(name, description string, call CallRequest, ao workflow.Act
 		if err != nil {
 			return output{}, err
 		}
-		defer asks.withdraw(func(*asked) bool { return true })
-		return followCall(ctx, call, args, &mcpcall.Options{CallRetry: ao.RetryPolicy, Timeout: ao.StartToCloseTimeout}, safe)
+		all := func(*asked) bool { return true }
+		defer asks.withdraw(all)
+		return followCall(ctx, call, args, &mcpcall.Options{CallRetry: ao.RetryPolicy, Timeout: ao.StartToCloseTimeout,
+			// A question the task no longer waits for (the upstream gave
+			// up on it) is withdrawn.
+			OnStatus: func(_ workflow.Context, t mcpcall.Task) {
+				if t.Status != mcpcall.StatusInputRequired {
+					asks.withdraw(all)
+				}
+			}}, safe)
 	}, opts...)
 }
 
