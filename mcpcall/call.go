@@ -173,7 +173,7 @@ func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.Cal
 			if t.Dialect == legacyVersion {
 				// Its questions ride tasks/result: MCPAwaitInput lets it ask
 				// (the held session's OnRequest answers) until it goes on.
-				ref := TaskRequest{Server: call.Server, TaskID: t.ID, Dialect: t.Dialect}
+				ref := TaskRequest{Server: call.Server, TaskID: t.ID, Dialect: t.Dialect, Session: t.Session}
 				var next Task
 				if err := workflow.ExecuteActivity(callActivity(ctx, o, "tasks/result: questions of "+call.Tool+" on "+call.Server), (*Activities).MCPAwaitInput, ref).Get(ctx, &next); err != nil {
 					return nil, cancelTask(ctx, call.Server, t, fmt.Errorf("let task %s ask: %w", t.ID, rpcError(err)))
@@ -197,7 +197,7 @@ func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.Cal
 		if err := workflow.Sleep(ctx, pollInterval(t, o)); err != nil {
 			return nil, cancelTask(ctx, call.Server, t, err)
 		}
-		ref := TaskRequest{Server: call.Server, TaskID: t.ID, Dialect: t.Dialect}
+		ref := TaskRequest{Server: call.Server, TaskID: t.ID, Dialect: t.Dialect, Session: t.Session}
 		var next Task
 		if err := workflow.ExecuteActivity(shortActivity(ctx, "tasks/get: "+call.Tool+" on "+call.Server), (*Activities).MCPGetTask, ref).Get(ctx, &next); err != nil {
 			return nil, cancelTask(ctx, call.Server, t, fmt.Errorf("poll task %s of %q: %w", ref.TaskID, call.Tool, rpcError(err)))
@@ -247,7 +247,7 @@ func answerAll(ctx workflow.Context, call CallRequest, reqs map[string]InputRequ
 // cancellation does not reach, and returns cause.
 func cancelTask(ctx workflow.Context, server string, t Task, cause error) error {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	ref := TaskRequest{Server: server, TaskID: t.ID, Dialect: t.Dialect}
+	ref := TaskRequest{Server: server, TaskID: t.ID, Dialect: t.Dialect, Session: t.Session}
 	if err := workflow.ExecuteActivity(shortActivity(dctx, "tasks/cancel: task "+t.ID+" on "+server), (*Activities).MCPCancelTask, ref).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("mcpcall: tasks/cancel failed", "server", server, "task", t.ID, "error", err)
 	}

@@ -26,7 +26,15 @@ import (
 // legacyConn sends 2025-11-25 requests in a session.
 type legacyConn interface {
 	request(ctx context.Context, method, name string, params map[string]any, meta map[string]any, out any) error
+	// sessionID is the session's HTTP session id ("" for none).
+	sessionID() string
 }
+
+// sessionID implements legacyConn.
+func (c *wireClient) sessionID() string { return c.session }
+
+// sessionID implements legacyConn.
+func (c *stdioClient) sessionID() string { return "" }
 
 // held is a session the activities hold with a server.
 type held struct {
@@ -42,8 +50,21 @@ type held struct {
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
 // legacySession returns a 2025-11-25 session with s: the held one for a
-// Server with Hold, else one of the caller's own that release ends.
-func (a *Activities) legacySession(ctx context.Context, name string, s Server) (c legacyConn, tasks bool, release func(), err error) {
+// Server with Hold, else one of the caller's own that release ends. A
+// held HTTP server's task made in another session (session, recorded by
+// a worker before a restart) is reached in that session, which the
+// server may still keep.
+func (a *Activities) legacySession(ctx context.Context, name string, s Server, session string) (c legacyConn, tasks bool, release func(), err error) {
+	if s.Hold && s.URL != "" && session != "" {
+		a.mu.Lock()
+		h := a.held[name]
+		a.mu.Unlock()
+		if h == nil || h.conn.sessionID() != session {
+			wc := a.wire(ctx, s)
+			wc.legacy, wc.session, wc.onRequest, wc.onNotify = true, session, s.OnRequest, nil
+			return wc, true, func() {}, nil
+		}
+	}
 	if !s.Hold {
 		wc, tasks, err := a.openLegacy(ctx, s)
 		if err != nil {
@@ -106,7 +127,7 @@ func (a *Activities) TaskTools(ctx context.Context, server string) (map[string]s
 	if !s.Hold {
 		return nil, fmt.Errorf("mcpcall: server %q is not held", server)
 	}
-	c, tasks, _, err := a.legacySession(ctx, server, s)
+	c, tasks, _, err := a.legacySession(ctx, server, s, "")
 	if err != nil {
 		return nil, fmt.Errorf("mcpcall: open a session with %q: %w", server, err)
 	}
@@ -166,7 +187,7 @@ func (a *Activities) MCPAwaitInput(ctx context.Context, req TaskRequest) (Task, 
 			"task %s asks for input, which mcpcall relays only for a held %s server with an OnRequest (its question rides a tasks/result stream)", req.TaskID, legacyVersion),
 			"mcpcall.InputNotRelayed", nil)
 	}
-	c, _, _, err := a.legacySession(ctx, req.Server, s)
+	c, _, _, err := a.legacySession(ctx, req.Server, s, req.Session)
 	if err != nil {
 		return Task{}, err
 	}
@@ -186,6 +207,7 @@ func (a *Activities) MCPAwaitInput(ctx context.Context, req TaskRequest) (Task, 
 			return Task{}, ctx.Err()
 		case <-ended: // the task has ended, or the session failed
 			t, err := readLegacy(ctx, c, req.TaskID)
+			t.Session = req.Session
 			return t, final(err)
 		case <-tick.C:
 		}
@@ -195,6 +217,7 @@ func (a *Activities) MCPAwaitInput(ctx context.Context, req TaskRequest) (Task, 
 		}
 		if lt.Status != StatusInputRequired {
 			t, err := readLegacy(ctx, c, req.TaskID)
+			t.Session = req.Session
 			return t, final(err)
 		}
 	}

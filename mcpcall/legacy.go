@@ -111,7 +111,7 @@ func closeLegacy(ctx context.Context, c *wireClient) {
 // ok is false when the server makes no task of it (it declares none, or
 // refuses a task for this tool): the call is then made the blocking way.
 func (a *Activities) callLegacy(ctx context.Context, s Server, req CallRequest) (ans CallAnswer, ok bool, err error) {
-	c, tasks, release, err := a.legacySession(ctx, req.Server, s)
+	c, tasks, release, err := a.legacySession(ctx, req.Server, s, "")
 	if err != nil || !tasks {
 		return CallAnswer{}, false, err
 	}
@@ -136,7 +136,11 @@ func (a *Activities) callLegacy(ctx context.Context, s Server, req CallRequest) 
 		return CallAnswer{}, true, fmt.Errorf("tools/call: decode result: %w", err)
 	}
 	if created.Task != nil {
-		return CallAnswer{Key: req.Key, Task: created.Task.task()}, true, nil
+		t := created.Task.task()
+		if s.Hold {
+			t.Session = c.sessionID()
+		}
+		return CallAnswer{Key: req.Key, Task: t}, true, nil
 	}
 	res, err := decodeResult(raw)
 	return CallAnswer{Key: req.Key, Result: res}, true, err
@@ -146,13 +150,15 @@ func (a *Activities) callLegacy(ctx context.Context, s Server, req CallRequest) 
 // it has ended. A task that asks for input is returned as it is for a
 // held server that answers questions (MCPAwaitInput lets it ask), and is
 // an error otherwise: its question cannot be relayed.
-func (a *Activities) getLegacy(ctx context.Context, name string, s Server, id string) (Task, error) {
-	c, _, release, err := a.legacySession(ctx, name, s)
+func (a *Activities) getLegacy(ctx context.Context, req TaskRequest, s Server) (Task, error) {
+	c, _, release, err := a.legacySession(ctx, req.Server, s, req.Session)
 	if err != nil {
 		return Task{}, err
 	}
 	defer release()
+	id := req.TaskID
 	t, err := readLegacy(ctx, c, id)
+	t.Session = req.Session
 	if err == nil && t.Status == StatusInputRequired && (!s.Hold || s.OnRequest == nil) {
 		return Task{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"task %s asks for input, which mcpcall relays only for a held %s server with an OnRequest (its question rides a tasks/result stream)", id, legacyVersion),
@@ -189,11 +195,12 @@ func readLegacy(ctx context.Context, c legacyConn, id string) (Task, error) {
 }
 
 // cancelLegacy cancels a 2025-11-25 task.
-func (a *Activities) cancelLegacy(ctx context.Context, name string, s Server, id string) error {
-	c, _, release, err := a.legacySession(ctx, name, s)
+func (a *Activities) cancelLegacy(ctx context.Context, req TaskRequest, s Server) error {
+	c, _, release, err := a.legacySession(ctx, req.Server, s, req.Session)
 	if err != nil {
 		return err
 	}
 	defer release()
+	id := req.TaskID
 	return c.request(ctx, "tasks/cancel", "", map[string]any{"taskId": id}, nil, nil)
 }

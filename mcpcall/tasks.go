@@ -40,6 +40,10 @@ type Task struct {
 	// Dialect is the protocol version the task is followed in: "" for
 	// 2026-07-28, "2025-11-25" for the task methods of that version.
 	Dialect string `json:"dialect,omitempty"`
+	// Session is the id of the HTTP session a held 2025-11-25 server
+	// made the task in: a worker that holds another one (after a
+	// restart) reaches the task in that session.
+	Session string `json:"session,omitempty"`
 }
 
 // InputRequest is one question a tool asks: an MCP request (usually
@@ -96,6 +100,8 @@ type TaskRequest struct {
 	InputResponses map[string]json.RawMessage `json:",omitempty"`
 	// Dialect is the task's (Task.Dialect).
 	Dialect string `json:",omitempty"`
+	// Session is the task's (Task.Session).
+	Session string `json:",omitempty"`
 }
 
 // MCPCallTool is the activity that sends a tools/call. A 2026-07-28
@@ -198,7 +204,7 @@ func (a *Activities) MCPGetTask(ctx context.Context, req TaskRequest) (Task, err
 		return Task{}, err
 	}
 	if req.Dialect == legacyVersion {
-		t, err := a.getLegacy(ctx, req.Server, s, req.TaskID)
+		t, err := a.getLegacy(ctx, req, s)
 		return t, final(err)
 	}
 	var t Task
@@ -228,7 +234,7 @@ func (a *Activities) MCPCancelTask(ctx context.Context, req TaskRequest) error {
 		return err
 	}
 	if req.Dialect == legacyVersion {
-		return final(a.cancelLegacy(ctx, req.Server, s, req.TaskID))
+		return final(a.cancelLegacy(ctx, req, s))
 	}
 	return final(a.wire(ctx, s).request(ctx, "tasks/cancel", req.TaskID, map[string]any{"taskId": req.TaskID}, nil, nil))
 }

@@ -207,3 +207,53 @@ func TestServerEverythingTasksVersioned(t *testing.T) {
 		}
 	}
 }
+
+// A worker that stops without ending its sessions (as a killed one does)
+// during a call of a 2025-11-25 HTTP upstream's task: the next worker,
+// with a session of its own, follows the task in the session that made
+// it (in the run's history), and the call completes.
+func TestServerEverythingTaskWorkerRestart(t *testing.T) {
+	ev := installEverything(t)
+	env := testenv.Temporal(t)
+	prefix := randomPrefix()
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"everything","url":%q,"prefix":%q,
+		"tools":["simulate-research-query"]}]}`, ev.serveHTTP(t), prefix), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := testenv.UniqueTaskQueue(t)
+	work := func() (stop func()) {
+		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+		set, err := upstream.Connect(cctx, file, upstream.Options{Logger: env.Logger, Environ: os.Environ()})
+		ccancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = set.Close() })
+		reg, err := workflows.NewRegistry(set.Tools(), set.Activities())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- reg.Run(ctx, env.Client, queue, workflows.WorkerOptions{}) }()
+		return func() { cancel(); <-done }
+	}
+	stop := work()
+	c := &mcpClient{t: t, url: serveMount(t, env)}
+	tool := prefix + "simulate-research-query"
+	c.waitTools(tool)
+	created := c.result("tools/call", map[string]any{"name": tool, "arguments": map[string]any{"topic": "tides"}}, taskCaps)
+	id, _ := created["taskId"].(string)
+	for deadline := time.Now().Add(time.Minute); readHistory(t, env, id).upstreamTask == ""; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no upstream task within a minute")
+		}
+	}
+	stop() // its sessions are left open, not ended
+	defer work()()
+	done := c.waitTask(id, func(r map[string]any) bool { return r["status"] != "working" })
+	if text := fmt.Sprint(done["result"]); done["status"] != "completed" || !strings.Contains(text, "Research Report: tides") {
+		t.Fatalf("the run ended %v, want the upstream's report", done)
+	}
+}
