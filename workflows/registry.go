@@ -354,6 +354,9 @@ func outputForOptions() *jsonschema.ForOptions {
 type Registry struct {
 	tools      []Tool // sorted by name
 	activities []any
+	// set are tools beside tools that change while the worker runs
+	// (WithToolSet); nil for none.
+	set ToolSet
 }
 
 // NewRegistry returns a registry of tools, whose workflows Register

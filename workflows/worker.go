@@ -208,10 +208,14 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 	}
 	w := worker.New(c, taskQueue, opts.Worker)
 	r.Register(w)
+	s := &serving{c: c, w: w, log: opts.Logger, pub: r.Publication(taskQueue, opts.Worker.Identity)}
+	if r.set != nil {
+		s.dynamic = newDynamicTools(r, w, opts.Logger)
+		s.pub.Tools = s.withDynamic(s.dynamic.update())
+	}
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %q: %w", taskQueue, err)
 	}
-	s := &serving{c: c, w: w, log: opts.Logger, pub: r.Publication(taskQueue, opts.Worker.Identity)}
 	s.pub.Version = version
 	s.versionTools = version != nil
 	s.beat = catalog.Heartbeat{Namespace: opts.Namespace, Publication: s.pub, Started: time.Now()}
@@ -273,6 +277,41 @@ type serving struct {
 	// the attempts.
 	versionTools bool
 	versionTries int
+	// static are the specs of the registry's own tools, published with
+	// those of dynamic, the tools of the registry's ToolSet (nil for
+	// none).
+	static  []signals.ToolSpec
+	dynamic *dynamicTools
+}
+
+// withDynamic returns the specs of the registry's own tools and the
+// tool set's specs, sorted by name.
+func (s *serving) withDynamic(specs []signals.ToolSpec) []signals.ToolSpec {
+	if s.static == nil {
+		s.static = slices.Clone(s.pub.Tools)
+	}
+	all := append(slices.Clone(s.static), specs...)
+	slices.SortFunc(all, func(a, b signals.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
+	return all
+}
+
+// republish publishes the worker's tools again after its tool set
+// changed. A failure is logged: the next check publishes again.
+func (s *serving) republish(ctx context.Context) {
+	s.pub.Tools = s.withDynamic(s.dynamic.update())
+	for i := range s.pub.Tools {
+		s.pub.Tools[i].TaskQueue = s.pub.TaskQueue
+	}
+	s.beat.Publication = s.pub
+	if err := catalog.Publish(ctx, s.c, s.pub); err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("Could not publish the changed tools; trying again at the next check", "taskQueue", s.pub.TaskQueue, "error", err)
+		}
+		return
+	}
+	s.versionTools = s.pub.Version != nil
+	s.versionTries = 0
+	s.log.Info("Tools changed; published again", "taskQueue", s.pub.TaskQueue, "tools", toolNames(s.pub))
 }
 
 // maxVersionTries bounds the attempts to record the tools in the version's
@@ -311,6 +350,8 @@ func (s *serving) serve(ctx context.Context, checkEvery time.Duration, fatal <-c
 			return nil
 		case err := <-fatal:
 			return fmt.Errorf("worker on task queue %q: %w", s.pub.TaskQueue, err)
+		case <-s.dynamic.changed():
+			s.republish(ctx)
 		case <-beat.C:
 			s.sendBeat(ctx, false)
 			if s.versionTools {

@@ -32,6 +32,10 @@ const (
 	// that is not safe to repeat was interrupted: it may or may not have
 	// taken effect, and it was not made again.
 	CodeUpstreamInterrupted = "upstream_call_interrupted"
+	// CodeUpstreamUnavailable is the code of a run whose upstream was not
+	// connected when the call was to be sent (every attempt): the call
+	// was not sent.
+	CodeUpstreamUnavailable = "upstream_unavailable"
 )
 
 // activityName is the activity that calls an upstream tool
@@ -42,12 +46,20 @@ const activityName = "UpstreamCallTool"
 // upstream refused: it is not retried.
 const upstreamErrorType = "UpstreamError"
 
+// unavailableErrorType is the type of the application error of a call
+// whose upstream is not connected: it is retried as the tool's policy
+// says, since the call was not sent.
+const unavailableErrorType = "UpstreamUnavailable"
+
 // CallRequest is the input of the activity: which tool of which upstream
 // to call, with which arguments.
 type CallRequest struct {
 	Upstream  string          `json:"upstream"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Caller is the run's caller when the upstream forwards it
+	// (Upstream.ForwardCaller).
+	Caller *Caller `json:"caller,omitempty"`
 }
 
 // Result is the upstream's CallToolResult, as the run's history keeps it.
@@ -137,6 +149,7 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	call := CallRequest{Upstream: c.up.Name, Tool: t.Name}
 	description := cmpOr(t.Description, fmt.Sprintf("Tool %s of the MCP server %s.", t.Name, c.up.Name))
 	return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
+		call.Caller = callerOf(ctx, c.up)
 		return runCall(workflow.WithActivityOptions(ctx, ao), call, args, safe)
 	}, opts...)
 }
@@ -164,6 +177,8 @@ func runCall(ctx workflow.Context, call CallRequest, args json.RawMessage, safe 
 		return output{}, err
 	case errors.As(err, &appErr) && appErr.Type() == upstreamErrorType:
 		return output{}, workflows.Fail(CodeUpstreamError, appErr.Error())
+	case errors.As(err, &appErr) && appErr.Type() == unavailableErrorType:
+		return output{}, workflows.Fail(CodeUpstreamUnavailable, appErr.Error())
 	case !safe:
 		return output{}, workflows.Fail(CodeUpstreamInterrupted, fmt.Sprintf(
 			"the call of tool %s of upstream %s was interrupted (%v): it may or may not have taken effect, and it was not repeated (the tool is neither read-only nor idempotent)",
@@ -183,7 +198,15 @@ type Activities struct{ set *Set }
 // is not retried.
 func (a *Activities) UpstreamCallTool(ctx context.Context, req CallRequest) (Result, error) {
 	c := a.set.conns[req.Upstream]
-	if c == nil || c.tools[req.Tool] == nil {
+	var session *mcp.ClientSession
+	var tool *mcp.Tool
+	var err error
+	if c != nil {
+		if session, tool, err = c.current(req.Tool); err != nil {
+			return Result{}, temporal.NewApplicationError(err.Error(), unavailableErrorType)
+		}
+	}
+	if tool == nil {
 		return Result{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("this worker serves no tool %s of upstream %s", req.Tool, req.Upstream), upstreamErrorType, nil)
 	}
@@ -199,10 +222,11 @@ func (a *Activities) UpstreamCallTool(ctx context.Context, req CallRequest) (Res
 	}
 	params := &mcp.CallToolParams{Name: req.Tool, Arguments: args}
 	params.SetProgressToken(token)
+	ctx = forward(ctx, c.up.ForwardCaller, req.Caller, params)
 	var res *mcp.CallToolResult
-	err := activities.Run(ctx, info.HeartbeatTimeout/3, nil, func(ctx context.Context) error {
+	err = activities.Run(ctx, info.HeartbeatTimeout/3, nil, func(ctx context.Context) error {
 		var err error
-		res, err = c.session.CallTool(ctx, params)
+		res, err = session.CallTool(ctx, params)
 		return err
 	})
 	var wire *jsonrpc.Error
