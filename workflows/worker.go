@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -292,16 +293,20 @@ func (s *serving) withDynamic(specs []signals.ToolSpec) []signals.ToolSpec {
 	}
 	all := append(slices.Clone(s.static), specs...)
 	slices.SortFunc(all, func(a, b signals.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
+	for i := range all {
+		all[i].TaskQueue = s.pub.TaskQueue
+	}
 	return all
 }
 
 // republish publishes the worker's tools again after its tool set
 // changed. A failure is logged: the next check publishes again.
 func (s *serving) republish(ctx context.Context) {
-	s.pub.Tools = s.withDynamic(s.dynamic.update())
-	for i := range s.pub.Tools {
-		s.pub.Tools[i].TaskQueue = s.pub.TaskQueue
+	tools := s.withDynamic(s.dynamic.update())
+	if reflect.DeepEqual(tools, s.pub.Tools) {
+		return
 	}
+	s.pub.Tools = tools
 	s.beat.Publication = s.pub
 	if err := catalog.Publish(ctx, s.c, s.pub); err != nil {
 		if ctx.Err() == nil {

@@ -178,8 +178,10 @@ func (s *Set) Close() error {
 	s.done.Wait()
 	var errs []error
 	for _, c := range s.order {
-		if err := c.disconnect(nil); err != nil {
-			errs = append(errs, fmt.Errorf("upstream %s: %w", c.up.Name, err))
+		if session := c.takeDown(nil); session != nil {
+			if err := session.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("upstream %s: %w", c.up.Name, err))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -229,9 +231,9 @@ func (c *conn) setDown(err error) {
 	c.mu.Unlock()
 }
 
-// disconnect ends the session, takes the upstream's tools out, and
-// records why (err; nil when the Set closes).
-func (c *conn) disconnect(err error) error {
+// takeDown takes the upstream's tools out, records why (err; nil when
+// the Set closes), and returns the session to close (nil for none).
+func (c *conn) takeDown(err error) *mcp.ClientSession {
 	c.mu.Lock()
 	session, had := c.session, len(c.served) > 0
 	c.session, c.tools, c.served = nil, nil, nil
@@ -242,16 +244,19 @@ func (c *conn) disconnect(err error) error {
 	if had {
 		c.set.notify()
 	}
-	if session == nil {
-		return nil
-	}
-	return session.Close()
+	return session
 }
 
 // keep keeps the upstream connected until ctx ends: it follows the
 // session while it lasts (watch), then connects again with backoff.
 func (c *conn) keep(ctx context.Context) {
-	for failures := 0; ; {
+	c.mu.Lock()
+	failures := 0
+	if c.session == nil {
+		failures = 1 // Connect logged the first failure
+	}
+	c.mu.Unlock()
+	for {
 		c.mu.Lock()
 		session := c.session
 		c.mu.Unlock()
@@ -261,13 +266,18 @@ func (c *conn) keep(ctx context.Context) {
 				return
 			}
 			c.logger.Warn("upstream gone: its tools are withdrawn until it is back", zap.Error(err))
-			_ = c.disconnect(err)
+			// The session ends in the background: a server that does not
+			// answer must not hold the next connection.
+			gone := c.takeDown(err)
+			go func() { _ = gone.Close() }()
 			failures = 0
 		}
 		if !sleep(ctx, backoff(failures, c.opts.MinBackoff, c.opts.MaxBackoff)) {
 			return
 		}
-		err := c.connect(ctx, false)
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := c.connect(actx, false)
+		cancel()
 		if ctx.Err() != nil {
 			return
 		}
@@ -282,14 +292,22 @@ func (c *conn) keep(ctx context.Context) {
 	}
 }
 
-// watch follows a session until it is gone (its connection closed, or a
-// ping failed) or ctx ends, listing the tools again on each
-// notifications/tools/list_changed.
+// attemptTimeout bounds one attempt to connect and list the tools.
+const attemptTimeout = 30 * time.Second
+
+// probeFailures is how many pings in a row must fail for an upstream to
+// be taken for gone: one lost ping does not end the calls in flight.
+const probeFailures = 2
+
+// watch follows a session until it is gone (its connection closed, or
+// probeFailures pings in a row failed) or ctx ends, listing the tools
+// again on each notifications/tools/list_changed.
 func (c *conn) watch(ctx context.Context, session *mcp.ClientSession) error {
 	ended := make(chan error, 1)
 	go func() { ended <- session.Wait() }()
 	probe := time.NewTicker(c.opts.ProbeInterval)
 	defer probe.Stop()
+	failed := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -300,7 +318,9 @@ func (c *conn) watch(ctx context.Context, session *mcp.ClientSession) error {
 			pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeInterval)
 			err := session.Ping(pctx, nil)
 			cancel()
-			if err != nil {
+			if failed = failed + 1; err == nil {
+				failed = 0
+			} else if failed >= probeFailures {
 				return fmt.Errorf("ping: %w", err)
 			}
 		case <-c.listChanged:
@@ -336,9 +356,9 @@ func cmpErr(err, otherwise error) error {
 	return otherwise
 }
 
-// backoff is the wait before an attempt after failures failed ones: none
-// before the first, then doubling from lo up to hi, drawn between its
-// half and itself.
+// backoff is the wait before an attempt after failures failed ones: lo
+// after none (the upstream was lost), then doubling from lo up to hi,
+// drawn between its half and itself.
 func backoff(failures int, lo, hi time.Duration) time.Duration {
 	if failures == 0 {
 		return lo
