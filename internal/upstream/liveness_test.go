@@ -92,6 +92,10 @@ func TestUpstreamLiveness(t *testing.T) {
 		srv.CloseClientConnections()
 		srv.Close()
 		c.waitList("none of the upstream's tools", func(l toolList) bool { return l[echo] == nil && l[write] == nil })
+		res, rpcErr, raw := c.send("tools/call", map[string]any{"name": echo, "arguments": map[string]any{}}, nil)
+		if res != nil || !strings.Contains(fmt.Sprint(rpcErr["message"]), "unavailable") {
+			t.Fatalf("tools/call %s of a gone upstream: %s, want an error saying the tool is unavailable", echo, raw)
+		}
 	})
 	// A run started when its upstream is gone (here, one a client of the
 	// catalog could not start any more) fails at once, naming it.

@@ -355,6 +355,17 @@ type mcpClient struct {
 // and returns its result, failing the test on an error.
 func (c *mcpClient) result(method string, params, caps map[string]any) map[string]any {
 	c.t.Helper()
+	res, rpcErr, raw := c.send(method, params, caps)
+	if res == nil {
+		c.t.Fatalf("%s: want a result, got %v %s", method, rpcErr, raw)
+	}
+	return res
+}
+
+// send sends method with params as a client of the capabilities caps
+// and returns its result or its error, and the response as it came.
+func (c *mcpClient) send(method string, params, caps map[string]any) (result, rpcErr map[string]any, raw []byte) {
+	c.t.Helper()
 	c.id++
 	if caps == nil {
 		caps = map[string]any{}
@@ -384,7 +395,7 @@ func (c *mcpClient) result(method string, params, caps map[string]any) map[strin
 		c.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, _ = io.ReadAll(resp.Body)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		for _, line := range strings.Split(string(raw), "\n") {
 			if d, ok := strings.CutPrefix(line, "data: "); ok {
@@ -394,11 +405,12 @@ func (c *mcpClient) result(method string, params, caps map[string]any) map[strin
 	}
 	var out struct {
 		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Result == nil {
-		c.t.Fatalf("%s: want a result, got HTTP %d %s", method, resp.StatusCode, raw)
+	if err := json.Unmarshal(raw, &out); err != nil || out.Result == nil && out.Error == nil {
+		c.t.Fatalf("%s: want a result or an error, got HTTP %d %s", method, resp.StatusCode, raw)
 	}
-	return out.Result
+	return out.Result, out.Error, raw
 }
 
 // waitTools waits until tools/list lists every name and returns the list.
