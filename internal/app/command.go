@@ -61,7 +61,7 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 	}
 	defer func() { _ = closeUpstreams() }()
 	if cfg.UpstreamsFile != "" && cfg.Worker {
-		logger.Info("upstream MCP servers connected", zap.String("file", cfg.UpstreamsFile), zap.Int("upstreams", len(cfg.Upstreams.Upstreams)))
+		logger.Info("upstream MCP servers served", zap.String("file", cfg.UpstreamsFile), zap.Int("upstreams", len(cfg.Upstreams.Upstreams)))
 	}
 	sc := cfg.Server
 	if sc.ToolsFile != "" {
