@@ -149,8 +149,9 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	call := CallRequest{Upstream: c.up.Name, Tool: t.Name}
 	description := cmpOr(t.Description, fmt.Sprintf("Tool %s of the MCP server %s.", t.Name, c.up.Name))
 	return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
-		call.Caller = callerOf(ctx, c.up)
-		return runCall(workflow.WithActivityOptions(ctx, ao), call, args, safe)
+		req := call // per run: the closure is every run's
+		req.Caller = callerOf(ctx, c.up)
+		return runCall(workflow.WithActivityOptions(ctx, ao), req, args, safe)
 	}, opts...)
 }
 

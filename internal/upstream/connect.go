@@ -324,7 +324,10 @@ func (c *conn) watch(ctx context.Context, session *mcp.ClientSession) error {
 				return fmt.Errorf("ping: %w", err)
 			}
 		case <-c.listChanged:
-			if err := c.relist(ctx, session); err != nil {
+			lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+			err := c.relist(lctx, session)
+			cancel()
+			if err != nil {
 				return err
 			}
 		}
