@@ -6,10 +6,13 @@ package upstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -208,5 +211,73 @@ func (c *mcpClient) waitList(what string, ok func(toolList) bool) toolList {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("tools/list: want %s within a minute; last %v", what, l)
 		}
+	}
+}
+
+// startsEnv names a file the stdio fake appends a line to each time it
+// starts; with it, the fake also serves quit, which ends the process just
+// after it answers.
+const startsEnv = "UPSTREAM_TEST_STARTS"
+
+// serveStdio is the stdio fake (TestMain); it returns the exit code.
+func serveStdio() int {
+	s := (&fake{}).server()
+	if path := os.Getenv(startsEnv); path != "" {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, err = f.WriteString("started\n")
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fake upstream:", err)
+			return 1
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: "quit", Description: "Ends the server."},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				go func() { time.Sleep(100 * time.Millisecond); os.Exit(0) }()
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "bye"}}}, nil, nil
+			})
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "fake upstream:", err)
+		return 1
+	}
+	return 0
+}
+
+// A stdio upstream whose process exits is started again, and serves.
+func TestStdioUpstreamRestarts(t *testing.T) {
+	env := testenv.Temporal(t)
+	prefix := randomPrefix()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := filepath.Join(t.TempDir(), "starts")
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"fake","command":%q,"env":{%q:"1",%q:%q},"tools":["echo","quit"],"prefix":%q}]}`,
+		exe, stdioEnv, startsEnv, starts, prefix), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := serveUpstreamsOn(t, env, file, fastOptions)
+	c.waitTools(prefix+"echo", prefix+"quit")
+	if res := c.result("tools/call", map[string]any{"name": prefix + "quit", "arguments": map[string]any{}}, nil); !strings.Contains(fmt.Sprint(res["content"]), "bye") {
+		t.Fatalf("tools/call quit = %v", res)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		raw, _ := os.ReadFile(starts)
+		if strings.Count(string(raw), "started") >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstream's process was not started again within a minute of its exit (%q)", raw)
+		}
+	}
+	c.waitTools(prefix + "echo")
+	// echo is read-only: an attempt made before the worker saw the new
+	// process is made again.
+	res := c.result("tools/call", map[string]any{"name": prefix + "echo", "arguments": map[string]any{"text": "again"}}, nil)
+	if sc, _ := json.Marshal(res["structuredContent"]); string(sc) != `{"echo":"again"}` {
+		t.Fatalf("tools/call echo after the restart = %v, want structuredContent {\"echo\":\"again\"}", res)
 	}
 }

@@ -286,11 +286,7 @@ const stdioEnv = "UPSTREAM_TEST_SERVE_STDIO"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(stdioEnv) == "1" {
-		if err := (&fake{}).server().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-			fmt.Fprintln(os.Stderr, "fake upstream:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(serveStdio())
 	}
 	os.Exit(m.Run())
 }
