@@ -211,6 +211,7 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 	r.Register(w)
 	s := &serving{c: c, w: w, log: opts.Logger, pub: r.Publication(taskQueue, opts.Worker.Identity)}
 	if r.set != nil {
+		s.static = slices.Clone(s.pub.Tools)
 		s.dynamic = newDynamicTools(r, w, opts.Logger)
 		s.pub.Tools = s.withDynamic(s.dynamic.update())
 	}
@@ -288,9 +289,6 @@ type serving struct {
 // withDynamic returns the specs of the registry's own tools and the
 // tool set's specs, sorted by name.
 func (s *serving) withDynamic(specs []signals.ToolSpec) []signals.ToolSpec {
-	if s.static == nil {
-		s.static = slices.Clone(s.pub.Tools)
-	}
 	all := append(slices.Clone(s.static), specs...)
 	slices.SortFunc(all, func(a, b signals.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
 	for i := range all {
