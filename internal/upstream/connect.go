@@ -165,8 +165,9 @@ func (s *Set) notify() {
 	}
 }
 
-// Activities is the activity the tools' runs call (register it with the
-// tools, e.g. in workflows.NewRegistry).
+// Activities is the activity the tools' runs call: register it in the
+// registry that serves the Set (workflows.NewRegistry, then
+// Registry.WithToolSet).
 func (s *Set) Activities() *Activities { return &Activities{set: s} }
 
 // Close stops keeping the upstreams connected and ends every upstream
