@@ -41,6 +41,10 @@ func (r *Registry) WithToolSet(set ToolSet) *Registry {
 	return &out
 }
 
+// ToolSet returns the tool set WithToolSet gave the registry (nil for
+// none).
+func (r *Registry) ToolSet() ToolSet { return r.set }
+
 // dynamicTools registers the workflows of a ToolSet's tools on a started
 // worker, each name once, through a workflow that runs the latest tool of
 // that name.
