@@ -96,21 +96,67 @@ func (p *httpProc) stop(t *testing.T) {
 // task id it answers.
 func keyedCall(t *testing.T, p *httpProc, key string) string {
 	t.Helper()
+	return callTask(t, p, "publish_report", map[string]any{"title": "Q3", "topic": "sales", "sections": 2},
+		map[string]any{mcpmount.MetaIdempotencyKey: key})
+}
+
+// callTask calls tool with args (and extra _meta) as a client that
+// declared Tasks, until the worker's tools are listed, and returns the
+// task id it answers.
+func callTask(t *testing.T, p *httpProc, tool string, args, meta map[string]any) string {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		r := mcpCall(t, p.addr, "tools/call", "publish_report", map[string]any{
-			"name": "publish_report", "arguments": map[string]any{"title": "Q3", "topic": "sales", "sections": 2},
-			"_meta": map[string]any{mcpmount.MetaIdempotencyKey: key},
-		})
+		r := mcpCall(t, p.addr, "tools/call", tool, map[string]any{"name": tool, "arguments": args, "_meta": meta})
 		var task outageTask
 		if r.Error == nil && json.Unmarshal(r.Result, &task) == nil && task.TaskID != "" {
 			return task.TaskID
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("tools/call: %+v %s; stderr:\n%s", r.Error, r.Result, p.stderr)
+			t.Fatalf("tools/call %s: %+v %s; stderr:\n%s", tool, r.Error, r.Result, p.stderr)
 		}
 		time.Sleep(200 * time.Millisecond) // until the worker's tools are listed
 	}
+}
+
+// TestStopWithActivityInFlight: SIGTERM while an activity of the
+// in-process worker runs (delay's sleep) stops the README's server
+// cleanly, exit status 0, within its shutdown bound: the worker's wait for
+// activities in flight fits inside the server's graceful shutdown, and the
+// activity is retried once a worker is back (its run is not lost).
+func TestStopWithActivityInFlight(t *testing.T) {
+	bin := buildServer(t)
+	dir := t.TempDir()
+	first := startHTTP(t, bin, dir)
+	id := callTask(t, first, "delay", map[string]any{"delayMs": 600_000}, nil)
+	deadline := time.Now().Add(time.Minute)
+	for getTask(t, first.addr, id).Status != "working" {
+		if time.Now().After(deadline) {
+			t.Fatalf("delay never started; stderr:\n%s", first.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // the sleep activity is under way
+	first.stop(t)               // fails the test on a non-zero exit
+
+	second := startHTTP(t, bin, dir)
+	if st := getTask(t, second.addr, id).Status; st != "working" {
+		t.Fatalf("after the restart the run is %q, want working", st)
+	}
+}
+
+// buildServer builds cmd/server into a temporary directory.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command in PATH")
+	}
+	bin := filepath.Join(t.TempDir(), "server")
+	if b, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	return bin
 }
 
 // TestIdempotencyKeyOutlivesRestart: with the README's configuration (no
@@ -120,14 +166,7 @@ func keyedCall(t *testing.T, p *httpProc, key string) string {
 // one's task. The key the server generated is kept in the data directory,
 // readable by its owner only.
 func TestIdempotencyKeyOutlivesRestart(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command in PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "server")
-	if b, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
+	bin := buildServer(t)
 	dir := t.TempDir()
 
 	first := startHTTP(t, bin, dir)

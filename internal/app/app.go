@@ -31,6 +31,12 @@ const (
 	ReadyTimeout = 10 * time.Second
 	// ShutdownTimeout bounds the graceful shutdown in Run.
 	ShutdownTimeout = 15 * time.Second
+	// InProcessWorkerStopTimeout is how long the server's in-process
+	// worker, once stopping, lets its activities in flight finish before
+	// it cancels them: within ShutdownTimeout, with room for the HTTP
+	// drain before it and the embedded server's stop after it. An
+	// activity cut short is retried by Temporal once a worker is back.
+	InProcessWorkerStopTimeout = 10 * time.Second
 )
 
 // App is a started process: Temporal connection, worker, HTTP listener.

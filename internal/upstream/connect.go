@@ -54,7 +54,8 @@ type conn struct {
 	// listChanged receives the upstream's notifications/tools/list_changed.
 	listChanged chan struct{}
 
-	mu      sync.Mutex
+	mu      sync.Mutex         // guards the fields below
+	calls   map[*inflight]bool // the calls in flight (elicit.go)
 	session *mcp.ClientSession // nil while the upstream is not connected
 	// tools are the upstream's tools served, by their upstream name, and
 	// served the workflows.Tool of each.
@@ -168,7 +169,9 @@ func (s *Set) notify() {
 // Activities is the activity the tools' runs call: register it in the
 // registry that serves the Set (workflows.NewRegistry, then
 // Registry.WithToolSet).
-func (s *Set) Activities() *Activities { return &Activities{set: s} }
+func (s *Set) Activities() *Activities {
+	return &Activities{set: s, Activities: s.taskActivities()}
+}
 
 // Close stops keeping the upstreams connected and ends every upstream
 // session (a stdio upstream's process exits).
@@ -401,6 +404,7 @@ func (c *conn) dial(ctx context.Context) (*mcp.ClientSession, error) {
 			default:
 			}
 		},
+		ElicitationHandler: c.onElicit,
 	})
 	var transport mcp.Transport
 	if u.Command != "" {
@@ -413,7 +417,7 @@ func (c *conn) dial(ctx context.Context) (*mcp.ClientSession, error) {
 		transport = &mcp.CommandTransport{Command: cmd}
 	} else {
 		transport = &mcp.StreamableClientTransport{Endpoint: u.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: u.headers, caller: u.ForwardCaller, next: http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: callStreams{headerTransport{headers: u.headers, caller: u.ForwardCaller, next: http.DefaultTransport}}}}
 	}
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
@@ -439,6 +443,7 @@ func (c *conn) onProgress(_ context.Context, req *mcp.ProgressNotificationClient
 func (c *conn) list(ctx context.Context, session *mcp.ClientSession) (tools map[string]*mcp.Tool, served []workflows.Tool, problems []error, err error) {
 	tools = map[string]*mcp.Tool{}
 	bad := map[string]bool{}
+	tasks := c.servesTasks(session)
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("tools/list: %w", err)
@@ -447,7 +452,7 @@ func (c *conn) list(ctx context.Context, session *mcp.ClientSession) (tools map[
 		if len(c.up.Tools) > 0 && !listed {
 			continue
 		}
-		tool := c.tool(t)
+		tool := c.tool(t, tasks)
 		if err := tool.Err(); err != nil {
 			if listed {
 				bad[t.Name] = true

@@ -95,8 +95,8 @@ func TestUpstreamLiveness(t *testing.T) {
 		srv.CloseClientConnections()
 		srv.Close()
 		c.waitList("none of the upstream's tools", func(l toolList) bool { return l[echo] == nil && l[write] == nil })
-		res, rpcErr, raw := c.send("tools/call", map[string]any{"name": echo, "arguments": map[string]any{}}, nil)
-		if res != nil || !strings.Contains(fmt.Sprint(rpcErr["message"]), "unavailable") {
+		res, rpcErr, raw := c.call("tools/call", map[string]any{"name": echo, "arguments": map[string]any{}}, nil)
+		if res != nil || rpcErr == nil || !strings.Contains(rpcErr.Message, "unavailable") {
 			t.Fatalf("tools/call %s of a gone upstream: %s, want an error saying the tool is unavailable", echo, raw)
 		}
 	})

@@ -76,10 +76,12 @@ func Registry(ctx context.Context, cfg config.Config, logger *zap.Logger) (reg *
 
 // Serve runs a worker of reg's tools on cfg.TaskQueue, through c, until
 // ctx is done (then it returns nil) or the worker fails: a version of the
-// Worker Deployment cfg names, or an unversioned worker.
-func Serve(ctx context.Context, reg *workflows.Registry, c client.Client, cfg config.Config, logger *zap.Logger) error {
+// Worker Deployment cfg names, or an unversioned worker. Once ctx is done
+// the worker lets the activities in flight finish for at most stop
+// (workflows.DefaultWorkerStopTimeout when zero), then cancels them.
+func Serve(ctx context.Context, reg *workflows.Registry, c client.Client, cfg config.Config, logger *zap.Logger, stop time.Duration) error {
 	return reg.Run(ctx, c, cfg.TaskQueue, workflows.WorkerOptions{
-		Worker:         worker.Options{},
+		Worker:         worker.Options{WorkerStopTimeout: stop},
 		Logger:         config.SDKLogger(logger.Named("worker")),
 		DeploymentName: cfg.DeploymentName,
 		BuildID:        cfg.BuildID,
@@ -160,7 +162,7 @@ func run(ctx context.Context, cfg config.Config, logger *zap.Logger, reg *workfl
 		zap.String("deployment", cfg.DeploymentName),
 		zap.String("build_id", cfg.BuildID),
 		zap.Int("tools", len(reg.Specs())))
-	if err := Serve(ctx, reg, c, cfg, logger); err != nil {
+	if err := Serve(ctx, reg, c, cfg, logger, 0); err != nil {
 		return fail("worker stopped", err)
 	}
 	logger.Info("worker stopped")
