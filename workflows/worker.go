@@ -304,9 +304,24 @@ func (s *serving) republish(ctx context.Context) {
 	if reflect.DeepEqual(tools, s.pub.Tools) {
 		return
 	}
+	published := s.pub
 	s.pub.Tools = tools
 	s.beat.Publication = s.pub
-	if err := catalog.Publish(ctx, s.c, s.pub); err != nil {
+	err := catalog.Publish(ctx, s.c, s.pub)
+	var conflict *catalog.ConflictError
+	if errors.As(err, &conflict) {
+		// Another worker still publishes the earlier spec of a changed
+		// tool (a replica that has not seen the change yet): publish the
+		// rest now, and the changed tools at the next check, once it
+		// has, rather than wait on each other.
+		rest := published
+		rest.Tools = unchanged(tools, published.Tools)
+		if catalog.Publish(ctx, s.c, rest) == nil {
+			s.log.Warn("Changed tools conflict with another worker's publication; published the others, the changed ones at the next check", "taskQueue", s.pub.TaskQueue, "error", err)
+			return
+		}
+	}
+	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("Could not publish the changed tools; trying again at the next check", "taskQueue", s.pub.TaskQueue, "error", err)
 		}
@@ -315,6 +330,19 @@ func (s *serving) republish(ctx context.Context) {
 	s.versionTools = s.pub.Version != nil
 	s.versionTries = 0
 	s.log.Info("Tools changed; published again", "taskQueue", s.pub.TaskQueue, "tools", toolNames(s.pub))
+}
+
+// unchanged is tools without those whose spec differs from the spec
+// of the same name in before.
+func unchanged(tools, before []signals.ToolSpec) []signals.ToolSpec {
+	var out []signals.ToolSpec
+	for _, t := range tools {
+		i := slices.IndexFunc(before, func(b signals.ToolSpec) bool { return b.Name == t.Name })
+		if i < 0 || reflect.DeepEqual(before[i], t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // maxVersionTries bounds the attempts to record the tools in the version's

@@ -281,3 +281,27 @@ func TestStdioUpstreamRestarts(t *testing.T) {
 		t.Fatalf("tools/call echo after the restart = %v, want structuredContent {\"echo\":\"again\"}", res)
 	}
 }
+
+// Two workers serve one upstream (replicas): when a tool's schema
+// changes, each sees the other's earlier spec for a moment, and both
+// still publish the change.
+func TestUpstreamReplicasFollowAChange(t *testing.T) {
+	env := testenv.Temporal(t)
+	s := mcp.NewServer(&mcp.Implementation{Name: "shared", Version: "1"}, nil)
+	addTool(s, "tool", "Version 1.", nil)
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	prefix := randomPrefix()
+	file, err := upstream.Parse(fmt.Appendf(nil, `{"upstreams":[{"name":"shared","url":%q,"prefix":%q}]}`, srv.URL, prefix), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tq := testenv.UniqueTaskQueue(t)
+	serveWorker(t, env, file, fastOptions, tq, "replica-a@"+tq)
+	serveWorker(t, env, file, fastOptions, tq, "replica-b@"+tq)
+	c := &mcpClient{t: t, url: serveMount(t, env)}
+	name := prefix + "tool"
+	c.waitList(name+" of version 1", func(l toolList) bool { return l[name] != nil && l[name]["description"] == "Version 1." })
+	addTool(s, "tool", "Version 2.", nil)
+	c.waitList(name+" of version 2", func(l toolList) bool { return l[name] != nil && l[name]["description"] == "Version 2." })
+}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
@@ -257,6 +258,15 @@ func serveUpstreams(t *testing.T, env *testenv.Env, file upstream.File) *mcpClie
 // logger and environment set), and returns the worker's task queue too.
 func serveUpstreamsOn(t *testing.T, env *testenv.Env, file upstream.File, opts upstream.Options) (*mcpClient, string) {
 	t.Helper()
+	tq := testenv.UniqueTaskQueue(t)
+	serveWorker(t, env, file, opts, tq, "")
+	return &mcpClient{t: t, url: serveMount(t, env)}, tq
+}
+
+// serveWorker runs a worker of the upstreams of file on tq, with the
+// worker identity identity (empty: the default), until the test ends.
+func serveWorker(t *testing.T, env *testenv.Env, file upstream.File, opts upstream.Options, tq, identity string) {
+	t.Helper()
 	// The context of Connect ends when it returns, as the commands' does:
 	// the sessions outlive it.
 	cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
@@ -273,11 +283,12 @@ func serveUpstreamsOn(t *testing.T, env *testenv.Env, file upstream.File, opts u
 		_ = set.Close()
 		t.Fatal(err)
 	}
-	tq := testenv.UniqueTaskQueue(t)
 	done := make(chan error, 1)
-	go func() { done <- reg.WithToolSet(set).Run(ctx, env.Client, tq, workflows.WorkerOptions{}) }()
+	go func() {
+		done <- reg.WithToolSet(set).Run(ctx, env.Client, tq,
+			workflows.WorkerOptions{Worker: worker.Options{Identity: identity}, CheckInterval: time.Second})
+	}()
 	t.Cleanup(func() { cancel(); <-done; _ = set.Close() })
-	return &mcpClient{t: t, url: serveMount(t, env)}, tq
 }
 
 // stdioEnv makes the test binary the fake upstream on stdin/stdout
