@@ -187,6 +187,9 @@ func (v DeploymentVersion) String() string { return v.DeploymentName + "." + v.B
 const (
 	TransportMCP  = "mcp"
 	TransportREST = "rest"
+	// TransportNexus is a run started as a Nexus operation (package
+	// nexusfront).
+	TransportNexus = "nexus"
 )
 
 // Registered run.cancelled reasons.
