@@ -1,0 +1,240 @@
+package nexusfront
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nexus-rpc/sdk-go/nexus"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	nexuspb "go.temporal.io/api/nexus/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporalnexus"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/examples/tools"
+	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
+	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
+	"github.com/openwop/temporal-mcp/runs"
+	"github.com/openwop/temporal-mcp/signals"
+)
+
+// callTool is the caller's workflow: it calls op of the service through
+// endpoint, answers the operation token to the query "token" once the
+// operation started, and returns the operation's result.
+func callTool(ctx workflow.Context, endpoint, op string, args map[string]any) (signals.RunRecord, error) {
+	token := ""
+	if err := workflow.SetQueryHandler(ctx, "token", func() (string, error) { return token, nil }); err != nil {
+		return signals.RunRecord{}, err
+	}
+	c := workflow.NewNexusClient(endpoint, DefaultService)
+	fut := c.ExecuteOperation(ctx, op, args, workflow.NexusOperationOptions{})
+	var exec workflow.NexusOperationExecution
+	if err := fut.GetNexusOperationExecution().Get(ctx, &exec); err != nil {
+		return signals.RunRecord{}, err
+	}
+	token = exec.OperationToken
+	var rec signals.RunRecord
+	err := fut.Get(ctx, &rec)
+	return rec, err
+}
+
+// nexusEnv is namespace A (the tools, the service's worker, the run
+// service) and a client and worker of caller namespace B.
+type nexusEnv struct {
+	env      *testenv.Env
+	svc      *runs.Service
+	callers  client.Client
+	callerTQ string
+	endpoint string
+}
+
+func setup(t *testing.T) nexusEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env := testenv.Temporal(t)
+	// The tools' worker, and the catalog of its tools.
+	toolTQ := testenv.UniqueTaskQueue(t)
+	reg, err := conformancetools.Registry(tools.NewActivities(env.Logger, tools.ActivityOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.NewWorker(t, toolTQ, reg.Register)
+	specs := reg.Specs()
+	for i := range specs {
+		specs[i].TaskQueue = toolTQ
+	}
+	cat, err := catalog.NewStatic(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: toolTQ, Namespace: env.Namespace})
+
+	// Namespace B, mapped to tenant acme.
+	callerNS := testenv.UniqueID("callers-")
+	if _, err := env.Client.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace: callerNS, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	service, err := NewService(ctx, cat, svc, Options{Tenants: map[string]string{callerNS: "acme"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nexusTQ := testenv.UniqueTaskQueue(t)
+	env.NewWorker(t, nexusTQ, func(r worker.Registry) { r.RegisterNexusService(service) })
+
+	endpoint := testenv.UniqueID("tools-")
+	if _, err := env.Client.OperatorService().CreateNexusEndpoint(ctx, &operatorservice.CreateNexusEndpointRequest{Spec: &nexuspb.EndpointSpec{
+		Name: endpoint,
+		Target: &nexuspb.EndpointTarget{Variant: &nexuspb.EndpointTarget_Worker_{Worker: &nexuspb.EndpointTarget_Worker{
+			Namespace: env.Namespace, TaskQueue: nexusTQ,
+		}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+
+	callers, err := client.Dial(client.Options{HostPort: env.Address, Namespace: callerNS, Logger: devtemporal.SDKLogger(env.Logger)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(callers.Close)
+	// The frontend learns of the new namespace within its refresh.
+	for {
+		if _, err := callers.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: callerNS}); err == nil {
+			break
+		} else if ctx.Err() != nil {
+			t.Fatalf("namespace %s: %v", callerNS, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	callerTQ := testenv.UniqueTaskQueue(t)
+	w := worker.New(callers, callerTQ, worker.Options{})
+	w.RegisterWorkflow(callTool)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return nexusEnv{env: env, svc: svc, callers: callers, callerTQ: callerTQ, endpoint: endpoint}
+}
+
+func (e nexusEnv) call(t *testing.T, ctx context.Context, op string, args map[string]any) client.WorkflowRun {
+	t.Helper()
+	run, err := e.callers.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "caller-" + uuid.NewString(), TaskQueue: e.callerTQ}, callTool, e.endpoint, op, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestNexusCallCompletesAndCancels: a workflow of another namespace calls
+// delay through the endpoint and gets the run's result; the run is one
+// of tenant acme owned by nexus:<namespace>, started over transport nexus;
+// cancelling a caller cancels its run.
+func TestNexusCallCompletesAndCancels(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	var rec signals.RunRecord
+	if err := e.call(t, ctx, "delay", map[string]any{"delayMs": 10}).Get(ctx, &rec); err != nil {
+		t.Fatalf("caller: %v", err)
+	}
+	snap := rec.Snapshot
+	if snap.Status != signals.StatusCompleted || snap.Result == nil || string(snap.Result.StructuredContent) != `{"sleptMs":10}` {
+		t.Fatalf("run record = %+v, want completed with sleptMs 10", snap)
+	}
+	if snap.Owner.Tenant != "acme" || snap.Owner.Subject.Issuer != Issuer || snap.Transport != signals.TransportNexus {
+		t.Fatalf("run owner %+v via %q, want tenant acme, issuer nexus, transport nexus", snap.Owner, snap.Transport)
+	}
+
+	// A long call, cancelled by cancelling its caller.
+	run := e.call(t, ctx, "delay", map[string]any{"delayMs": 600_000})
+	runID := e.runOf(t, ctx, run)
+	if err := e.callers.CancelWorkflow(ctx, run.GetID(), ""); err != nil {
+		t.Fatal(err)
+	}
+	caller := signals.Subject{Issuer: Issuer, SubjectID: Issuer, Tenant: "acme"}
+	got, err := e.svc.Await(ctx, caller, runID, func(s signals.Snapshot) bool { return s.Status.Terminal() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != signals.StatusCancelled {
+		t.Fatalf("run %s status = %s, want cancelled", runID, got.Status)
+	}
+	var canceled *temporal.CanceledError
+	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
+		t.Fatalf("caller ended with %v, want cancelled", err)
+	}
+}
+
+// runOf waits for the caller's operation to start and returns its run id.
+func (e nexusEnv) runOf(t *testing.T, ctx context.Context, run client.WorkflowRun) string {
+	t.Helper()
+	for {
+		v, err := e.callers.QueryWorkflow(ctx, run.GetID(), "", "token")
+		var token string
+		if err == nil {
+			err = v.Get(&token)
+		}
+		if err == nil && token != "" {
+			id, err := tokenRun(token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("operation of %s never started: %v", run.GetID(), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestNexusUnmappedCaller: a namespace not mapped to a tenant is refused
+// with UNAUTHORIZED, and no run starts.
+func TestNexusUnmappedCaller(t *testing.T) {
+	f := &front{tenants: map[string]string{"team-a": "acme"}}
+	for _, tc := range []struct {
+		name  string
+		links []nexus.Link
+	}{
+		{"no link", nil},
+		{"unmapped", []nexus.Link{workflowLink(t, "team-b")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := f.caller(tc.links)
+			var he *nexus.HandlerError
+			if !errors.As(err, &he) || he.Type != nexus.HandlerErrorTypeUnauthorized {
+				t.Fatalf("caller(%v) = %v, want UNAUTHORIZED", tc.links, err)
+			}
+		})
+	}
+	got, err := f.caller([]nexus.Link{workflowLink(t, "team-a")})
+	if err != nil || got.Tenant != "acme" || got.SubjectID != "nexus:team-a" {
+		t.Fatalf("caller(team-a) = %+v, %v; want tenant acme, subject nexus:team-a", got, err)
+	}
+}
+
+// workflowLink is the link Temporal sends with a start: to the caller's
+// workflow in namespace ns.
+func workflowLink(t *testing.T, ns string) nexus.Link {
+	t.Helper()
+	return temporalnexus.ConvertLinkWorkflowEventToNexusLink(&commonpb.Link_WorkflowEvent{
+		Namespace: ns, WorkflowId: "caller", RunId: uuid.NewString(),
+		Reference: &commonpb.Link_WorkflowEvent_EventRef{EventRef: &commonpb.Link_WorkflowEvent_EventReference{
+			EventId: 5, EventType: enumspb.EVENT_TYPE_NEXUS_OPERATION_SCHEDULED,
+		}},
+	})
+}
