@@ -170,8 +170,9 @@ func TestNexusCallCompletesAndCancels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != signals.StatusCancelled {
-		t.Fatalf("run %s status = %s, want cancelled", runID, got.Status)
+	// Cancelled through the run service: with the reason recorded.
+	if got.Status != signals.StatusCancelled || got.CancelReason != signals.ReasonCallerRequested {
+		t.Fatalf("run %s status = %s (reason %q), want cancelled (%s)", runID, got.Status, got.CancelReason, signals.ReasonCallerRequested)
 	}
 	var canceled *temporal.CanceledError
 	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
