@@ -128,7 +128,19 @@ const (
 	// -stdio. Unset: the anonymous local tenant.
 	EnvStdioTenant  = "OPENWOP_STDIO_TENANT"
 	EnvStdioSubject = "OPENWOP_STDIO_SUBJECT"
+	// EnvNexusTenants maps the namespaces whose workflows may call the
+	// tools as Nexus operations to tenants: "namespace=tenant,...". Set,
+	// cmd/server serves the tools' Nexus service (package nexusfront) on
+	// EnvNexusTaskQueue.
+	EnvNexusTenants = "OPENWOP_NEXUS_TENANTS"
+	// EnvNexusTaskQueue is the task queue of the Nexus service's worker,
+	// the one a Nexus endpoint targets (default DefaultNexusTaskQueue).
+	EnvNexusTaskQueue = "OPENWOP_NEXUS_TASK_QUEUE"
 )
+
+// DefaultNexusTaskQueue is the task queue of the Nexus service's worker
+// when EnvNexusTaskQueue is unset.
+const DefaultNexusTaskQueue = "openwop-nexus"
 
 // Environment variables of the Temporal SDK that select a remote server.
 const (
@@ -303,6 +315,11 @@ type ServerConfig struct {
 	// StdioCaller is the caller of -stdio (EnvStdioTenant,
 	// EnvStdioSubject; auth.Anonymous() when unset).
 	StdioCaller signals.Subject
+	// NexusTenants maps caller namespaces to tenants (EnvNexusTenants; nil:
+	// no Nexus service), and NexusTaskQueue is the task queue of the Nexus
+	// service's worker (EnvNexusTaskQueue).
+	NexusTenants   map[string]string
+	NexusTaskQueue string
 }
 
 // Namespace is the namespace runs live in.

@@ -404,6 +404,29 @@ func (l *loader) stdioCaller() error {
 	return nil
 }
 
+// nexus reads EnvNexusTenants and EnvNexusTaskQueue.
+func (l *loader) nexus() error {
+	l.cfg.Server.NexusTaskQueue = cmp.Or(l.get(EnvNexusTaskQueue), DefaultNexusTaskQueue)
+	v := l.get(EnvNexusTenants)
+	if v == "" {
+		return nil
+	}
+	tenants := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		ns, tenant, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		ns, tenant = strings.TrimSpace(ns), strings.TrimSpace(tenant)
+		switch {
+		case !ok || ns == "" || tenant == "":
+			return fmt.Errorf("%s: %q is not namespace=tenant", EnvNexusTenants, pair)
+		case tenants[ns] != "":
+			return fmt.Errorf("%s: namespace %q is mapped twice", EnvNexusTenants, ns)
+		}
+		tenants[ns] = tenant
+	}
+	l.cfg.Server.NexusTenants = tenants
+	return nil
+}
+
 // oauth reads the OAuth settings (loadOAuth).
 func (l *loader) oauth() error {
 	o, err := loadOAuth(l.get, l.cfg.PublicURL)

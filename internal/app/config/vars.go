@@ -137,6 +137,11 @@ func serverVars() []Var {
 			}},
 		{Names: []string{EnvStdioTenant, EnvStdioSubject}, Default: "anon:local", Scope: ServerOnly,
 			Meaning: "the caller of -stdio", load: (*loader).stdioCaller},
+		{Names: []string{EnvNexusTenants}, Default: "unset (no Nexus service)", Scope: ServerOnly,
+			Meaning: "namespaces whose workflows may call the tools over Nexus, with their tenants: namespace=tenant,... (docs/nexus.md)",
+			load:    (*loader).nexus},
+		{Names: []string{EnvNexusTaskQueue}, Default: DefaultNexusTaskQueue, Scope: ServerOnly,
+			Meaning: "task queue of the tools' Nexus service, which the Nexus endpoint targets"},
 	}
 }
 
