@@ -90,6 +90,9 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 		NoCompanionTools: !sc.CompanionTools,
 		PublicURL:        cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
 		Admission: &cfg.Admission, MaxTemporalCalls: cfg.TemporalMaxCalls, JournalPath: filepath.Join(cfg.DataDir, runJournalFile), Worker: cfg.Worker}
+	if sc.NexusTenants != nil {
+		opts.Nexus = &NexusOptions{TaskQueue: sc.NexusTaskQueue, Tenants: sc.NexusTenants}
+	}
 	if stdio {
 		// Several stdio servers may share one data directory: none keeps
 		// a journal there.
