@@ -10,52 +10,26 @@ import (
 	"github.com/nexus-rpc/sdk-go/nexus"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
-	nexuspb "go.temporal.io/api/nexus/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/temporalnexus"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/examples/tools"
-	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
 	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
+	"github.com/openwop/temporal-mcp/internal/testing/nexustest"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// callTool is the caller's workflow: it calls op of the service through
-// endpoint, answers the operation token to the query "token" once the
-// operation started, and returns the operation's result.
-func callTool(ctx workflow.Context, endpoint, op string, args map[string]any) (signals.RunRecord, error) {
-	token := ""
-	if err := workflow.SetQueryHandler(ctx, "token", func() (string, error) { return token, nil }); err != nil {
-		return signals.RunRecord{}, err
-	}
-	c := workflow.NewNexusClient(endpoint, DefaultService)
-	fut := c.ExecuteOperation(ctx, op, args, workflow.NexusOperationOptions{})
-	var exec workflow.NexusOperationExecution
-	if err := fut.GetNexusOperationExecution().Get(ctx, &exec); err != nil {
-		return signals.RunRecord{}, err
-	}
-	token = exec.OperationToken
-	var rec signals.RunRecord
-	err := fut.Get(ctx, &rec)
-	return rec, err
-}
-
 // nexusEnv is namespace A (the tools, the service's worker, the run
-// service) and a client and worker of caller namespace B.
+// service), a namespace of callers mapped to tenant acme, and the
+// endpoint.
 type nexusEnv struct {
-	env      *testenv.Env
 	svc      *runs.Service
-	callers  client.Client
-	callerTQ string
+	callers  *nexustest.Callers
 	endpoint string
 }
 
@@ -81,61 +55,19 @@ func setup(t *testing.T) nexusEnv {
 	}
 	svc := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: toolTQ, Namespace: env.Namespace})
 
-	// Namespace B, mapped to tenant acme.
-	callerNS := testenv.UniqueID("callers-")
-	if _, err := env.Client.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
-		Namespace: callerNS, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	service, err := NewService(ctx, cat, svc, Options{Tenants: map[string]string{callerNS: "acme"}})
+	callers := nexustest.NewCallers(t, env)
+	service, err := NewService(ctx, cat, svc, Options{Tenants: map[string]string{callers.Namespace: "acme"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	nexusTQ := testenv.UniqueTaskQueue(t)
 	env.NewWorker(t, nexusTQ, func(r worker.Registry) { r.RegisterNexusService(service) })
-
-	endpoint := testenv.UniqueID("tools-")
-	if _, err := env.Client.OperatorService().CreateNexusEndpoint(ctx, &operatorservice.CreateNexusEndpointRequest{Spec: &nexuspb.EndpointSpec{
-		Name: endpoint,
-		Target: &nexuspb.EndpointTarget{Variant: &nexuspb.EndpointTarget_Worker_{Worker: &nexuspb.EndpointTarget_Worker{
-			Namespace: env.Namespace, TaskQueue: nexusTQ,
-		}}},
-	}}); err != nil {
-		t.Fatal(err)
-	}
-
-	callers, err := client.Dial(client.Options{HostPort: env.Address, Namespace: callerNS, Logger: devtemporal.SDKLogger(env.Logger)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(callers.Close)
-	// The frontend learns of the new namespace within its refresh.
-	for {
-		if _, err := callers.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: callerNS}); err == nil {
-			break
-		} else if ctx.Err() != nil {
-			t.Fatalf("namespace %s: %v", callerNS, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	callerTQ := testenv.UniqueTaskQueue(t)
-	w := worker.New(callers, callerTQ, worker.Options{})
-	w.RegisterWorkflow(callTool)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	return nexusEnv{env: env, svc: svc, callers: callers, callerTQ: callerTQ, endpoint: endpoint}
+	return nexusEnv{svc: svc, callers: callers, endpoint: nexustest.CreateEndpoint(t, env, nexusTQ)}
 }
 
 func (e nexusEnv) call(t *testing.T, ctx context.Context, op string, args map[string]any) client.WorkflowRun {
 	t.Helper()
-	run, err := e.callers.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "caller-" + uuid.NewString(), TaskQueue: e.callerTQ}, callTool, e.endpoint, op, args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return run
+	return e.callers.Call(t, ctx, e.endpoint, DefaultService, op, args)
 }
 
 // TestNexusCallCompletesAndCancels: a workflow of another namespace calls
@@ -161,8 +93,8 @@ func TestNexusCallCompletesAndCancels(t *testing.T) {
 
 	// A long call, cancelled by cancelling its caller.
 	run := e.call(t, ctx, "delay", map[string]any{"delayMs": 600_000})
-	runID := e.runOf(t, ctx, run)
-	if err := e.callers.CancelWorkflow(ctx, run.GetID(), ""); err != nil {
+	runID := e.callers.RunOf(t, ctx, run)
+	if err := e.callers.Client.CancelWorkflow(ctx, run.GetID(), ""); err != nil {
 		t.Fatal(err)
 	}
 	caller := signals.Subject{Issuer: Issuer, SubjectID: Issuer, Tenant: "acme"}
@@ -177,29 +109,6 @@ func TestNexusCallCompletesAndCancels(t *testing.T) {
 	var canceled *temporal.CanceledError
 	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
 		t.Fatalf("caller ended with %v, want cancelled", err)
-	}
-}
-
-// runOf waits for the caller's operation to start and returns its run id.
-func (e nexusEnv) runOf(t *testing.T, ctx context.Context, run client.WorkflowRun) string {
-	t.Helper()
-	for {
-		v, err := e.callers.QueryWorkflow(ctx, run.GetID(), "", "token")
-		var token string
-		if err == nil {
-			err = v.Get(&token)
-		}
-		if err == nil && token != "" {
-			id, err := tokenRun(token)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return id
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("operation of %s never started: %v", run.GetID(), err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
