@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,8 @@ import (
 
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/internal/app"
+	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/app/operator"
 	"github.com/openwop/temporal-mcp/internal/nexusfront"
 	"github.com/openwop/temporal-mcp/internal/testing/nexustest"
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
@@ -57,7 +61,16 @@ func TestServerServesNexus(t *testing.T) {
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { _ = a.Shutdown(context.Background()) })
-	endpoint := nexustest.CreateEndpoint(t, env, nexusTQ)
+	// The endpoint, created by the operator command.
+	endpoint := testenv.UniqueID("tools-")
+	var out, errOut bytes.Buffer
+	if code := operator.Main(ctx, []string{"nexus", "create-endpoint", "-name", endpoint, "-target-namespace", env.Namespace, "-target-task-queue", nexusTQ},
+		uiEnv{config.EnvTemporalAddress: env.Address, config.EnvTemporalNamespace: env.Namespace}, &out, &errOut); code != operator.ExitOK {
+		t.Fatalf("nexus create-endpoint = %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "Nexus endpoint "+endpoint) {
+		t.Fatalf("nexus create-endpoint said %q, want the endpoint named", out.String())
+	}
 
 	var rec signals.RunRecord
 	if err := callers.Call(t, ctx, endpoint, nexusfront.DefaultService, "greet", map[string]any{"name": "ada"}).Get(ctx, &rec); err != nil {
