@@ -404,12 +404,11 @@ func (l *loader) stdioCaller() error {
 	return nil
 }
 
-// nexus reads EnvNexusTenants and EnvNexusTaskQueue.
-func (l *loader) nexus() error {
-	l.cfg.Server.NexusTaskQueue = cmp.Or(l.get(EnvNexusTaskQueue), DefaultNexusTaskQueue)
-	v := l.get(EnvNexusTenants)
+// loadNexusTenants parses EnvNexusTenants's value v: namespace=tenant,...
+// (nil when v is empty).
+func loadNexusTenants(v string) (map[string]string, error) {
 	if v == "" {
-		return nil
+		return nil, nil
 	}
 	tenants := map[string]string{}
 	for _, pair := range strings.Split(v, ",") {
@@ -417,14 +416,13 @@ func (l *loader) nexus() error {
 		ns, tenant = strings.TrimSpace(ns), strings.TrimSpace(tenant)
 		switch {
 		case !ok || ns == "" || tenant == "":
-			return fmt.Errorf("%s: %q is not namespace=tenant", EnvNexusTenants, pair)
+			return nil, fmt.Errorf("%s: %q is not namespace=tenant", EnvNexusTenants, pair)
 		case tenants[ns] != "":
-			return fmt.Errorf("%s: namespace %q is mapped twice", EnvNexusTenants, ns)
+			return nil, fmt.Errorf("%s: namespace %q is mapped twice", EnvNexusTenants, ns)
 		}
 		tenants[ns] = tenant
 	}
-	l.cfg.Server.NexusTenants = tenants
-	return nil
+	return tenants, nil
 }
 
 // oauth reads the OAuth settings (loadOAuth).

@@ -36,7 +36,7 @@ func TestLoadServer(t *testing.T) {
 		{name: "defaults", env: mapEnv{}, check: func(t *testing.T, c Config) {
 			s := c.Server
 			if !s.Keys.Dev() || s.OAuth != nil || s.AuditLog != DefaultAuditLog || s.ToolsFile != "" || s.MRTRKey != nil ||
-				!reflect.DeepEqual(s.StdioCaller, auth.Anonymous()) || c.ShareDataDir || c.HTTPAddr != DefaultHTTPAddr || c.UIPort != DefaultUIPort {
+				!reflect.DeepEqual(s.StdioCaller, auth.Anonymous()) || s.NexusTenants != nil || c.ShareDataDir || c.HTTPAddr != DefaultHTTPAddr || c.UIPort != DefaultUIPort {
 				t.Fatalf("server settings %+v of config %+v: want the defaults", s, c)
 			}
 		}},
@@ -74,6 +74,20 @@ func TestLoadServer(t *testing.T) {
 				t.Fatalf("stdio caller %+v", got)
 			}
 		}},
+		{name: "nexus tenants", env: mapEnv{EnvNexusTenants: " team-b = acme , team-c=globex"}, check: func(t *testing.T, c Config) {
+			want := map[string]string{"team-b": "acme", "team-c": "globex"}
+			if !reflect.DeepEqual(c.Server.NexusTenants, want) || c.Server.NexusTaskQueue != DefaultNexusTaskQueue {
+				t.Fatalf("nexus tenants %v on %q, want %v on %s", c.Server.NexusTenants, c.Server.NexusTaskQueue, want, DefaultNexusTaskQueue)
+			}
+		}},
+		{name: "nexus task queue", env: mapEnv{EnvNexusTenants: "b=acme", EnvNexusTaskQueue: "tools-nexus"}, check: func(t *testing.T, c Config) {
+			if c.Server.NexusTaskQueue != "tools-nexus" {
+				t.Fatalf("nexus task queue %q", c.Server.NexusTaskQueue)
+			}
+		}},
+		{name: "nexus tenant without namespace", env: mapEnv{EnvNexusTenants: "=acme"}, wantErr: EnvNexusTenants},
+		{name: "nexus tenant without tenant", env: mapEnv{EnvNexusTenants: "team-b"}, wantErr: EnvNexusTenants},
+		{name: "nexus namespace mapped twice", env: mapEnv{EnvNexusTenants: "team-b=acme,team-b=globex"}, wantErr: "mapped twice"},
 		{name: "short MRTR key", env: mapEnv{EnvMRTRKey: "too-short"}, wantErr: EnvMRTRKey},
 		{name: "MRTR key", env: mapEnv{EnvMRTRKey: strings.Repeat("k", MinMRTRKey)}, check: func(t *testing.T, c Config) {
 			if len(c.Server.MRTRKey) != MinMRTRKey {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -139,7 +140,11 @@ func serverVars() []Var {
 			Meaning: "the caller of -stdio", load: (*loader).stdioCaller},
 		{Names: []string{EnvNexusTenants}, Default: "unset (no Nexus service)", Scope: ServerOnly,
 			Meaning: "namespaces whose workflows may call the tools over Nexus, with their tenants: namespace=tenant,... (docs/nexus.md)",
-			load:    (*loader).nexus},
+			load: func(l *loader) (err error) {
+				l.cfg.Server.NexusTaskQueue = cmp.Or(l.get(EnvNexusTaskQueue), DefaultNexusTaskQueue)
+				l.cfg.Server.NexusTenants, err = loadNexusTenants(l.get(EnvNexusTenants))
+				return err
+			}},
 		{Names: []string{EnvNexusTaskQueue}, Default: DefaultNexusTaskQueue, Scope: ServerOnly,
 			Meaning: "task queue of the tools' Nexus service, which the Nexus endpoint targets"},
 	}
