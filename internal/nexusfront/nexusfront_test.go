@@ -3,6 +3,7 @@ package nexusfront
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 // service), a namespace of callers mapped to tenant acme, and the
 // endpoint.
 type nexusEnv struct {
+	env      *testenv.Env
 	svc      *runs.Service
 	callers  *nexustest.Callers
 	endpoint string
@@ -62,7 +64,7 @@ func setup(t *testing.T) nexusEnv {
 	}
 	nexusTQ := testenv.UniqueTaskQueue(t)
 	env.NewWorker(t, nexusTQ, func(r worker.Registry) { r.RegisterNexusService(service) })
-	return nexusEnv{svc: svc, callers: callers, endpoint: nexustest.CreateEndpoint(t, env, nexusTQ)}
+	return nexusEnv{env: env, svc: svc, callers: callers, endpoint: nexustest.CreateEndpoint(t, env, nexusTQ)}
 }
 
 func (e nexusEnv) call(t *testing.T, ctx context.Context, op string, args map[string]any) client.WorkflowRun {
@@ -109,6 +111,21 @@ func TestNexusCallCompletesAndCancels(t *testing.T) {
 	var canceled *temporal.CanceledError
 	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
 		t.Fatalf("caller ended with %v, want cancelled", err)
+	}
+}
+
+// TestNexusUnmappedNamespace: a workflow of a namespace the service does
+// not map is refused: its operation fails with the handler's
+// UNAUTHORIZED error naming the namespace.
+func TestNexusUnmappedNamespace(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stranger := nexustest.NewCallers(t, e.env)
+	err := stranger.Call(t, ctx, e.endpoint, DefaultService, "delay", map[string]any{"delayMs": 10}).Get(ctx, nil)
+	var he *nexus.HandlerError
+	if !errors.As(err, &he) || he.Type != nexus.HandlerErrorTypeUnauthorized || !strings.Contains(err.Error(), stranger.Namespace) {
+		t.Fatalf("caller of unmapped namespace %s ended with %v, want UNAUTHORIZED naming it", stranger.Namespace, err)
 	}
 }
 
