@@ -56,7 +56,7 @@ func (s *Server) serveNexus(ctx context.Context, d Deps, tools catalog.Source, b
 	w := worker.New(d.Client, o.TaskQueue, worker.Options{})
 	w.RegisterNexusService(svc)
 	if err := w.Start(); err != nil {
-		return fmt.Errorf("Nexus service worker on task queue %q: %w", o.TaskQueue, err)
+		return fmt.Errorf("start the Nexus service worker on task queue %q: %w", o.TaskQueue, err)
 	}
 	d.Logger.Info("Nexus service serving", zap.String("service", svc.Name), zap.String("taskQueue", o.TaskQueue),
 		zap.Int("callerNamespaces", len(o.Tenants)))
