@@ -33,19 +33,7 @@ const nexusReadyTimeout = 30 * time.Second
 // in-process worker's tools are in it (or nexusReadyTimeout passed).
 func (s *Server) serveNexus(ctx context.Context, d Deps, tools catalog.Source, backend runs.Backend) error {
 	o := s.opts.Nexus
-	wctx, cancel := context.WithTimeout(ctx, nexusReadyTimeout)
-	for {
-		if ok, _ := s.workerReady(wctx, d); ok {
-			break
-		}
-		select {
-		case <-wctx.Done():
-		case <-time.After(readyPoll):
-			continue
-		}
-		break
-	}
-	cancel()
+	s.waitTools(ctx, d)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -63,4 +51,21 @@ func (s *Server) serveNexus(ctx context.Context, d Deps, tools catalog.Source, b
 	<-ctx.Done()
 	w.Stop()
 	return nil
+}
+
+// waitTools waits until the catalog lists the in-process worker's tools,
+// for at most nexusReadyTimeout.
+func (s *Server) waitTools(ctx context.Context, d Deps) {
+	ctx, cancel := context.WithTimeout(ctx, nexusReadyTimeout)
+	defer cancel()
+	for {
+		if ok, _ := s.workerReady(ctx, d); ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(readyPoll):
+		}
+	}
 }
