@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/nexusfront"
 	"github.com/openwop/temporal-mcp/runs"
 )
@@ -22,6 +23,16 @@ type NexusOptions struct {
 	// Tenants maps the caller namespaces to tenants
 	// (nexusfront.Options.Tenants).
 	Tenants map[string]string
+}
+
+// NexusOptionsOf are the Nexus options of cmd/server's settings sc
+// (config.EnvNexusTenants, config.EnvNexusTaskQueue): nil, no Nexus
+// service, when no namespace is mapped.
+func NexusOptionsOf(sc config.ServerConfig) *NexusOptions {
+	if len(sc.NexusTenants) == 0 {
+		return nil
+	}
+	return &NexusOptions{TaskQueue: sc.NexusTaskQueue, Tenants: sc.NexusTenants}
 }
 
 // nexusReadyTimeout bounds the wait for the in-process worker's tools

@@ -34,7 +34,7 @@ func greet(_ workflow.Context, in greetIn) (greetOut, error) {
 }
 
 // TestServerServesNexus: a server assembled as cmd/server assembles it,
-// with ServerOptions.Nexus (OPENWOP_NEXUS_TENANTS), serves its tools'
+// configured with OPENWOP_NEXUS_TENANTS and OPENWOP_NEXUS_TASK_QUEUE, serves its tools'
 // Nexus service from the in-process worker: a workflow of another
 // namespace calls a tool through an endpoint targeting the service's task
 // queue and gets the run's result, and the audit trail records the start
@@ -49,14 +49,22 @@ func TestServerServesNexus(t *testing.T) {
 	}
 	trail := &lockedBuffer{}
 	nexusTQ := testenv.UniqueTaskQueue(t)
-	srv, err := app.NewServer(app.ServerOptions{Registry: reg, Audit: audit.New(zapcore.AddSync(trail)), Worker: true,
-		Nexus: &app.NexusOptions{TaskQueue: nexusTQ, Tenants: map[string]string{callers.Namespace: tenant}}})
+	cfg, err := config.LoadServer(uiEnv{
+		config.EnvTemporalAddress: env.Address, config.EnvTemporalNamespace: env.Namespace,
+		config.EnvTaskQueue: testenv.UniqueTaskQueue(t), config.EnvHTTPAddr: "127.0.0.1:0", config.EnvDataDir: t.TempDir(),
+		config.EnvNexusTenants: callers.Namespace + "=" + tenant, config.EnvNexusTaskQueue: nexusTQ,
+	}, false)
+	if err != nil {
+		t.Fatalf("LoadServer: %v", err)
+	}
+	srv, err := app.NewServer(app.ServerOptions{Registry: reg, Audit: audit.New(zapcore.AddSync(trail)), Worker: cfg.Worker,
+		Nexus: app.NexusOptionsOf(cfg.Server)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a, err := app.Start(ctx, remoteConfig(t, env), testenv.Logger(), srv.Parts())
+	a, err := app.Start(ctx, cfg, testenv.Logger(), srv.Parts())
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
