@@ -23,8 +23,10 @@ fi
 # TypeScript SDK v1, the MCP Inspector, the go-sdk) against cmd/server. It
 # needs npm: it installs the clients pinned in
 # internal/testing/clientmatrix/testdata/package-lock.json with npm ci, once, into
-# the user cache directory (OPENWOP_CLIENTS_CACHE overrides it).
-# OPENWOP_CLIENTS=0 skips it.
+# the user cache directory (OPENWOP_CLIENTS_CACHE overrides it). The tests
+# of internal/upstream against @modelcontextprotocol/server-everything
+# (pinned in internal/upstream/testdata/everything) install it the same way
+# and run with it. OPENWOP_CLIENTS=0 skips them all.
 if [ "${OPENWOP_CLIENTS:-1}" = 0 ]; then
   unset OPENWOP_CLIENTS
 else

@@ -21,6 +21,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app/config"
+	"github.com/openwop/temporal-mcp/internal/app/keycheck"
 	"github.com/openwop/temporal-mcp/internal/app/toolworker"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/restapi"
@@ -337,6 +338,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		d.Logger.Warn("cancelling runs left without an owner by an earlier process", zap.Error(err))
 	}
 	cancel()
+	s.checkKey(d)
 	backend := s.opts.Audit.Backend(svc)
 	var served catalog.Source = live
 	if s.ready != nil {
@@ -408,6 +410,32 @@ func toolScopes(live *catalog.Live) []string {
 		out = append(out, t.Spec().Scopes...)
 	}
 	return out
+}
+
+// keyCheckTimeout bounds the start-up comparison of the MRTR key with the
+// other replicas'.
+const keyCheckTimeout = 10 * time.Second
+
+// checkKey logs an error when this replica's MRTR key is not the one the
+// replica before it on the namespace published (keycheck): replicas must
+// share one key. A server without a key (a random one per process) has
+// nothing to compare.
+func (s *Server) checkKey(d Deps) {
+	if len(s.opts.MRTRKey) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), keyCheckTimeout)
+	defer cancel()
+	host, _ := os.Hostname()
+	err := keycheck.Check(ctx, d.Client, s.opts.MRTRKey, fmt.Sprintf("%d@%s", os.Getpid(), host))
+	var mismatch *keycheck.MismatchError
+	switch {
+	case errors.As(err, &mismatch):
+		d.Logger.Error(mismatch.Error(), zap.String("key_fingerprint", mismatch.Mine.Fingerprint),
+			zap.String("other_key_fingerprint", mismatch.Theirs.Fingerprint), zap.String("other_replica", mismatch.Theirs.Identity))
+	case err != nil:
+		d.Logger.Warn("could not compare the MRTR key with other replicas' (set "+config.EnvMRTRKey+" to the same value on every replica)", zap.Error(err))
+	}
 }
 
 // derivedKey derives a key of its own for purpose from the MRTR key, so

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/openwop/temporal-mcp/activities"
+	"github.com/openwop/temporal-mcp/mcpcall"
 	"github.com/openwop/temporal-mcp/workflows"
 )
 
@@ -96,7 +97,8 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	if err != nil {
 		in = json.RawMessage(`"not encodable"`)
 	}
-	opts := []workflows.ToolOption{workflows.WithInputSchema(in)}
+	// Any upstream tool may elicit (elicit.go): each may ask a question.
+	opts := []workflows.ToolOption{workflows.WithInputSchema(in), workflows.Suspends()}
 	if t.OutputSchema != nil {
 		out, err := json.Marshal(t.OutputSchema)
 		if err != nil {
@@ -136,6 +138,9 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	name := c.up.ToolName(t.Name)
 	call := CallRequest{Upstream: c.up.Name, Tool: t.Name}
 	description := cmpOr(t.Description, fmt.Sprintf("Tool %s of the MCP server %s.", t.Name, c.up.Name))
+	if c.servesTasks() {
+		return tasksTool(name, description, call, ao, safe, opts)
+	}
 	return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
 		return runCall(workflow.WithActivityOptions(ctx, ao), call, args, safe)
 	}, opts...)
@@ -152,8 +157,13 @@ func cmpOr(a, b string) string {
 // its failures told apart.
 func runCall(ctx workflow.Context, call CallRequest, args json.RawMessage, safe bool) (output, error) {
 	call.Arguments = args
+	asks, err := serveElicitations(ctx)
+	if err != nil {
+		return output{}, err
+	}
 	var res Result
-	err := workflow.ExecuteActivity(ctx, activityName, call).Get(ctx, &res)
+	err = workflow.ExecuteActivity(ctx, activityName, call).Get(ctx, &res)
+	asks.withdraw(func(*asked) bool { return true })
 	var appErr *temporal.ApplicationError
 	switch {
 	case err == nil && res.IsError:
@@ -172,8 +182,13 @@ func runCall(ctx workflow.Context, call CallRequest, args json.RawMessage, safe 
 	return output{}, err
 }
 
-// Activities holds the activity that calls the upstream tools of a Set.
-type Activities struct{ set *Set }
+// Activities holds the activity that calls the upstream tools of a Set,
+// and the activities of package mcpcall that follow the tasks of the
+// upstreams that serve Tasks (tasks.go).
+type Activities struct {
+	set *Set
+	*mcpcall.Activities
+}
 
 // UpstreamCallTool calls the upstream tool req names and heartbeats while
 // it runs: the upstream's notifications/progress become the run's progress
@@ -192,6 +207,7 @@ func (a *Activities) UpstreamCallTool(ctx context.Context, req CallRequest) (Res
 	key, _ := json.Marshal(token)
 	c.progress.Store(string(key), progressReporter(ctx))
 	defer c.progress.Delete(string(key))
+	defer c.begin(ctx, token)()
 
 	args := req.Arguments
 	if len(args) == 0 || string(args) == "null" {

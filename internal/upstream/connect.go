@@ -33,6 +33,8 @@ type conn struct {
 	progress sync.Map
 	// tools are the upstream's tools served, by their upstream name.
 	tools map[string]*mcp.Tool
+	mu    sync.Mutex
+	calls map[*inflight]bool // the calls in flight (elicit.go)
 }
 
 // Options are the options of Connect.
@@ -79,7 +81,9 @@ func (s *Set) Tools() []workflows.Tool { return slices.Clone(s.tools) }
 
 // Activities is the activity the tools' runs call (register it with the
 // tools, e.g. in workflows.NewRegistry).
-func (s *Set) Activities() *Activities { return &Activities{set: s} }
+func (s *Set) Activities() *Activities {
+	return &Activities{set: s, Activities: s.taskActivities()}
+}
 
 // Close ends every upstream session (a stdio upstream's process exits).
 func (s *Set) Close() error {
@@ -97,6 +101,7 @@ func dial(ctx context.Context, u Upstream, opts Options) (*conn, error) {
 	c := &conn{up: u, tools: map[string]*mcp.Tool{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "openwop", Version: opts.Version}, &mcp.ClientOptions{
 		ProgressNotificationHandler: c.onProgress,
+		ElicitationHandler:          c.onElicit,
 	})
 	var transport mcp.Transport
 	if u.Command != "" {
@@ -109,7 +114,7 @@ func dial(ctx context.Context, u Upstream, opts Options) (*conn, error) {
 		transport = &mcp.CommandTransport{Command: cmd}
 	} else {
 		transport = &mcp.StreamableClientTransport{Endpoint: u.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: u.headers, next: http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: callStreams{headerTransport{headers: u.headers, next: http.DefaultTransport}}}}
 	}
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {

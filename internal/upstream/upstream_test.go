@@ -339,11 +339,25 @@ type mcpClient struct {
 	t   *testing.T
 	url string
 	id  int
+	// messages are the messages of the last response that was an SSE
+	// stream, in order (the last is the response).
+	messages []map[string]any
 }
 
 // result sends method with params as a client of the capabilities caps
 // and returns its result, failing the test on an error.
 func (c *mcpClient) result(method string, params, caps map[string]any) map[string]any {
+	c.t.Helper()
+	res, rpcErr, raw := c.call(method, params, caps)
+	if rpcErr != nil || res == nil {
+		c.t.Fatalf("%s: want a result, got %s", method, raw)
+	}
+	return res
+}
+
+// call sends method with params as a client of the capabilities caps and
+// returns its result or its error, and the response as it came.
+func (c *mcpClient) call(method string, params, caps map[string]any) (res map[string]any, rpcErr *rpcError, raw []byte) {
 	c.t.Helper()
 	c.id++
 	if caps == nil {
@@ -355,6 +369,12 @@ func (c *mcpClient) result(method string, params, caps map[string]any) map[strin
 		"io.modelcontextprotocol/clientCapabilities": caps,
 	}}
 	for k, v := range params {
+		if m, ok := v.(map[string]any); ok && k == "_meta" {
+			for mk, mv := range m {
+				p[k].(map[string]any)[mk] = mv
+			}
+			continue
+		}
 		p[k] = v
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": p})
@@ -374,21 +394,32 @@ func (c *mcpClient) result(method string, params, caps map[string]any) map[strin
 		c.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, _ = io.ReadAll(resp.Body)
+	c.messages = nil
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		for _, line := range strings.Split(string(raw), "\n") {
 			if d, ok := strings.CutPrefix(line, "data: "); ok {
 				raw = []byte(d)
+				var m map[string]any
+				_ = json.Unmarshal(raw, &m)
+				c.messages = append(c.messages, m)
 			}
 		}
 	}
 	var out struct {
 		Result map[string]any `json:"result"`
+		Error  *rpcError      `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Result == nil {
-		c.t.Fatalf("%s: want a result, got HTTP %d %s", method, resp.StatusCode, raw)
+	if err := json.Unmarshal(raw, &out); err != nil || (out.Result == nil && out.Error == nil) {
+		c.t.Fatalf("%s: want a JSON-RPC response, got HTTP %d %s", method, resp.StatusCode, raw)
 	}
-	return out.Result
+	return out.Result, out.Error, raw
+}
+
+// rpcError is a JSON-RPC error.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
 }
 
 // waitTools waits until tools/list lists every name and returns the list.

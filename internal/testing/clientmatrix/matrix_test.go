@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +38,10 @@ const (
 // default request timeout of the TypeScript clients.
 const longDelayMs = 65_000
 
+// shortDelayMs is the delay run of the cases that are about anything but
+// the run's length.
+const shortDelayMs = 3000
+
 // maxNode bounds the Node.js clients running at once (2-core CI machines).
 const maxNode = 5
 
@@ -53,7 +58,11 @@ const maxNode = 5
 //     kept alive by progress, and through its experimental Tasks API an
 //     approval, a failed tool and a cancelled task;
 //   - the MCP Inspector: its CLI mode (a long delay, a failed tool) and its
-//     connection CLI mcpdo, which answers the approval question;
+//     connection CLI mcpdo, which answers the approval question and drives
+//     a 2025-11-25 task by its id (tasks/get, tasks/list, tasks/result);
+//   - a client shaped like VS Code's 2025-11-25 task flow
+//     (testdata/vscode.mjs): publish_report approved through tasks/result,
+//     a long delay;
 //   - the go-sdk client in both protocol eras: publish_report approved, a
 //     long delay, invalid arguments read as isError.
 //
@@ -97,6 +106,7 @@ func TestClientMatrix(t *testing.T) {
 		return decodeOutcome(t, out, err)
 	}
 	slept := fmt.Sprintf(`{"sleptMs":%d}`, delayMs)
+	shortSlept := fmt.Sprintf(`{"sleptMs":%d}`, shortDelayMs)
 
 	// The long delay runs first: they set the suite's length.
 	t.Run("ext-tasks", func(t *testing.T) {
@@ -239,6 +249,70 @@ func TestClientMatrix(t *testing.T) {
 				r.want(t, false, "published at", "approved by")
 			})
 		}
+		// The Tasks tab's operations, by task id, on a 2025-11-25 task: a
+		// delay called with --task, then tasks/list, tasks/get and
+		// tasks/result. The delay is short: the Inspector's long run is
+		// cli/delay's, and a long one here would hold one of the few Node
+		// slots the whole time. A legacy task that asks is not among them: the
+		// Inspector 2.12.0 polls tasks/get while the task is
+		// input_required and never calls tasks/result, which is where a
+		// 2025-11-25 server asks (the call waits until its timeout, and an
+		// mcpdo tasks/result on the task waits too without surfacing the
+		// question); in the modern era it answers through tasks/update
+		// (mcpdo/approve/modern above).
+		t.Run("mcpdo/tasks/legacy", func(t *testing.T) {
+			t.Parallel()
+			mcpdo := mcpdoRunner(t, node, filepath.Join(inspector, "clients", "mcpdo", "build", "mcp-bin.js"))
+			if out, err := mcpdo("connect", "--era", "legacy", url); err != nil {
+				t.Fatalf("mcpdo connect: %v %s", err, out)
+			}
+			out, err := mcpdo("--connection", url, "tools/call", "--task", "delay", fmt.Sprintf("delayMs:=%d", shortDelayMs))
+			var called struct {
+				toolResult
+				Meta map[string]struct {
+					TaskID string `json:"taskId"`
+				} `json:"_meta"`
+			}
+			if jerr := json.Unmarshal(out, &called); jerr != nil {
+				t.Fatalf("mcpdo tools/call --task delay: %v %s", err, out)
+			}
+			called.want(t, false, shortSlept)
+			taskID := called.Meta["io.modelcontextprotocol/related-task"].TaskID
+			if taskID == "" {
+				t.Fatalf("mcpdo tools/call --task delay: no related task in %s", out)
+			}
+			out, err = mcpdo("--connection", url, "tasks/get", taskID)
+			var got struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+					Status string `json:"status"`
+				} `json:"task"`
+			}
+			if jerr := json.Unmarshal(out, &got); jerr != nil || got.Task.TaskID != taskID || got.Task.Status != "completed" {
+				t.Fatalf("mcpdo tasks/get %s: %v %s, want it completed", taskID, err, out)
+			}
+			// The list is eventually consistent with tasks/get: the
+			// task is listed, in whichever status.
+			out, err = mcpdo("--connection", url, "tasks/list")
+			var list struct {
+				Tasks []struct {
+					TaskID string `json:"taskId"`
+				} `json:"tasks"`
+			}
+			if jerr := json.Unmarshal(out, &list); jerr != nil || !slices.ContainsFunc(list.Tasks, func(t struct {
+				TaskID string `json:"taskId"`
+			}) bool {
+				return t.TaskID == taskID
+			}) {
+				t.Fatalf("mcpdo tasks/list: %v %s, want task %s listed", err, out, taskID)
+			}
+			out, err = mcpdo("--connection", url, "tasks/result", taskID)
+			var r toolResult
+			if jerr := json.Unmarshal(out, &r); jerr != nil {
+				t.Fatalf("mcpdo tasks/result %s: %v %s", taskID, err, out)
+			}
+			r.want(t, false, shortSlept)
+		})
 	})
 	// A client that behaves as Claude Code does (testdata/hostlike.mjs): a
 	// short tool is answered inline, a longer one is a task it polls at
@@ -264,6 +338,33 @@ func TestClientMatrix(t *testing.T) {
 			})
 		}
 	})
+	// A client shaped like VS Code's 2025-11-25 task flow
+	// (testdata/vscode.mjs): support detected through
+	// capabilities.tasks.requests.tools.call, tools/call with params.task,
+	// tasks/get polled until the task asks or ends, then tasks/result, whose
+	// stream carries the question as elicitation/create.
+	t.Run("vscode", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			which, handedOver string
+			want              []string
+		}{
+			{"long", "completed", []string{slept}},
+			{"approve", "input_required", []string{"published at", "approved by"}},
+		} {
+			t.Run(tc.which, func(t *testing.T) {
+				t.Parallel()
+				o := script(t, "vscode.mjs", tc.which)
+				o.want(t, "completed", false, tc.want...)
+				if o.Kind != "task" || o.HandedOver != tc.handedOver {
+					t.Errorf("the call was answered %q and handed to tasks/result at %q, want a task at %q", o.Kind, o.HandedOver, tc.handedOver)
+				}
+				if tc.which == "approve" && !strings.Contains(o.Asked, "Publish the report") {
+					t.Errorf("asked %q, want the approval question through tasks/result", o.Asked)
+				}
+			})
+		}
+	})
 	t.Run("go-sdk", func(t *testing.T) {
 		t.Parallel()
 		for _, version := range []string{"2026-07-28", "2025-11-25"} {
@@ -285,6 +386,9 @@ type outcome struct {
 	Text     string `json:"text"`
 	Asked    string `json:"asked"`
 	Progress int    `json:"progress"`
+	// HandedOver is the task status at which the VS Code-shaped client
+	// called tasks/result.
+	HandedOver string `json:"handedOver"`
 	// OutputSchema and Annotations are what the client listed of the
 	// tool it called ("structured").
 	OutputSchema bool            `json:"outputSchema"`
@@ -440,7 +544,7 @@ func installClients(t *testing.T) string {
 	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"package.json", "dispatch.mjs", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs"} {
+	for _, name := range []string{"package.json", "dispatch.mjs", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs", "vscode.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)

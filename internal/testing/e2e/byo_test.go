@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/openwop/temporal-mcp/internal/testing/testsupport"
 )
 
 // moduleRoot is the repository root (this package is internal/testing/e2e).
@@ -226,15 +224,7 @@ func TestBringYourOwnWorker(t *testing.T) {
 	build(t, root, "cmd/server", filepath.Join(bin, "server"))
 	build(t, root, "examples/refund", filepath.Join(bin, "refund"))
 
-	temporalPort, httpPort := testsupport.MustFreePort(t), testsupport.MustFreePort(t)
-	start(t, "server", filepath.Join(bin, "server"),
-		"OPENWOP_DATA_DIR="+filepath.Join(bin, "data"),
-		fmt.Sprintf("OPENWOP_HTTP_ADDR=127.0.0.1:%d", httpPort),
-		fmt.Sprintf("OPENWOP_TEMPORAL_PORT=%d", temporalPort),
-		"OPENWOP_UI_PORT=off", "OPENWOP_LOG_FORMAT=json",
-		"TEMPORAL_ADDRESS=", "TEMPORAL_PROFILE=", "TEMPORAL_CONFIG_FILE=")
-	base := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	waitHealthy(t, base+"/healthz", 3*time.Minute)
+	base, temporalPort := startStockServer(t, filepath.Join(bin, "server"), filepath.Join(bin, "data"))
 	c := &client{url: base + "/mcp"}
 	if names := c.toolNames(t); contains(names, "refund") || !contains(names, "publish_report") {
 		t.Fatalf("tools before the worker started: %v (want publish_report, not refund)", names)

@@ -23,8 +23,8 @@ var environReaders = map[string][]string{
 // and read in internal/app/config (one table, checked against
 // docs/configuration.md), and libraries take options. Only the commands
 // (cmd/), the assembly (internal/app), the development tools
-// (internal/cmd), test-only packages (internal/testing) and the client
-// examples (examples/clients, programs a user runs) may read it.
+// (internal/cmd), test-only packages (internal/testing) and the example
+// programs a user runs (examples/clients, examples/agent) may read it.
 func TestLibrariesReadNoEnvironment(t *testing.T) {
 	fset := token.NewFileSet()
 	err := productionFiles(repoRoot(t), mayReadEnvironment, func(path, rel string) error {
@@ -40,10 +40,10 @@ func TestLibrariesReadNoEnvironment(t *testing.T) {
 
 // mayReadEnvironment reports whether the directory at rel holds code that
 // may read the environment: the commands, the assembly and its
-// configuration, the development tools, test-only packages and the client
-// examples.
+// configuration, the development tools, test-only packages and the example
+// programs.
 func mayReadEnvironment(rel string) bool {
-	for _, dir := range []string{"cmd", "internal/app", "internal/cmd", "internal/testing", "examples/clients"} {
+	for _, dir := range []string{"cmd", "internal/app", "internal/cmd", "internal/testing", "examples/clients", "examples/agent"} {
 		if rel == dir {
 			return true
 		}

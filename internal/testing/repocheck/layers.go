@@ -45,6 +45,8 @@ var layers = map[string]Layer{
 	"catalog":                        LayerDomain,
 	"activities":                     LayerDomain,
 	"workflows":                      LayerService,
+	"mcpcall":                        LayerService,
+	"mcpcall/":                       LayerService,
 	"runs":                           LayerService,
 	"audit":                          LayerService,
 	"mcpmount":                       LayerEdge,
@@ -79,11 +81,11 @@ var publicMayImport = map[string]bool{
 
 // authorLibraries are the packages a tool author's program links (a
 // prefix ending in "/" covers the packages under it): the author library,
-// its test kit and the activity side. They share the contract with the
+// its test kit, the activity side and the workflow-side MCP client. They share the contract with the
 // server (package signals and what is under it), never the server itself:
 // serverOnly lists what none of them may depend on, directly or through
 // another package.
-var authorLibraries = []string{"workflows", "workflows/", "activities", "activities/"}
+var authorLibraries = []string{"workflows", "workflows/", "activities", "activities/", "mcpcall", "mcpcall/"}
 
 // serverOnly are the server's packages an author library must not depend
 // on: the run service and the protocol edges.
