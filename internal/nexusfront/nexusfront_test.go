@@ -2,6 +2,7 @@ package nexusfront
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -164,4 +165,39 @@ func workflowLink(t *testing.T, ns string) nexus.Link {
 			EventId: 5, EventType: enumspb.EVENT_TYPE_NEXUS_OPERATION_SCHEDULED,
 		}},
 	})
+}
+
+// TestNexusRefusals: what start refuses before any run starts, each with
+// its handler error type and a message naming the problem.
+func TestNexusRefusals(t *testing.T) {
+	cat, err := catalog.NewStatic(
+		signals.ToolSpec{Name: "greet", Description: "Greet.", InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)},
+		signals.ToolSpec{Name: "confirm_first", Description: "Confirm, then act.", PreRunInputs: []signals.PreRunInput{{Key: "ok", Message: "Go ahead?",
+			Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)}}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No backend: a refusal never reaches it.
+	f := &front{tools: cat, tenants: map[string]string{"team-a": "acme"}}
+	mapped := nexus.StartOperationOptions{Links: []nexus.Link{workflowLink(t, "team-a")}, RequestID: uuid.NewString()}
+	for _, tc := range []struct {
+		name, tool, args string
+		opts             nexus.StartOperationOptions
+		want             nexus.HandlerErrorType
+		says             string
+	}{
+		{"unmapped namespace", "greet", `{"name":"ada"}`, nexus.StartOperationOptions{Links: []nexus.Link{workflowLink(t, "team-x")}}, nexus.HandlerErrorTypeUnauthorized, `"team-x" is not mapped`},
+		{"unknown tool", "nope", `{}`, mapped, nexus.HandlerErrorTypeNotFound, `unknown tool "nope"`},
+		{"invalid arguments", "greet", `{"name":1}`, mapped, nexus.HandlerErrorTypeBadRequest, `tool "greet": arguments`},
+		{"pre-run inputs", "confirm_first", `{}`, mapped, nexus.HandlerErrorTypeBadRequest, "pre-run input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := f.start(context.Background(), tc.tool, json.RawMessage(tc.args), tc.opts)
+			var he *nexus.HandlerError
+			if !errors.As(err, &he) || he.Type != tc.want || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("start = %v, want %s saying %q", err, tc.want, tc.says)
+			}
+		})
+	}
 }

@@ -92,6 +92,11 @@ func (f *front) start(ctx context.Context, name string, args json.RawMessage, o 
 	if err != nil {
 		return nil, lookupError(name, err)
 	}
+	if n := len(tool.Spec().PreRunInputs); n > 0 {
+		// The run would start without the answers its workflow reads.
+		return nil, nexus.NewHandlerErrorf(nexus.HandlerErrorTypeBadRequest,
+			"tool %q asks %d pre-run input(s) before its run starts, which a Nexus call cannot answer: call it over MCP or REST", name, n)
+	}
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
