@@ -45,7 +45,7 @@ var conformanceScenarios = []string{
 
 // excludedScenarios are the server scenarios of the suite CI does not run,
 // and why: each needs a feature this server does not have (prompts,
-// resources, completion, skills) or a diagnostic tool of the reference
+// the reference server's resources, completion, skills) or a diagnostic tool of the reference
 // "everything" server, which a server of Temporal workflows has no reason
 // to serve.
 var excludedScenarios = map[string]string{
@@ -102,8 +102,8 @@ var excludedChecks = map[string]string{
 	"sep-2575-http-server-no-independent-requests-on-stream": "needs the diagnostic tool test_streaming_elicitation",
 	"sep-2575-server-no-log-without-loglevel":                "needs the diagnostic tool test_logging_tool",
 	"sep-2549-prompts-list-caching-hints":                    "needs prompts (this server has none)",
-	"sep-2549-resources-list-caching-hints":                  "needs resources (this server has none)",
-	"sep-2549-resources-templates-list-caching-hints":        "needs resources (this server has none)",
+	"sep-2549-resources-list-caching-hints":                  "needs resources of the reference server (this server's are runs' results)",
+	"sep-2549-resources-templates-list-caching-hints":        "needs resources of the reference server (this server's are runs' results)",
 }
 
 // TestConformance runs the official MCP conformance suite against the whole

@@ -95,6 +95,13 @@ type Options struct {
 	// is answered with the run's status and what to call next instead of
 	// a -32021 refusal (docs/protocol.md, "Companion tools").
 	NoCompanionTools bool
+	// ResultLimit is the size, in bytes of text, over which a run's result
+	// is answered with its head inline and a resource_link to the whole,
+	// which resources/read serves in pages of this size (the text, and the
+	// structuredContent, each a resource of the run). Default
+	// DefaultResultLimit, which fits the smallest host limit known;
+	// negative: none (docs/protocol.md, "Large results").
+	ResultLimit int
 	// CacheTTL is the ttlMs of server/discover and tools/list. Default
 	// DefaultCacheTTL, short so that clients see a tool a new worker
 	// published within seconds.
@@ -172,6 +179,10 @@ const (
 	DefaultKeepAlive       = 15 * time.Second
 	DefaultSessionIdle     = 30 * time.Minute
 	DefaultMaxSessions     = 10000
+	// DefaultResultLimit is the result limit (Options.ResultLimit), in
+	// bytes: 50,000, under Claude Code's 25,000 tokens of a tool result at
+	// two bytes a token, the smallest host limit known.
+	DefaultResultLimit = core.DefaultResultLimit
 )
 
 // Mount is the MCP endpoint. It is an http.Handler for the /mcp path.
@@ -225,7 +236,7 @@ func New(opts Options) (*Mount, error) {
 		Runs: runs.Amend(opts.Runs, catalog.OutputCheck(opts.Catalog)), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
 		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
 		Pacer: pacer, States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
-		InlineWait: max(opts.InlineWait, 0), NoCompanions: opts.NoCompanionTools,
+		InlineWait: max(opts.InlineWait, 0), NoCompanions: opts.NoCompanionTools, ResultLimit: opts.ResultLimit,
 		AfterStart: func(runID string) {
 			if m.afterStart != nil {
 				m.afterStart(runID)
@@ -235,14 +246,14 @@ func New(opts Options) (*Mount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
-	proj := wire.Projector{Pacer: pacer}
+	proj := wire.Projector{Pacer: pacer, ResultLimit: opts.ResultLimit}
 	lister := wire.Lister{Core: m.core, Catalog: opts.Catalog, Log: m.log, CacheTTLMs: opts.CacheTTL.Milliseconds()}
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}}
 	caps.AddExtension(ExtensionTasks, map[string]any{})
 	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version}
 	var listening context.Context
 	listening, m.endListening = context.WithCancel(context.Background())
-	parts := wire.Parts{Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Log: m.log,
+	parts := wire.Parts{Core: m.core, Projector: proj, Observer: m.obs, Lister: lister, Results: core.NewResults(m.core), Log: m.log,
 		Capabilities: caps, Implementation: impl, Instructions: opts.Instructions, CacheTTLMs: opts.CacheTTL.Milliseconds(),
 		KeepAlive: opts.KeepAlive}
 	m.modern = modern.New(modern.Options{Parts: parts, Listening: listening})
@@ -322,6 +333,9 @@ func applyDefaults(opts *Options) error {
 	orDefault(&opts.PollInterval, 500*time.Millisecond)
 	opts.InlineWait = cmp.Or(opts.InlineWait, opts.PollInterval)
 	orDefault(&opts.CacheTTL, DefaultCacheTTL)
+	if opts.ResultLimit == 0 {
+		opts.ResultLimit = DefaultResultLimit
+	}
 	orDefault(&opts.MaxBodyBytes, 4<<20)
 	orDefault(&opts.MRTRStateTTL, DefaultMRTRStateTTL)
 	orDefault(&opts.MaxBlockingWait, DefaultMaxBlockingWait)

@@ -44,8 +44,13 @@ type runSnapshot struct {
 	Error                 *wireError      `json:"error,omitempty"`
 	Outputs               json.RawMessage `json:"outputs,omitempty"`
 	Interrupts            []openInterrupt `json:"interrupts,omitempty"`
-	CreatedAt             time.Time       `json:"createdAt"`
-	UpdatedAt             time.Time       `json:"updatedAt"`
+	// ResultResource is the URI of the MCP resource that serves the
+	// result's text whole, in pages (runid.ResultURI), once the run ended
+	// with a result: what an MCP client whose result was too large to
+	// answer inline reads.
+	ResultResource string    `json:"resultResource,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
 // openInterrupt describes an open interrupt, so a REST client knows which
@@ -83,6 +88,9 @@ func snapshotOf(s signals.Snapshot) runSnapshot {
 	}
 	if s.Status == signals.StatusCompleted {
 		out.Outputs = s.Outputs
+	}
+	if s.Status.Terminal() && (s.Error == nil || s.Error.RPCCode == 0) {
+		out.ResultResource = runid.ResultURI(s.RunID, "result")
 	}
 	if !s.Status.Terminal() {
 		for _, i := range s.Interrupts {

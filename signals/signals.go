@@ -1,6 +1,7 @@
 package signals
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -533,10 +534,39 @@ type CancelRequest struct {
 	CancelledBy Subject `json:"cancelledBy,omitempty"`
 }
 
-// Content is one MCP content block of a tool result (text only here).
+// Content is one MCP content block of a tool result: a text block (Type
+// "text", what runs produce), or a resource_link to a resource the server
+// serves (URI, Name, MimeType, Size), which the MCP mount adds to a result
+// too large to answer inline.
 type Content struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	// URI, Name, MimeType and Size describe a resource_link block.
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+}
+
+// MarshalJSON writes the block's fields of its type: a text block always
+// carries its text, a resource_link none. It escapes no HTML: the
+// encoder that calls it does, if it was asked to.
+func (c Content) MarshalJSON() ([]byte, error) {
+	type plain Content
+	var v any = plain(c)
+	if c.Type != "text" && c.Text == "" {
+		v = struct {
+			plain
+			Text string `json:"text,omitempty"`
+		}{plain: plain(c)}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // ToolResult is the result a run produced, in the shape MCP's CallToolResult

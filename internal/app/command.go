@@ -87,8 +87,8 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 	}
 
 	opts := ServerOptions{Registry: reg, Declared: sc.Declared, Authenticate: authenticate, OAuth: oauth, Audit: st.audit, MRTRKey: sc.MRTRKey,
-		NoCompanionTools: !sc.CompanionTools,
-		PublicURL:        cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
+		NoCompanionTools: !sc.CompanionTools, ResultLimit: sc.ResultLimit,
+		PublicURL: cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
 		Admission: &cfg.Admission, MaxTemporalCalls: cfg.TemporalMaxCalls, JournalPath: filepath.Join(cfg.DataDir, runJournalFile), Worker: cfg.Worker,
 		Nexus: NexusOptionsOf(sc)}
 	if stdio {

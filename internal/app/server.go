@@ -64,6 +64,8 @@ type ServerOptions struct {
 	// NoCompanionTools turns the mount's companion tools off
 	// (mcpmount.Options.NoCompanionTools).
 	NoCompanionTools bool
+	// ResultLimit is the mount's result limit (mcpmount.Options.ResultLimit).
+	ResultLimit int
 	// PublicURL, AllowedHosts and AllowedOrigins are the request gate's
 	// settings (internal/httpgate), the same for /mcp and the REST API.
 	PublicURL                    string
@@ -352,7 +354,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		OAuth:        s.opts.OAuth,
 		ScopeRefused: s.opts.Audit.ScopeRefused,
 		Logger:       d.Logger.Named("mcp"),
-		MRTRKey:      s.opts.MRTRKey, NoCompanionTools: s.opts.NoCompanionTools,
+		MRTRKey:      s.opts.MRTRKey, NoCompanionTools: s.opts.NoCompanionTools, ResultLimit: s.opts.ResultLimit,
 		PublicURL:    s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),

@@ -169,3 +169,15 @@ func Parse(s string) (string, error) {
 	}
 	return id, nil
 }
+
+// ResultURIPrefix begins the URI of the MCP resource that serves a run's
+// result (ResultURI).
+const ResultURIPrefix = "openwop://runs/"
+
+// ResultURI is the URI of the MCP resource that serves part of the result
+// of run id: "result", its text, or "structured", its structuredContent
+// (openwop://runs/{the id's wire form}/{part}). The MCP mount serves it
+// (resources/read, in pages); the REST API's run record links it.
+func ResultURI(id, part string) string {
+	return ResultURIPrefix + Project(id) + "/" + part
+}

@@ -38,6 +38,10 @@ const (
 	// EnvCompanionTools turns the MCP mount's companion tools on or off
 	// (default on; mcpmount.Options.NoCompanionTools).
 	EnvCompanionTools = "OPENWOP_COMPANION_TOOLS"
+	// EnvResultLimit is the size in bytes over which an MCP tool result is
+	// answered with its head and a resource_link to the whole (default
+	// 50000; 0: none; mcpmount.Options.ResultLimit).
+	EnvResultLimit = "OPENWOP_RESULT_LIMIT"
 	// EnvFixtures adds the conformance fixture tools to the registry
 	// (default off).
 	EnvFixtures = "OPENWOP_FIXTURES"
@@ -312,6 +316,9 @@ type ServerConfig struct {
 	// CompanionTools offers the companion tools to clients that can follow
 	// no run by the protocol (EnvCompanionTools).
 	CompanionTools bool
+	// ResultLimit is the MCP mount's result limit in bytes (EnvResultLimit;
+	// 0: the mount's default, negative: none).
+	ResultLimit int
 	// StdioCaller is the caller of -stdio (EnvStdioTenant,
 	// EnvStdioSubject; auth.Anonymous() when unset).
 	StdioCaller signals.Subject

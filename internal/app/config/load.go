@@ -302,6 +302,23 @@ func (l *loader) limit(name string, dst *int, def int) error {
 	return nil
 }
 
+// parseResultLimit reads a value of EnvResultLimit ("" when unset): a
+// number of bytes, at least 1000 (a page of a result must carry
+// something), or 0 for none, which the mount takes as -1.
+func parseResultLimit(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil || n < 0 || n > 0 && n < 1000 || n > 100_000_000:
+		return 0, fmt.Errorf("%s: %q: want a number of bytes from 1000 to 100000000, or 0 for no limit", EnvResultLimit, v)
+	case n == 0:
+		return -1, nil
+	}
+	return n, nil
+}
+
 // temporalClient checks the Temporal connection's files and switches and
 // loads the client options with the SDK's envconfig.
 func (l *loader) temporalClient() error {

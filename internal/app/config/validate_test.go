@@ -300,3 +300,24 @@ func TestObservabilitySettings(t *testing.T) {
 		})
 	}
 }
+
+// TestResultLimit: OPENWOP_RESULT_LIMIT sets the mount's result limit
+// (cmd/server only); unset it is the mount's default (0), 0 turns it off
+// (-1), and a value that is not a number of bytes from 1000 is refused
+// naming the variable.
+func TestResultLimit(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  int
+	}{{"", 0}, {"0", -1}, {"1000", 1000}, {"200000", 200000}} {
+		c, err := LoadServer(mapEnv{EnvResultLimit: tt.value}, false)
+		if err != nil || c.Server.ResultLimit != tt.want {
+			t.Errorf("%s=%q: limit %d, %v; want %d", EnvResultLimit, tt.value, c.Server.ResultLimit, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"999", "-1", "big"} {
+		if _, err := LoadServer(mapEnv{EnvResultLimit: bad}, false); err == nil || !strings.Contains(err.Error(), EnvResultLimit) {
+			t.Errorf("%s=%q: %v, want an error naming it", EnvResultLimit, bad, err)
+		}
+	}
+}

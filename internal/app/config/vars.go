@@ -96,6 +96,12 @@ func serverVars() []Var {
 		{Names: []string{EnvCompanionTools}, Default: "on", Scope: ServerOnly,
 			Meaning: "off: no companion tools (openwop_run_*) for MCP clients that declare neither tasks nor elicitation",
 			load:    func(l *loader) error { return l.onOff(EnvCompanionTools, &l.cfg.Server.CompanionTools) }},
+		{Names: []string{EnvResultLimit}, Default: "50000", Scope: ServerOnly,
+			Meaning: "bytes over which an MCP tool result is its head plus a resource_link to the whole (0: no limit)",
+			load: func(l *loader) (err error) {
+				l.cfg.Server.ResultLimit, err = parseResultLimit(l.get(EnvResultLimit))
+				return err
+			}},
 		{Names: []string{EnvMRTRKey}, Default: "generated once, kept in the data directory's openwop-mrtr.key", Scope: ServerOnly,
 			Meaning: "HMAC key (32+ bytes) of MRTR requestStates, listRuns cursors and idempotent calls' run ids", load: (*loader).mrtrKey},
 		{Names: []string{EnvPublicURL}, Default: "unset (links name the address a connection arrived on)", Scope: Server,

@@ -133,7 +133,7 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 			if snap, err = m.runs.Get(ctx, c.caller, c.runID, runs.AllowStale()); err != nil {
 				return nil, m.LookupErr(ctx, "get run", c.runID, err)
 			}
-			return handoff(c, snap), nil
+			return handoff(c, snap, m.resultLimit), nil
 		case errors.Is(err, context.DeadlineExceeded):
 			return stillRunning(c, m.maxWait), nil
 		default:
@@ -145,10 +145,10 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 			if RPCFailure(snap) {
 				return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 			}
-			return RunResult(snap), nil
+			return RunResult(snap, m.resultLimit), nil
 		}
 		if c.companion {
-			return handoff(c, snap), nil
+			return handoff(c, snap, m.resultLimit), nil
 		}
 		if follower == nil {
 			return m.askInput(ctx, c, snap)
@@ -201,8 +201,8 @@ func (m *Core) askInput(ctx context.Context, c *blockingCall, snap signals.Snaps
 
 // handoff answers a companion client's call whose run asks a question or
 // outlasts the wait: the run's status and what to call next (fitOutput).
-func handoff(c *blockingCall, snap signals.Snapshot) mcp.Result {
-	return fitOutput(c.tool.Spec(), RunStatusResult(snap, c.caller, true))
+func handoff(c *blockingCall, snap signals.Snapshot, limit int) mcp.Result {
+	return fitOutput(c.tool.Spec(), RunStatusResult(snap, c.caller, true, limit))
 }
 
 // fitOutput fits a result about the run, not of it (a handoff, the answer

@@ -200,7 +200,7 @@ func (m *companions) callCompanion(ctx context.Context, req *CallRequest) (mcp.R
 		}
 		return nil, m.companionErr(ctx, id, err)
 	}
-	return RunStatusResult(snap, caller, false), nil
+	return RunStatusResult(snap, caller, false, m.resultLimit), nil
 }
 
 // companionErr maps an error of a companion call onto the wire.
@@ -297,38 +297,38 @@ func (m *companions) companionAnswer(ctx context.Context, caller signals.Subject
 	}
 	it, open := snap.Interrupt(args.Key)
 	if w, gone := snap.WithdrawnAs(args.Key); gone {
-		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, w.Reason)), nil
+		return m.refusedAnswer(snap, caller, withdrawnProblem(args.Key, w.Reason)), nil
 	}
 	if !open || !it.ClientAnswered() {
-		return refusedAnswer(snap, caller, fmt.Sprintf("question %q is not open on this run", args.Key)), nil
+		return m.refusedAnswer(snap, caller, fmt.Sprintf("question %q is not open on this run", args.Key)), nil
 	}
 	if a := AnswerersOf(it, caller); !a.CallerMay {
-		return refusedAnswer(snap, caller, fmt.Sprintf("you may not answer question %q: %s may", args.Key, a.who())), nil
+		return m.refusedAnswer(snap, caller, fmt.Sprintf("you may not answer question %q: %s may", args.Key, a.who())), nil
 	}
 	res := signals.Resolution{InterruptID: args.Key, Action: signals.Action(args.Action)}
 	if res.Action == signals.ActionAccept && len(args.Content) > 0 && string(args.Content) != "null" {
 		res.Content = args.Content
 	}
 	if err := answers.Check(it, res); err != nil {
-		return refusedAnswer(snap, caller, fmt.Sprintf("the answer to %q was refused: %s", args.Key, answerProblem(err))), nil
+		return m.refusedAnswer(snap, caller, fmt.Sprintf("the answer to %q was refused: %s", args.Key, answerProblem(err))), nil
 	}
 	_, err = m.runs.Resolve(ctx, caller, id, res, runs.Held(snap))
 	switch {
 	case err == nil, errors.Is(err, runs.ErrNotApplied):
 		return nil, nil
 	case errors.Is(err, runs.ErrNotEligible):
-		return refusedAnswer(snap, caller, fmt.Sprintf("you may not answer question %q: only its approvers may", args.Key)), nil
+		return m.refusedAnswer(snap, caller, fmt.Sprintf("you may not answer question %q: only its approvers may", args.Key)), nil
 	case errors.Is(err, runs.ErrExpired):
-		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.WithdrawnExpired)), nil
+		return m.refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.WithdrawnExpired)), nil
 	case errors.Is(err, runs.ErrWithdrawn):
-		return refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.WithdrawnByRun)), nil
+		return m.refusedAnswer(snap, caller, withdrawnProblem(args.Key, signals.WithdrawnByRun)), nil
 	case errors.Is(err, runs.ErrAlreadyResolved), errors.Is(err, runs.ErrNotOpen):
-		return refusedAnswer(snap, caller, fmt.Sprintf("question %q was answered already", args.Key)), nil
+		return m.refusedAnswer(snap, caller, fmt.Sprintf("question %q was answered already", args.Key)), nil
 	case errors.Is(err, runs.ErrTerminal):
-		return refusedAnswer(snap, caller, "the run ended before the answer reached it"), nil
+		return m.refusedAnswer(snap, caller, "the run ended before the answer reached it"), nil
 	}
 	if r := answerRefused(args.Key, err); r != nil {
-		return refusedAnswer(snap, caller, fmt.Sprintf("the answer to %q was refused: %s", args.Key, r.problem)), nil
+		return m.refusedAnswer(snap, caller, fmt.Sprintf("the answer to %q was refused: %s", args.Key, r.problem)), nil
 	}
 	m.RunLog(ctx, id, snap.Tool).Error("answer through "+CompanionAnswer, zap.Error(err))
 	return nil, Internal()
@@ -361,8 +361,8 @@ func notVisible(given string) *ToolResult {
 
 // refusedAnswer is the refusal of an answer, with the run's status (its
 // questions still open).
-func refusedAnswer(snap signals.Snapshot, caller signals.Subject, why string) *ToolResult {
-	res := RunStatusResult(snap, caller, false)
+func (m *companions) refusedAnswer(snap signals.Snapshot, caller signals.Subject, why string) *ToolResult {
+	res := RunStatusResult(snap, caller, false, m.resultLimit)
 	res.IsError = true
 	res.Content[0].Text = why + ". " + res.Content[0].Text
 	return res
@@ -397,9 +397,9 @@ type RunQuestion struct {
 // model acting for caller: text that says where the run stands, who may
 // answer its questions and what to call next, and RunStatus as structured
 // content. handoff: it answers the call that started the run, which must
-// not be repeated.
-func RunStatusResult(snap signals.Snapshot, caller signals.Subject, handoff bool) *ToolResult {
-	st := runStatus(snap, caller)
+// not be repeated. An ended run's result is fitted to limit (RunResult).
+func RunStatusResult(snap signals.Snapshot, caller signals.Subject, handoff bool, limit int) *ToolResult {
+	st := runStatus(snap, caller, limit)
 	var text strings.Builder
 	id := st.RunID
 	switch st.Status {
@@ -428,8 +428,13 @@ func RunStatusResult(snap signals.Snapshot, caller signals.Subject, handoff bool
 	default:
 		fmt.Fprintf(&text, "Run %s of %s ended.", id, snap.Tool)
 		for _, c := range st.Result.Content {
-			text.WriteString(" " + c.Text)
+			if c.Type == "text" {
+				text.WriteString(" " + c.Text)
+			}
 		}
+		// The text carries the head of a result cut to the limit: the
+		// structured status keeps only the note and the links.
+		st.Result = withoutHead(st.Result)
 	}
 	if handoff {
 		text.WriteString(" The call did not fail and must not be repeated: the run goes on.")
@@ -440,7 +445,7 @@ func RunStatusResult(snap signals.Snapshot, caller signals.Subject, handoff bool
 }
 
 // runStatus is where snap stands, for a model acting for caller.
-func runStatus(snap signals.Snapshot, caller signals.Subject) RunStatus {
+func runStatus(snap signals.Snapshot, caller signals.Subject, limit int) RunStatus {
 	requests := InputRequestsFor(snap, caller)
 	st := RunStatus{RunID: snap.RunID, Tool: snap.Tool, Status: TaskStatus(snap, requests),
 		Message: snap.CurrentMessage(time.Now())}
@@ -467,7 +472,7 @@ func runStatus(snap signals.Snapshot, caller signals.Subject) RunStatus {
 	case st.Status == TaskWorking:
 		st.Next = fmt.Sprintf(`call %s with %s,"waitSeconds":30} to wait for it; %s cancels it.`, CompanionStatus, args, CompanionCancel)
 	default:
-		st.Result = RunResult(snap)
+		st.Result = RunResult(snap, limit)
 		st.Next = "nothing: the run is over."
 	}
 	return st

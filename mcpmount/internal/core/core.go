@@ -62,6 +62,10 @@ type Options struct {
 	// client that can neither take a task nor answer a question is then
 	// refused a call of a tool that may ask one, as before.
 	NoCompanions bool
+	// ResultLimit is the size in bytes over which a run's result is
+	// answered with its head and a resource_link (RunResult; 0 or less:
+	// none).
+	ResultLimit int
 	// AfterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	AfterStart func(runID string)
@@ -86,6 +90,8 @@ type Core struct {
 	maxWait    time.Duration
 	keepAlive  time.Duration
 	afterStart func(runID string)
+	// resultLimit is Options.ResultLimit.
+	resultLimit int
 	// companions are the companion tools (nil: off).
 	companions *companions
 }
@@ -98,6 +104,7 @@ func New(opts Options) (*Core, error) {
 		runs: opts.Runs, catalog: opts.Catalog, oauth: opts.OAuth, refused: opts.ScopeRefused, log: opts.Log,
 		metrics: opts.Metrics, admission: opts.Admission, tracer: opts.Tracer, pacer: opts.Pacer, states: opts.States,
 		maxRounds: opts.MaxRounds, inlineWait: opts.InlineWait, maxWait: opts.MaxWait, keepAlive: opts.KeepAlive, afterStart: opts.AfterStart,
+		resultLimit: opts.ResultLimit,
 	}
 	if opts.Tracer != nil {
 		m.runTrace = opts.RunTrace

@@ -8,8 +8,16 @@ import (
 )
 
 // RunResult is the CallToolResult of a terminal run: what a blocking
-// tools/call answers and what a completed task inlines.
-func RunResult(snap signals.Snapshot) *ToolResult {
+// tools/call answers and what a completed task inlines, fitted to limit
+// (bytes; 0 or less: none): a larger result is answered with its head and
+// resource_links to the whole (fitResult, ReadResource). Every answer of a
+// run's result is built here.
+func RunResult(snap signals.Snapshot, limit int) *ToolResult {
+	return fitResult(runResult(snap), snap.RunID, limit)
+}
+
+// runResult is the whole CallToolResult of a terminal run.
+func runResult(snap signals.Snapshot) *ToolResult {
 	res := &ToolResult{}
 	if snap.Result != nil {
 		for _, c := range snap.Result.Content {

@@ -43,7 +43,7 @@ const (
 func Served(method string) bool {
 	switch method {
 	case "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel",
-		"subscriptions/listen":
+		"subscriptions/listen", "resources/read", "resources/list", "resources/templates/list":
 		return true
 	}
 	return false
@@ -253,6 +253,17 @@ func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 			return wire.Ack(m.Core.UpdateTask(ctx, declared, p["taskId"], p["inputResponses"]))
 		case "tasks/cancel":
 			return wire.Ack(m.Core.CancelTask(ctx, declared, p["taskId"]))
+		case "resources/read":
+			uri, err := wire.ResourceURI(p["uri"])
+			if err != nil {
+				return nil, err
+			}
+			res, err := m.Results.Read(ctx, uri)
+			return wire.ReadResource(res, err, true)
+		case "resources/list":
+			return wire.ListResources(true, m.CacheTTLMs), nil
+		case "resources/templates/list":
+			return wire.ListResourceTemplates(true, m.CacheTTLMs), nil
 		case "tools/list":
 			l := wire.ListModern
 			l.Companions = !core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).FollowsRuns()

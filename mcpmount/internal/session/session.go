@@ -237,6 +237,17 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			call.IdempotencyKey = key
 			res, err := m.Core.CallTool(ctx, call)
 			return m.answerTaskDialect(call, res, err)
+		case "resources/read":
+			r, ok := req.(*mcp.ReadResourceRequest)
+			if !ok || r.Params == nil || r.Params.URI == "" {
+				return nil, core.InvalidParams("resources/read requires params.uri, a string")
+			}
+			res, err := m.Results.Read(ctx, r.Params.URI)
+			return wire.ReadResource(res, err, false)
+		case "resources/list":
+			return wire.ListResources(false, 0), nil
+		case "resources/templates/list":
+			return wire.ListResourceTemplates(false, 0), nil
 		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
 			if legacyRequest(req) {
 				return m.dialect(ctx, method, req)

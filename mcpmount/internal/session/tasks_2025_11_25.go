@@ -306,7 +306,7 @@ func (m *Dialect) taskPayload(ctx context.Context, ss *mcp.ServerSession, caller
 	if core.RPCFailure(snap) {
 		return nil, &jsonrpc.Error{Code: int64(snap.Error.RPCCode), Message: snap.Error.Message}
 	}
-	res := core.RunResult(snap)
+	res := core.RunResult(snap, m.Projector.ResultLimit)
 	res.Meta = mcp.Meta{metaRelatedTask: map[string]any{"taskId": runid.Project(id)}}
 	return res, nil
 }

@@ -17,7 +17,9 @@ type Parts struct {
 	Projector Projector
 	Observer  Observer
 	Lister    Lister
-	Log       *zap.Logger
+	// Results serves the resources of runs' results.
+	Results *core.Results
+	Log     *zap.Logger
 	// Capabilities, Implementation and Instructions are what the server
 	// says of itself (initialize, server/discover); CacheTTLMs is the
 	// ttlMs of cacheable results.

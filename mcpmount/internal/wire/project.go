@@ -14,6 +14,8 @@ type Projector struct {
 	// Pacer chooses the poll interval of each task, and learns from each
 	// ended run projected how long its tool's runs take.
 	Pacer *core.Pacer
+	// ResultLimit is the core's result limit (core.RunResult).
+	ResultLimit int
 }
 
 // PollInterval is the pollIntervalMs of snap's task in the given status

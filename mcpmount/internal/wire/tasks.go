@@ -48,7 +48,7 @@ func (p Projector) DetailedTask(snap signals.Snapshot, caller signals.Subject) *
 	case core.TaskCompleted:
 		// The inlined CallToolResult is labelled like a direct answer: the
 		// Tasks extension's clients validate it as a complete result.
-		res.Result = CompleteResult(core.RunResult(snap), true)
+		res.Result = CompleteResult(core.RunResult(snap, p.ResultLimit), true)
 	case core.TaskFailed:
 		res.Error = &TaskError{Code: snap.Error.RPCCode, Message: snap.Error.Message}
 	}
@@ -91,7 +91,7 @@ func (p Projector) AnswerCall(res mcp.Result, err error, labelled bool) (mcp.Res
 		r.ResultType = ResultInputRequired
 	case *core.TaskCreated:
 		if r.Snap.Status.Terminal() && !core.RPCFailure(r.Snap) {
-			return CompleteResult(core.RunResult(r.Snap), labelled), nil
+			return CompleteResult(core.RunResult(r.Snap, p.ResultLimit), labelled), nil
 		}
 		return p.CreateTask(r.Snap), nil
 	}
