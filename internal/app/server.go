@@ -62,6 +62,12 @@ type ServerOptions struct {
 	// NoCompanionTools turns the mount's companion tools off
 	// (mcpmount.Options.NoCompanionTools).
 	NoCompanionTools bool
+	// NoRunListTool turns the mount's list tool off
+	// (mcpmount.Options.NoRunListTool).
+	NoRunListTool bool
+	// MaxBlockingWait bounds a task-less MCP call's wait before its
+	// handoff (mcpmount.Options.MaxBlockingWait; 0: its default).
+	MaxBlockingWait time.Duration
 	// PublicURL, AllowedHosts and AllowedOrigins are the request gate's
 	// settings (internal/httpgate), the same for /mcp and the REST API.
 	PublicURL                    string
@@ -329,6 +335,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		ScopeRefused: s.opts.Audit.ScopeRefused,
 		Logger:       d.Logger.Named("mcp"),
 		MRTRKey:      s.opts.MRTRKey, NoCompanionTools: s.opts.NoCompanionTools,
+		NoRunListTool: s.opts.NoRunListTool, MaxBlockingWait: s.opts.MaxBlockingWait,
 		PublicURL:    s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),

@@ -95,6 +95,14 @@ func serverVars() []Var {
 		{Names: []string{EnvCompanionTools}, Default: "on", Scope: ServerOnly,
 			Meaning: "off: no companion tools (openwop_run_*) for MCP clients that declare neither tasks nor elicitation",
 			load:    func(l *loader) error { return l.onOff(EnvCompanionTools, &l.cfg.Server.CompanionTools) }},
+		{Names: []string{EnvRunListTool}, Default: "on", Scope: ServerOnly,
+			Meaning: "off: no openwop_run_list tool (an MCP client's own runs, as GET /runs lists them)",
+			load:    func(l *loader) error { return l.onOff(EnvRunListTool, &l.cfg.Server.RunListTool) }},
+		{Names: []string{EnvMaxBlockingWait}, Default: DefaultMaxBlockingWait.String(), Scope: ServerOnly,
+			Meaning: "an MCP tools/call that took no task is answered by then with the run's result or a handoff (keep it below the hosts' limits)",
+			load: func(l *loader) error {
+				return l.timeout(EnvMaxBlockingWait, &l.cfg.Server.MaxBlockingWait, DefaultMaxBlockingWait)
+			}},
 		{Names: []string{EnvMRTRKey}, Default: "generated once, kept in the data directory's openwop-mrtr.key", Scope: ServerOnly,
 			Meaning: "HMAC key (32+ bytes) of MRTR requestStates, listRuns cursors and idempotent calls' run ids", load: (*loader).mrtrKey},
 		{Names: []string{EnvPublicURL}, Default: "unset (links name the address a connection arrived on)", Scope: Server,

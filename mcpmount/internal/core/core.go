@@ -62,6 +62,9 @@ type Options struct {
 	// client that can neither take a task nor answer a question is then
 	// refused a call of a tool that may ask one, as before.
 	NoCompanions bool
+	// NoRunList turns the list tool off (CompanionList), which is
+	// otherwise listed to every client.
+	NoRunList bool
 	// AfterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	AfterStart func(runID string)
@@ -88,6 +91,8 @@ type Core struct {
 	afterStart func(runID string)
 	// companions are the companion tools (nil: off).
 	companions *companions
+	// runList serves the list tool (nil: off).
+	runList *runList
 }
 
 // New builds the core, and the ownership tracker its requests are tracked
@@ -108,6 +113,13 @@ func New(opts Options) (*Core, error) {
 			return nil, err
 		}
 		m.companions = c
+	}
+	if !opts.NoRunList {
+		l, err := newRunList(m)
+		if err != nil {
+			return nil, err
+		}
+		m.runList = l
 	}
 	m.tracker = ownership.NewTracker(m.cancelUnowned, m.log)
 	m.tracker.OnRelease(m.runs.Release)
