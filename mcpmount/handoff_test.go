@@ -186,9 +186,16 @@ func TestRunListFindsForgottenRun(t *testing.T) {
 	if stolen["isError"] != true || !strings.Contains(text(t, stolen), "cursor") {
 		t.Fatalf("bob with alice's cursor = %v", stolen)
 	}
-	bad := callTool(t, alice, "openwop_run_list", map[string]any{"status": "sleeping"})
-	if bad["isError"] != true || !strings.Contains(text(t, bad), "status") {
-		t.Fatalf("an unknown status = %v", bad)
+	for _, args := range []map[string]any{{"status": "sleeping"}, {"tool": "x' OR 'a'='a"}, {"limit": 0}, {"cursor": "not-one"}} {
+		bad := callTool(t, alice, "openwop_run_list", args)
+		if bad["isError"] != true || bad["structuredContent"] != nil {
+			t.Fatalf("openwop_run_list with %v = %v, want a refusal", args, bad)
+		}
+		for k := range args {
+			if !strings.Contains(text(t, bad), k) {
+				t.Fatalf("openwop_run_list with %v = %q, want the refusal to name %s", args, text(t, bad), k)
+			}
+		}
 	}
 }
 

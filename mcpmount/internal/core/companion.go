@@ -31,7 +31,8 @@ import (
 // (ClientCaps.FollowsRuns); its call that outlasts the blocking bound
 // (below the hosts' limits), and, when it cannot answer questions by
 // elicitation, its call of a tool that asks one, is answered with the
-// run's status and what to call next (a handoff) instead of an error. They obey tenancy and approvers as
+// run's status and what to call next (a handoff) instead of an error.
+// They obey tenancy and approvers as
 // tasks/* does, and check answers as tasks/update does.
 const (
 	// CompanionStatus reads a run: its status, open questions, result.

@@ -42,7 +42,7 @@ func runListTool() CompanionTool {
 			"to find a run again whose id you lost. Filter by tool and status; pass nextCursor back as cursor for more. " +
 			CompanionStatus + " (or tasks/get with the taskId) reads one.",
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
-			`"tool":{"type":"string","minLength":1,"description":"only runs of this tool"},`+
+			`"tool":{"type":"string","pattern":"^[A-Za-z0-9._~:-]{1,128}$","description":"only runs of this tool"},`+
 			`"status":{"type":"string","enum":%s,"description":"only runs in this status"},`+
 			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"at most this many runs (default %d)"},`+
 			`"cursor":{"type":"string","minLength":1,"description":"the nextCursor of the previous page, with the same filters"}},`+
