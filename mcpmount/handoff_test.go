@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
@@ -130,15 +131,17 @@ func listedRuns(t *testing.T, res map[string]any) runListPage {
 // forgot is found again through openwop_run_list (listed to a Tasks
 // client too) by tool, status and page, with its runId and taskId; it
 // lists what GET /runs lists: not to another tenant, whose cursor of the
-// caller's listing is refused.
+// caller's listing is refused. The tenants are the test's own, since
+// other tests' runs share the Temporal server.
 func TestRunListFindsForgottenRun(t *testing.T) {
-	s := newStack(t, keysFor(t, "ka=acme:alice,kb=globex:bob"), "")
+	acme, globex := testenv.UniqueID("acme-"), testenv.UniqueID("globex-")
+	s := newStack(t, keysFor(t, "ka="+acme+":alice,kb="+globex+":bob"), "")
 	alice := s.client(t, "ka", tasksCaps())
 	if names := strings.Join(toolNames(wantResult(t, alice.call("tools/list", nil, nil))), ","); !strings.HasSuffix(names, ",openwop_run_list") ||
 		strings.Contains(names, "openwop_run_status") {
 		t.Fatalf("tools/list of a Tasks client = %s, want openwop_run_list alone of the companion tools", names)
 	}
-	alice0 := signals.Subject{Tenant: "acme", SubjectID: "alice"}
+	alice0 := signals.Subject{Tenant: acme, SubjectID: "alice"}
 	var ids []string
 	// One after the other: GET /runs orders closed runs by their end.
 	for _, label := range []string{"first", "second"} {
