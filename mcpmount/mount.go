@@ -87,13 +87,15 @@ type Options struct {
 	// (the task at once).
 	InlineWait time.Duration
 	// NoCompanionTools turns the companion tools off. They are on by
-	// default: a request that declared neither the Tasks extension nor
-	// elicitation (nor, in a session, a 2025-11-25 params.task) sees three
-	// more tools in tools/list, openwop_run_status, openwop_run_answer and
-	// openwop_run_cancel, with which the model follows a run; and its call
-	// of a tool that may ask a question, or that outlasts MaxBlockingWait,
-	// is answered with the run's status and what to call next instead of
-	// a -32021 refusal (docs/protocol.md, "Companion tools").
+	// default: a request that did not declare the Tasks extension (nor,
+	// in a session, a 2025-11-25 params.task or capabilities.tasks) sees
+	// three more tools in tools/list, openwop_run_status,
+	// openwop_run_answer and openwop_run_cancel, with which the model
+	// follows a run; its call that outlasts MaxBlockingWait, and, when it
+	// did not declare elicitation either, its call of a tool that may ask
+	// a question, is answered with the run's status and what to call next
+	// instead of an isError or a -32021 refusal (docs/protocol.md,
+	// "Companion tools").
 	NoCompanionTools bool
 	// NoRunListTool turns the list tool off. It is on by default and
 	// listed to every client: openwop_run_list lists the caller's runs as
