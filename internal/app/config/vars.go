@@ -93,7 +93,7 @@ func serverVars() []Var {
 		{Names: []string{EnvOAuthRequiredScopes}, Default: "unset", Scope: ServerOnly,
 			Meaning: "scopes every request's token needs (space- or comma-separated)"},
 		{Names: []string{EnvCompanionTools}, Default: "on", Scope: ServerOnly,
-			Meaning: "off: no companion tools (openwop_run_*) for MCP clients that declare neither tasks nor elicitation",
+			Meaning: "off: no companion tools (openwop_run_status, _answer, _cancel) for MCP clients that do not declare tasks",
 			load:    func(l *loader) error { return l.onOff(EnvCompanionTools, &l.cfg.Server.CompanionTools) }},
 		{Names: []string{EnvRunListTool}, Default: "on", Scope: ServerOnly,
 			Meaning: "off: no openwop_run_list tool (an MCP client's own runs, as GET /runs lists them)",
