@@ -66,6 +66,12 @@ type ServerOptions struct {
 	NoCompanionTools bool
 	// ResultLimit is the mount's result limit (mcpmount.Options.ResultLimit).
 	ResultLimit int
+	// NoRunListTool turns the mount's list tool off
+	// (mcpmount.Options.NoRunListTool).
+	NoRunListTool bool
+	// MaxBlockingWait bounds a task-less MCP call's wait before its
+	// handoff (mcpmount.Options.MaxBlockingWait; 0: its default).
+	MaxBlockingWait time.Duration
 	// PublicURL, AllowedHosts and AllowedOrigins are the request gate's
 	// settings (internal/httpgate), the same for /mcp and the REST API.
 	PublicURL                    string
@@ -355,6 +361,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		ScopeRefused: s.opts.Audit.ScopeRefused,
 		Logger:       d.Logger.Named("mcp"),
 		MRTRKey:      s.opts.MRTRKey, NoCompanionTools: s.opts.NoCompanionTools, ResultLimit: s.opts.ResultLimit,
+		NoRunListTool: s.opts.NoRunListTool, MaxBlockingWait: s.opts.MaxBlockingWait,
 		PublicURL:    s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),

@@ -42,6 +42,13 @@ const (
 	// answered with its head and a resource_link to the whole (default
 	// 50000; 0: none; mcpmount.Options.ResultLimit).
 	EnvResultLimit = "OPENWOP_RESULT_LIMIT"
+	// EnvRunListTool turns the MCP mount's list tool (openwop_run_list)
+	// on or off (default on; mcpmount.Options.NoRunListTool).
+	EnvRunListTool = "OPENWOP_RUN_LIST_TOOL"
+	// EnvMaxBlockingWait bounds how long a task-less MCP tools/call waits
+	// before it is answered with a handoff (default DefaultMaxBlockingWait;
+	// mcpmount.Options.MaxBlockingWait).
+	EnvMaxBlockingWait = "OPENWOP_MAX_BLOCKING_WAIT"
 	// EnvFixtures adds the conformance fixture tools to the registry
 	// (default off).
 	EnvFixtures = "OPENWOP_FIXTURES"
@@ -203,6 +210,9 @@ const (
 	// DefaultHTTPReadTimeout bounds the arrival of a request (headers and
 	// body).
 	DefaultHTTPReadTimeout = 20 * time.Second
+	// DefaultMaxBlockingWait is the MCP mount's default handoff bound
+	// (mcpmount.DefaultMaxBlockingWait, which this package cannot import).
+	DefaultMaxBlockingWait = 45 * time.Second
 	// DefaultHTTPIdleTimeout closes idle keep-alive connections.
 	DefaultHTTPIdleTimeout = 30 * time.Second
 	// DefaultHTTPMaxConns bounds the open HTTP connections.
@@ -319,6 +329,11 @@ type ServerConfig struct {
 	// ResultLimit is the MCP mount's result limit in bytes (EnvResultLimit;
 	// 0: the mount's default, negative: none).
 	ResultLimit int
+	// RunListTool lists the list tool to every MCP client (EnvRunListTool).
+	RunListTool bool
+	// MaxBlockingWait bounds a task-less MCP call's wait before its
+	// handoff (EnvMaxBlockingWait).
+	MaxBlockingWait time.Duration
 	// StdioCaller is the caller of -stdio (EnvStdioTenant,
 	// EnvStdioSubject; auth.Anonymous() when unset).
 	StdioCaller signals.Subject

@@ -76,7 +76,7 @@ func newLoader(env envconfig.EnvLookup, stdio bool) *loader {
 		LogLevel:         zapcore.InfoLevel,
 		UI:               true,
 		TemporalLogLevel: zapcore.WarnLevel,
-		Server:           ServerConfig{StdioCaller: auth.Anonymous(), CompanionTools: true},
+		Server:           ServerConfig{StdioCaller: auth.Anonymous(), CompanionTools: true, RunListTool: true},
 	}}
 	l.cfg.Remote = l.get(EnvTemporalAddress) != "" || l.get(EnvTemporalProfile) != "" || l.get(EnvTemporalConfigFile) != ""
 	return l

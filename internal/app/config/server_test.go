@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
 )
@@ -94,6 +95,18 @@ func TestLoadServer(t *testing.T) {
 				t.Fatalf("MRTR key of %d bytes", len(c.Server.MRTRKey))
 			}
 		}},
+		{name: "handoff bound and list tool by default", env: mapEnv{}, check: func(t *testing.T, c Config) {
+			if c.Server.MaxBlockingWait != DefaultMaxBlockingWait || !c.Server.RunListTool || !c.Server.CompanionTools {
+				t.Fatalf("server settings %+v: want the 45 s bound and the list and companion tools on", c.Server)
+			}
+		}},
+		{name: "handoff bound and list tool set", env: mapEnv{EnvMaxBlockingWait: "20s", EnvRunListTool: "off"}, check: func(t *testing.T, c Config) {
+			if c.Server.MaxBlockingWait != 20*time.Second || c.Server.RunListTool {
+				t.Fatalf("server settings %+v: want a 20 s bound and no list tool", c.Server)
+			}
+		}},
+		{name: "zero handoff bound", env: mapEnv{EnvMaxBlockingWait: "0s"}, wantErr: EnvMaxBlockingWait},
+		{name: "bad list tool switch", env: mapEnv{EnvRunListTool: "maybe"}, wantErr: EnvRunListTool},
 		{name: "missing tools file", env: mapEnv{EnvToolsFile: filepath.Join(dir, "tools.json")}, wantErr: EnvToolsFile},
 		{name: "oauth", env: oauth, check: func(t *testing.T, c Config) {
 			if o := c.Server.OAuth; o == nil || o.TenantClaim != "tenant" || o.Resource != "https://wop.example.com"+auth.ResourcePath {
