@@ -231,48 +231,112 @@ func (r toolResult) text() string {
 	return b.String()
 }
 
-// upstreamLog is what the upstream process read on its stdin: the test
-// puts tee in front of it, so that a message is in the log once it was
-// written to the upstream.
-type upstreamLog string
+// upstreamLog is what the upstream process read on its stdin and wrote on
+// its stdout: the test puts tee on both sides of it, so a message is in
+// in once it was written to the upstream, and in out once the upstream
+// wrote it.
+type upstreamLog struct{ in, out string }
 
-// cancelled waits until the upstream was sent notifications/cancelled for
-// the tools/call of tool whose arguments had duration, and returns that
-// notification.
-func (l upstreamLog) cancelled(t *testing.T, tool string, duration int) string {
+// jsonLines returns the JSON-RPC messages of a log, one a line.
+func jsonLines(t *testing.T, file string) []upstreamMessage {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, err := os.ReadFile(string(l))
-		if err != nil {
-			t.Fatal(err)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []upstreamMessage
+	for _, line := range strings.Split(string(b), "\n") {
+		var m upstreamMessage
+		if json.Unmarshal([]byte(line), &m) == nil {
+			m.line = line
+			ms = append(ms, m)
 		}
-		var id json.RawMessage
-		for _, line := range strings.Split(string(b), "\n") {
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Params struct {
-					Name      string          `json:"name"`
-					Arguments map[string]any  `json:"arguments"`
-					RequestID json.RawMessage `json:"requestId"`
-				} `json:"params"`
-			}
-			if json.Unmarshal([]byte(line), &m) != nil {
-				continue
-			}
-			switch {
-			case m.Method == "tools/call" && m.Params.Name == tool && m.Params.Arguments["duration"] == float64(duration):
-				id = m.ID
-			case m.Method == "notifications/cancelled" && id != nil && string(m.Params.RequestID) == string(id):
-				return line
-			}
-		}
+	}
+	return ms
+}
+
+// upstreamMessage is the part of a message to or from the upstream the
+// test reads.
+type upstreamMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Params struct {
+		Name      string          `json:"name"`
+		Arguments map[string]any  `json:"arguments"`
+		RequestID json.RawMessage `json:"requestId"`
+		Meta      struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
+		ProgressToken any     `json:"progressToken"`
+		Progress      float64 `json:"progress"`
+		Total         float64 `json:"total"`
+	} `json:"params"`
+	line string
+}
+
+// waitFor polls until found returns true, failing after 60 s with what.
+func waitFor(t *testing.T, what string, found func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !found() {
 		if time.Now().After(deadline) {
-			t.Fatalf("the upstream was sent no notifications/cancelled for its tools/call %s (duration %d) within 30 s; it read:\n%s", tool, duration, b)
+			t.Fatalf("not within 60 s: %s", what)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// cancelled shows that the upstream saw the cancel of the tools/call of
+// trigger-long-running-operation whose arguments had duration (as many
+// steps of a second): it was sent notifications/cancelled for the call,
+// and acted on it. server-everything goes on sending the call's progress
+// to its last step, but its SDK sends no result for a cancelled request:
+// once it wrote the last step's progress, and then the result of a later
+// echo call made through the adapter, the call's result is not in out.
+// It returns the notifications/cancelled the upstream read.
+func (l upstreamLog) cancelled(t *testing.T, c *wireClient, duration int) string {
+	t.Helper()
+	var call upstreamMessage
+	var cancel string
+	waitFor(t, fmt.Sprintf("the upstream read notifications/cancelled for its tools/call (duration %d)", duration), func() bool {
+		for _, m := range jsonLines(t, l.in) {
+			switch {
+			case m.Method == "tools/call" && m.Params.Arguments["duration"] == float64(duration):
+				call = m
+			case m.Method == "notifications/cancelled" && call.ID != nil && string(m.Params.RequestID) == string(call.ID):
+				cancel = m.line
+				return true
+			}
+		}
+		return false
+	})
+	waitFor(t, fmt.Sprintf("the upstream wrote the last step's progress of its tools/call %s", call.ID), func() bool {
+		for _, m := range jsonLines(t, l.out) {
+			if m.Method == "notifications/progress" && fmt.Sprint(m.Params.ProgressToken) == fmt.Sprint(call.Params.Meta.ProgressToken) &&
+				m.Params.Progress == float64(duration) {
+				return true
+			}
+		}
+		return false
+	})
+	echo := fmt.Sprintf("after %d", duration)
+	var res toolResult
+	c.result(t, "tools/call", "everything_echo", map[string]any{"name": "everything_echo", "arguments": map[string]any{"message": echo}}, &res)
+	waitFor(t, "the upstream wrote the echo's result", func() bool {
+		for _, m := range jsonLines(t, l.out) {
+			if strings.Contains(string(m.Result), "Echo: "+echo) {
+				return true
+			}
+		}
+		return false
+	})
+	for _, m := range jsonLines(t, l.out) {
+		if string(m.ID) == string(call.ID) && m.Method == "" {
+			t.Fatalf("the upstream answered its cancelled tools/call %s: %s", call.ID, m.line)
+		}
+	}
+	return cancel
 }
 
 // TestUpstreamEverythingFromTheREADME builds the stock server and starts
@@ -281,7 +345,8 @@ func (l upstreamLog) cancelled(t *testing.T, tool string, duration int) string {
 // client with neither Tasks nor elicitation (companion tools) each run
 // trigger-long-running-operation with progress, answer the question of
 // trigger-elicitation-request, and cancel a long-running operation; the
-// upstream is sent notifications/cancelled for each cancelled call.
+// upstream is sent notifications/cancelled for each cancelled call and
+// sends no result for it.
 func TestUpstreamEverythingFromTheREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the commands")
@@ -291,13 +356,13 @@ func TestUpstreamEverythingFromTheREADME(t *testing.T) {
 	dir := t.TempDir()
 	build(t, root, "cmd/server", filepath.Join(dir, "server"))
 
-	// The file of docs/upstreams.md's example, with tee in front of the
-	// upstream's stdin.
-	log := upstreamLog(filepath.Join(dir, "upstream-stdin.log"))
+	// The file of docs/upstreams.md's example, with tee on the upstream's
+	// stdin and stdout.
+	log := upstreamLog{in: filepath.Join(dir, "upstream-stdin.log"), out: filepath.Join(dir, "upstream-stdout.log")}
 	file := filepath.Join(dir, "upstreams.json")
 	entry, _ := json.Marshal(map[string]any{
 		"name": "everything", "command": "sh",
-		"args":  []string{"-c", `tee -a "$0" | exec "$1" "$2" stdio`, string(log), node, main},
+		"args":  []string{"-c", `tee -a "$0" | "$2" "$3" stdio | tee -a "$1"`, log.in, log.out, node, main},
 		"tools": []string{"echo", "trigger-long-running-operation", "trigger-elicitation-request"},
 	})
 	if err := os.WriteFile(file, fmt.Appendf(nil, `{"upstreams":[%s]}`, entry), 0o644); err != nil {
@@ -370,11 +435,11 @@ func TestUpstreamEverythingFromTheREADME(t *testing.T) {
 		}
 		answered(t, done.Result.text())
 
-		id = start(long, map[string]any{"duration": 600, "steps": 600})
-		follow(id, func(tk toolResult) bool { return strings.Contains(tk.Message, "/600)") })
+		id = start(long, map[string]any{"duration": 20, "steps": 20})
+		follow(id, func(tk toolResult) bool { return strings.Contains(tk.Message, "/20)") })
 		c.result(t, "tasks/cancel", id, map[string]any{"taskId": id}, nil)
 		follow(id, func(tk toolResult) bool { return tk.Status == "cancelled" })
-		t.Logf("the upstream read %s", log.cancelled(t, "trigger-long-running-operation", 600))
+		t.Logf("the upstream read %s", log.cancelled(t, c, 20))
 	})
 
 	// A client without Tasks: progress on the call's response stream, the
@@ -406,7 +471,7 @@ func TestUpstreamEverythingFromTheREADME(t *testing.T) {
 		})
 		cancel()
 		resp.Body.Close()
-		t.Logf("the upstream read %s", log.cancelled(t, "trigger-long-running-operation", duration))
+		t.Logf("the upstream read %s", log.cancelled(t, c, duration))
 	}
 
 	t.Run("blocking client", func(t *testing.T) {
@@ -424,7 +489,7 @@ func TestUpstreamEverythingFromTheREADME(t *testing.T) {
 		c.result(t, "tools/call", ask, map[string]any{"name": ask, "arguments": map[string]any{},
 			"inputResponses": responses, "requestState": q.RequestState}, &done)
 		answered(t, done.text())
-		blocking(t, c, 601)
+		blocking(t, c, 21)
 	})
 
 	t.Run("companion client", func(t *testing.T) {
@@ -456,6 +521,6 @@ func TestUpstreamEverythingFromTheREADME(t *testing.T) {
 			t.Fatalf("openwop_run_status = %+v, want the result", read)
 		}
 		answered(t, status.Result.text())
-		blocking(t, c, 602)
+		blocking(t, c, 22)
 	})
 }
