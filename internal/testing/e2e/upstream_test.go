@@ -358,169 +358,199 @@ func TestUpstreamEverythingFromTheREADME(t *testing.T) {
 
 	// The file of docs/upstreams.md's example, with tee on the upstream's
 	// stdin and stdout.
-	log := upstreamLog{in: filepath.Join(dir, "upstream-stdin.log"), out: filepath.Join(dir, "upstream-stdout.log")}
+	f := front{log: upstreamLog{in: filepath.Join(dir, "upstream-stdin.log"), out: filepath.Join(dir, "upstream-stdout.log")}}
 	file := filepath.Join(dir, "upstreams.json")
 	entry, _ := json.Marshal(map[string]any{
 		"name": "everything", "command": "sh",
-		"args":  []string{"-c", `tee -a "$0" | "$2" "$3" stdio | tee -a "$1"`, log.in, log.out, node, main},
+		"args":  []string{"-c", `tee -a "$0" | "$2" "$3" stdio | tee -a "$1"`, f.log.in, f.log.out, node, main},
 		"tools": []string{"echo", "trigger-long-running-operation", "trigger-elicitation-request"},
 	})
 	if err := os.WriteFile(file, fmt.Appendf(nil, `{"upstreams":[%s]}`, entry), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base, _ := startStockServer(t, filepath.Join(dir, "server"), filepath.Join(dir, "data"), "OPENWOP_UPSTREAMS_FILE="+file)
-	const (
-		long = "everything_trigger-long-running-operation"
-		ask  = "everything_trigger-elicitation-request"
-	)
-	if names := (&client{url: base + "/mcp"}).toolNames(t); !contains(names, long) || !contains(names, ask) {
+	f.url = base + "/mcp"
+	if names := (&client{url: f.url}).toolNames(t); !contains(names, longTool) || !contains(names, askTool) {
 		t.Fatalf("tools/list = %v, want server-everything's tools under the prefix everything_", names)
 	}
-	// server-everything's question has multi-select properties: it is
-	// asked as JSON text (docs/upstreams.md), here the answer's value.
-	const answer = `{"name":"Ada Lovelace","integer":7}`
-	answered := func(t *testing.T, text string) {
-		t.Helper()
-		if !strings.Contains(text, "- Name: Ada Lovelace") || !strings.Contains(text, "- Favorite Integer: 7") {
-			t.Fatalf("the run's result = %q, want the upstream's account of the answer", text)
+	t.Run("Tasks client", f.tasksClient)
+	t.Run("blocking client", f.blockingClient)
+	t.Run("companion client", f.companionClient)
+}
+
+// The tools of server-everything under the prefix of docs/upstreams.md's
+// example.
+const (
+	longTool = "everything_trigger-long-running-operation"
+	askTool  = "everything_trigger-elicitation-request"
+)
+
+// front is the stock server with server-everything behind it.
+type front struct {
+	url string // the MCP endpoint
+	log upstreamLog
+}
+
+// everythingAnswer answers server-everything's question: its schema has
+// multi-select properties, so it is asked as JSON text
+// (docs/upstreams.md), and this is the text.
+const everythingAnswer = `{"name":"Ada Lovelace","integer":7}`
+
+// answered fails unless text is the upstream's account of everythingAnswer.
+func answered(t *testing.T, text string) {
+	t.Helper()
+	if !strings.Contains(text, "- Name: Ada Lovelace") || !strings.Contains(text, "- Favorite Integer: 7") {
+		t.Fatalf("the run's result = %q, want the upstream's account of the answer", text)
+	}
+}
+
+// follow reads the task with tasks/get until until holds (60 s at most).
+func (c *wireClient) follow(t *testing.T, id string, until func(toolResult) bool) toolResult {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var tk toolResult
+		c.result(t, "tasks/get", id, map[string]any{"taskId": id}, &tk)
+		if until(tk) {
+			return tk
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s stuck in %s (%s)", id, tk.Status, tk.Message)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startTask calls tool with a task and returns the task's id.
+func (c *wireClient) startTask(t *testing.T, tool string, args map[string]any) string {
+	t.Helper()
+	var created toolResult
+	c.result(t, "tools/call", tool, map[string]any{"name": tool, "arguments": args}, &created)
+	if created.ResultType != "task" || created.TaskID == "" {
+		t.Fatalf("tools/call %s = %+v, want a task", tool, created)
+	}
+	return created.TaskID
+}
+
+// tasksClient: progress in tasks/get's status message, the question in
+// inputRequests answered with tasks/update, a cancel with tasks/cancel.
+func (f front) tasksClient(t *testing.T) {
+	c := &wireClient{url: f.url, caps: capsTasks}
+	id := c.startTask(t, longTool, map[string]any{"duration": 4, "steps": 4})
+	c.follow(t, id, func(tk toolResult) bool { return strings.Contains(tk.Message, "/4)") })
+	done := c.follow(t, id, func(tk toolResult) bool { return tk.Status != "working" })
+	if done.Status != "completed" || done.Result == nil || !strings.Contains(done.Result.text(), "Long running operation completed") {
+		t.Fatalf("task = %+v, want the operation completed", done)
 	}
 
-	t.Run("Tasks client", func(t *testing.T) {
-		c := &wireClient{url: base + "/mcp", caps: capsTasks}
-		follow := func(id string, until func(toolResult) bool) toolResult {
-			t.Helper()
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				var tk toolResult
-				c.result(t, "tasks/get", id, map[string]any{"taskId": id}, &tk)
-				if until(tk) {
-					return tk
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("task %s stuck in %s (%s)", id, tk.Status, tk.Message)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-		start := func(tool string, args map[string]any) string {
-			var created toolResult
-			c.result(t, "tools/call", tool, map[string]any{"name": tool, "arguments": args}, &created)
-			if created.ResultType != "task" || created.TaskID == "" {
-				t.Fatalf("tools/call %s = %+v, want a task", tool, created)
-			}
-			return created.TaskID
-		}
+	id = c.startTask(t, askTool, map[string]any{})
+	q := c.follow(t, id, func(tk toolResult) bool { return tk.Status != "working" })
+	if q.Status != "input_required" || len(q.InputRequests) != 1 {
+		t.Fatalf("task = %+v, want the upstream's question", q)
+	}
+	for key := range q.InputRequests {
+		c.result(t, "tasks/update", id, map[string]any{"taskId": id, "inputResponses": map[string]any{
+			key: map[string]any{"action": "accept", "content": map[string]any{"value": everythingAnswer}}}}, nil)
+	}
+	done = c.follow(t, id, func(tk toolResult) bool { return tk.Status != "working" && tk.Status != "input_required" })
+	if done.Status != "completed" || done.Result == nil {
+		t.Fatalf("task = %+v, want it completed", done)
+	}
+	answered(t, done.Result.text())
 
-		// Progress: tasks/get's status message tells the upstream's steps.
-		id := start(long, map[string]any{"duration": 4, "steps": 4})
-		follow(id, func(tk toolResult) bool { return strings.Contains(tk.Message, "/4)") })
-		done := follow(id, func(tk toolResult) bool { return tk.Status != "working" })
-		if done.Status != "completed" || done.Result == nil || !strings.Contains(done.Result.text(), "Long running operation completed") {
-			t.Fatalf("task = %+v, want the operation completed", done)
-		}
+	id = c.startTask(t, longTool, map[string]any{"duration": 20, "steps": 20})
+	c.follow(t, id, func(tk toolResult) bool { return strings.Contains(tk.Message, "/20)") })
+	c.result(t, "tasks/cancel", id, map[string]any{"taskId": id}, nil)
+	c.follow(t, id, func(tk toolResult) bool { return tk.Status == "cancelled" })
+	t.Logf("the upstream read %s", f.log.cancelled(t, c, 20))
+}
 
-		id = start(ask, map[string]any{})
-		q := follow(id, func(tk toolResult) bool { return tk.Status != "working" })
-		if q.Status != "input_required" || len(q.InputRequests) != 1 {
-			t.Fatalf("task = %+v, want the upstream's question", q)
-		}
-		for key := range q.InputRequests {
-			c.result(t, "tasks/update", id, map[string]any{"taskId": id, "inputResponses": map[string]any{
-				key: map[string]any{"action": "accept", "content": map[string]any{"value": answer}}}}, nil)
-		}
-		done = follow(id, func(tk toolResult) bool { return tk.Status != "working" && tk.Status != "input_required" })
-		if done.Status != "completed" || done.Result == nil {
-			t.Fatalf("task = %+v, want it completed", done)
-		}
-		answered(t, done.Result.text())
+// blockingClient: the question as an InputRequiredResult, retried with
+// the answer and its requestState (MRTR); then progress and a cancel.
+func (f front) blockingClient(t *testing.T) {
+	c := &wireClient{url: f.url, caps: capsBlocking}
+	var q toolResult
+	c.result(t, "tools/call", askTool, map[string]any{"name": askTool, "arguments": map[string]any{}}, &q)
+	if q.ResultType != "input_required" || len(q.InputRequests) != 1 || q.RequestState == "" {
+		t.Fatalf("tools/call = %+v, want the upstream's question with a requestState", q)
+	}
+	responses := map[string]any{}
+	for key := range q.InputRequests {
+		responses[key] = map[string]any{"action": "accept", "content": map[string]any{"value": everythingAnswer}}
+	}
+	var done toolResult
+	c.result(t, "tools/call", askTool, map[string]any{"name": askTool, "arguments": map[string]any{},
+		"inputResponses": responses, "requestState": q.RequestState}, &done)
+	answered(t, done.text())
+	f.progressAndDisconnect(t, c, 21)
+}
 
-		id = start(long, map[string]any{"duration": 20, "steps": 20})
-		follow(id, func(tk toolResult) bool { return strings.Contains(tk.Message, "/20)") })
-		c.result(t, "tasks/cancel", id, map[string]any{"taskId": id}, nil)
-		follow(id, func(tk toolResult) bool { return tk.Status == "cancelled" })
-		t.Logf("the upstream read %s", log.cancelled(t, c, 20))
-	})
+// companionClient: the question in the handoff, answered with
+// openwop_run_answer, the result read with openwop_run_status; then
+// progress and a cancel.
+func (f front) companionClient(t *testing.T) {
+	c := &wireClient{url: f.url, caps: capsCompanion}
+	var handoff toolResult
+	c.result(t, "tools/call", askTool, map[string]any{"name": askTool, "arguments": map[string]any{}}, &handoff)
+	var status struct {
+		RunID     string `json:"runId"`
+		Status    string `json:"status"`
+		Questions []struct {
+			Key string `json:"key"`
+		} `json:"questions"`
+		Result *toolResult `json:"result"`
+	}
+	if err := json.Unmarshal(handoff.StructuredContent, &status); err != nil || status.RunID == "" || len(status.Questions) != 1 {
+		t.Fatalf("tools/call = %+v, want the handoff with the upstream's question (%v)", handoff, err)
+	}
+	var read toolResult
+	c.result(t, "tools/call", "openwop_run_answer", map[string]any{"name": "openwop_run_answer", "arguments": map[string]any{
+		"runId": status.RunID, "key": status.Questions[0].Key, "content": map[string]any{"value": everythingAnswer}}}, &read)
+	for status.Status != "completed" {
+		c.result(t, "tools/call", "openwop_run_status", map[string]any{"name": "openwop_run_status",
+			"arguments": map[string]any{"runId": status.RunID, "waitSeconds": 30}}, &read)
+		if err := json.Unmarshal(read.StructuredContent, &status); err != nil || read.IsError || status.Status == "failed" || status.Status == "cancelled" {
+			t.Fatalf("openwop_run_status = %+v (%v)", read, err)
+		}
+	}
+	if status.Result == nil {
+		t.Fatalf("openwop_run_status = %+v, want the result", read)
+	}
+	answered(t, status.Result.text())
+	f.progressAndDisconnect(t, c, 22)
+}
 
-	// A client without Tasks: progress on the call's response stream, the
-	// question as an InputRequiredResult retried with the answer (MRTR),
-	// and a cancel by disconnecting (the call owns its run).
-	blocking := func(t *testing.T, c *wireClient, duration int) {
-		var res toolResult
-		progress := c.result(t, "tools/call", long, map[string]any{"name": long,
-			"arguments": map[string]any{"duration": 3, "steps": 3}, "_meta": map[string]any{"progressToken": "p1"}}, &res)
-		if !strings.Contains(res.text(), "Long running operation completed") {
-			t.Fatalf("tools/call = %+v, want the operation completed", res)
-		}
-		counted := false
-		for _, p := range progress {
-			counted = counted || p["progressToken"] == "p1" && strings.Contains(fmt.Sprint(p["message"]), "/3)")
-		}
-		if !counted {
-			t.Fatalf("notifications/progress = %v, want one telling the upstream's steps of 3", progress)
-		}
-
-		ctx, cancel := context.WithCancel(context.Background())
-		resp := c.post(ctx, t, "tools/call", long, map[string]any{"name": long,
-			"arguments": map[string]any{"duration": duration, "steps": duration}, "_meta": map[string]any{"progressToken": "p2"}})
-		messages(t, resp, func(m message) bool {
-			if m.Result != nil || m.Error != nil {
-				t.Fatalf("tools/call answered before it was cancelled: %s %+v", m.Result, m.Error)
-			}
-			return m.Method != "notifications/progress" || !strings.Contains(string(m.Params), fmt.Sprintf("/%d)", duration))
-		})
-		cancel()
-		resp.Body.Close()
-		t.Logf("the upstream read %s", log.cancelled(t, c, duration))
+// progressAndDisconnect is what a client without Tasks does: a call with
+// a progressToken gets the upstream's progress on its response stream
+// before its result; a call whose connection the client closes before
+// the answer is cancelled (the call owns its run), and the upstream sees
+// the cancel. duration names the cancelled call.
+func (f front) progressAndDisconnect(t *testing.T, c *wireClient, duration int) {
+	t.Helper()
+	var res toolResult
+	progress := c.result(t, "tools/call", longTool, map[string]any{"name": longTool,
+		"arguments": map[string]any{"duration": 3, "steps": 3}, "_meta": map[string]any{"progressToken": "p1"}}, &res)
+	if !strings.Contains(res.text(), "Long running operation completed") {
+		t.Fatalf("tools/call = %+v, want the operation completed", res)
+	}
+	counted := false
+	for _, p := range progress {
+		counted = counted || p["progressToken"] == "p1" && strings.Contains(fmt.Sprint(p["message"]), "/3)")
+	}
+	if !counted {
+		t.Fatalf("notifications/progress = %v, want one telling the upstream's steps of 3", progress)
 	}
 
-	t.Run("blocking client", func(t *testing.T) {
-		c := &wireClient{url: base + "/mcp", caps: capsBlocking}
-		var q toolResult
-		c.result(t, "tools/call", ask, map[string]any{"name": ask, "arguments": map[string]any{}}, &q)
-		if q.ResultType != "input_required" || len(q.InputRequests) != 1 || q.RequestState == "" {
-			t.Fatalf("tools/call = %+v, want the upstream's question with a requestState", q)
+	ctx, cancel := context.WithCancel(context.Background())
+	resp := c.post(ctx, t, "tools/call", longTool, map[string]any{"name": longTool,
+		"arguments": map[string]any{"duration": duration, "steps": duration}, "_meta": map[string]any{"progressToken": "p2"}})
+	messages(t, resp, func(m message) bool {
+		if m.Result != nil || m.Error != nil {
+			t.Fatalf("tools/call answered before it was cancelled: %s %+v", m.Result, m.Error)
 		}
-		responses := map[string]any{}
-		for key := range q.InputRequests {
-			responses[key] = map[string]any{"action": "accept", "content": map[string]any{"value": answer}}
-		}
-		var done toolResult
-		c.result(t, "tools/call", ask, map[string]any{"name": ask, "arguments": map[string]any{},
-			"inputResponses": responses, "requestState": q.RequestState}, &done)
-		answered(t, done.text())
-		blocking(t, c, 21)
+		return m.Method != "notifications/progress" || !strings.Contains(string(m.Params), fmt.Sprintf("/%d)", duration))
 	})
-
-	t.Run("companion client", func(t *testing.T) {
-		c := &wireClient{url: base + "/mcp", caps: capsCompanion}
-		var handoff toolResult
-		c.result(t, "tools/call", ask, map[string]any{"name": ask, "arguments": map[string]any{}}, &handoff)
-		var status struct {
-			RunID     string `json:"runId"`
-			Status    string `json:"status"`
-			Questions []struct {
-				Key string `json:"key"`
-			} `json:"questions"`
-			Result *toolResult `json:"result"`
-		}
-		if err := json.Unmarshal(handoff.StructuredContent, &status); err != nil || status.RunID == "" || len(status.Questions) != 1 {
-			t.Fatalf("tools/call = %+v, want the handoff with the upstream's question (%v)", handoff, err)
-		}
-		var read toolResult
-		c.result(t, "tools/call", "openwop_run_answer", map[string]any{"name": "openwop_run_answer", "arguments": map[string]any{
-			"runId": status.RunID, "key": status.Questions[0].Key, "content": map[string]any{"value": answer}}}, &read)
-		for status.Status != "completed" {
-			c.result(t, "tools/call", "openwop_run_status", map[string]any{"name": "openwop_run_status",
-				"arguments": map[string]any{"runId": status.RunID, "waitSeconds": 30}}, &read)
-			if err := json.Unmarshal(read.StructuredContent, &status); err != nil || read.IsError || status.Status == "failed" || status.Status == "cancelled" {
-				t.Fatalf("openwop_run_status = %+v (%v)", read, err)
-			}
-		}
-		if status.Result == nil {
-			t.Fatalf("openwop_run_status = %+v, want the result", read)
-		}
-		answered(t, status.Result.text())
-		blocking(t, c, 22)
-	})
+	cancel()
+	resp.Body.Close()
+	t.Logf("the upstream read %s", f.log.cancelled(t, c, duration))
 }
