@@ -83,7 +83,7 @@ type Record struct {
 	Resolution  signals.Action
 	// CancelReason is a cancellation's registered reason.
 	CancelReason string
-	// Transport is the transport that started a run (mcp, rest).
+	// Transport is the transport that started a run (mcp, rest, nexus).
 	Transport string
 	// Remote is the network address a refused request came from.
 	Remote string

@@ -140,6 +140,9 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 	if err := checkInlineWait(spec); err != nil {
 		return nil, err
 	}
+	if err := checkHandoffAfter(spec); err != nil {
+		return nil, err
+	}
 	spec = withoutNullSchemas(spec)
 	t := &Tool{spec: cloneSpec(spec), schema: spec.InputSchema}
 	if len(bytes.TrimSpace(t.schema)) == 0 {
@@ -236,6 +239,23 @@ func checkInlineWait(spec signals.ToolSpec) error {
 		return fmt.Errorf("tool %s: inline wait %s is negative (want 0s for none, or a positive duration)", spec.Name, d)
 	case d > MaxInlineWait:
 		return fmt.Errorf("tool %s: inline wait %s is longer than the maximum %s", spec.Name, d, MaxInlineWait)
+	}
+	return nil
+}
+
+// MaxHandoffAfter bounds a tool's handoff bound (signals.ToolSpec.HandoffAfter):
+// the longest a known MCP host keeps a tool call open (docs/protocol.md,
+// "Host limits").
+const MaxHandoffAfter = 10 * time.Minute
+
+// checkHandoffAfter checks a spec's handoff bound: zero (the server's) or
+// positive and at most MaxHandoffAfter.
+func checkHandoffAfter(spec signals.ToolSpec) error {
+	switch d := time.Duration(spec.HandoffAfter); {
+	case d < 0:
+		return fmt.Errorf("tool %s: handoff bound %s is negative (want a positive duration, or none)", spec.Name, d)
+	case d > MaxHandoffAfter:
+		return fmt.Errorf("tool %s: handoff bound %s is longer than the maximum %s", spec.Name, d, MaxHandoffAfter)
 	}
 	return nil
 }

@@ -164,8 +164,8 @@ func TestApproverRefusalMRTR(t *testing.T) {
 // TestApproverSessionNotAsked: a session-era client with elicitation that
 // is no approver is not asked a question it may not answer (nor is a
 // 2025-11-25 task's tasks/result): the call waits for the approvers and,
-// at the bound, says the run goes on; the question stays open and nothing
-// was signalled.
+// at the bound, hands the run over saying who may answer; the question
+// stays open and nothing was signalled.
 func TestApproverSessionNotAsked(t *testing.T) {
 	s := newStackWith(t, keysFor(t, approverKeys), "", func(o *Options) func(*Mount) {
 		o.MaxBlockingWait = 2 * time.Second
@@ -182,11 +182,12 @@ func TestApproverSessionNotAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The tool declares an output schema: the answer at the bound is its
+	// The tool declares an output schema: the handoff at the bound is its
 	// text alone.
-	m := regexp.MustCompile(`^The run (\S+) is still running after`).FindStringSubmatch(resultText(t, res))
-	if m == nil {
-		t.Fatalf("the call at the bound = %q, want the run still going", resultText(t, res))
+	body := resultText(t, res)
+	m := regexp.MustCompile(`^Run (\S+) of conformance-approval-approvers is waiting for an answer`).FindStringSubmatch(body)
+	if m == nil || !strings.Contains(body, "you may not answer it") || !strings.Contains(body, "openwop_run_status") {
+		t.Fatalf("the call at the bound = %q, want a handoff saying who may answer", body)
 	}
 	still := struct{ RunID string }{m[1]}
 	if n := asked.Load(); n != 0 {

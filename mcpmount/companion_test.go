@@ -16,8 +16,10 @@ import (
 )
 
 // TestCompanionListing: the companion tools are listed to a request that
-// declared neither the Tasks extension nor elicitation, and to no other;
-// Options.NoCompanionTools turns them off.
+// did not declare the Tasks extension (one that declared elicitation
+// alone too: its call may be handed over at the bound), and to no other,
+// which is listed the list tool alone; Options.NoCompanionTools turns them
+// off, but for the list tool.
 func TestCompanionListing(t *testing.T) {
 	on := newTestServer(t, nil)
 	off := newTestServer(t, func(o *Options) { o.NoCompanionTools = true })
@@ -30,9 +32,9 @@ func TestCompanionListing(t *testing.T) {
 	}{
 		{"nothing declared", on, map[string]any{}, catalogTools + "," + companionTools},
 		{"url elicitation only", on, map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, catalogTools + "," + companionTools},
-		{"tasks", on, map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}}, catalogTools},
-		{"form elicitation", on, map[string]any{"elicitation": map[string]any{}}, catalogTools},
-		{"turned off", off, map[string]any{}, catalogTools},
+		{"tasks", on, map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}}, catalogTools + "," + runListTool},
+		{"form elicitation", on, map[string]any{"elicitation": map[string]any{}}, catalogTools + "," + companionTools},
+		{"turned off", off, map[string]any{}, catalogTools + "," + runListTool},
 	} {
 		res := wantResult(t, tc.s.client(t, tc.caps).call("tools/list", nil, nil))
 		if got := strings.Join(toolNames(res), ","); got != tc.want {
@@ -40,7 +42,8 @@ func TestCompanionListing(t *testing.T) {
 		}
 	}
 	// A session-era client that declared elicitation is asked its
-	// questions during the call: no companion tools.
+	// questions during the call, and follows the handoff at the bound with
+	// the companion tools.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "eliciting", Version: "0"}, &mcp.ClientOptions{
@@ -53,8 +56,8 @@ func TestCompanionListing(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 4 {
-		t.Fatalf("eliciting session-era client lists %d tools (%v), want the catalog's 4", len(tools.Tools), err)
+	if err != nil || len(tools.Tools) != 8 {
+		t.Fatalf("eliciting session-era client lists %d tools (%v), want the catalog's 4 and the 4 companion tools", len(tools.Tools), err)
 	}
 }
 
@@ -313,7 +316,7 @@ func TestCompanionSessionDeclaredTasks(t *testing.T) {
 		t.Run(transport.name, func(t *testing.T) {
 			listed, called := transport.serve(t, `{"tasks":{"requests":{"tools":{"call":{}}}}}`)
 			res, _ := listed["result"].(map[string]any)
-			if names := strings.Join(toolNames(res), ","); res == nil || strings.Contains(names, "openwop_") {
+			if names := strings.Join(toolNames(res), ","); res == nil || strings.Contains(names, "openwop_run_status") {
 				t.Fatalf("tools/list of a session that declared tasks = %s, want no companion tools", names)
 			}
 			e, _ := called["error"].(map[string]any)

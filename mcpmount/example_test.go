@@ -54,8 +54,9 @@ func ExampleNew() {
 	defer srv.Close()
 
 	// A 2026-07-28 client's tools/list; it declares the Tasks extension.
-	// (A client that declares neither it nor elicitation is offered the
-	// companion tools too: openwop_run_status, _answer and _cancel.)
+	// Every client is offered openwop_run_list, which lists its runs; one
+	// that does not declare the extension is offered the companion tools
+	// too: openwop_run_status, _answer and _cancel.
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"` + mcpmount.ProtocolVersion + `",` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"example","version":"1"},` +
@@ -88,4 +89,5 @@ func ExampleNew() {
 	}
 	// Output:
 	// 200 refund
+	// 200 openwop_run_list
 }

@@ -87,13 +87,15 @@ type Options struct {
 	// (the task at once).
 	InlineWait time.Duration
 	// NoCompanionTools turns the companion tools off. They are on by
-	// default: a request that declared neither the Tasks extension nor
-	// elicitation (nor, in a session, a 2025-11-25 params.task) sees three
-	// more tools in tools/list, openwop_run_status, openwop_run_answer and
-	// openwop_run_cancel, with which the model follows a run; and its call
-	// of a tool that may ask a question, or that outlasts MaxBlockingWait,
-	// is answered with the run's status and what to call next instead of
-	// a -32021 refusal (docs/protocol.md, "Companion tools").
+	// default: a request that did not declare the Tasks extension (nor,
+	// in a session, a 2025-11-25 params.task or capabilities.tasks) sees
+	// three more tools in tools/list, openwop_run_status,
+	// openwop_run_answer and openwop_run_cancel, with which the model
+	// follows a run; its call that outlasts MaxBlockingWait, and, when it
+	// did not declare elicitation either, its call of a tool that may ask
+	// a question, is answered with the run's status and what to call next
+	// instead of an isError or a -32021 refusal (docs/protocol.md,
+	// "Companion tools").
 	NoCompanionTools bool
 	// ResultLimit is the size, in bytes of text, over which a run's result
 	// is answered with its head inline and a resource_link to the whole,
@@ -102,6 +104,12 @@ type Options struct {
 	// DefaultResultLimit, which fits the smallest host limit known;
 	// negative: none (docs/protocol.md, "Large results").
 	ResultLimit int
+	// NoRunListTool turns the list tool off. It is on by default and
+	// listed to every client: openwop_run_list lists the caller's runs as
+	// GET /runs does (newest first, by tool and status, paged), each with
+	// its runId and taskId, so that a client that lost a handle finds it
+	// again (the Tasks extension has no tasks/list).
+	NoRunListTool bool
 	// CacheTTL is the ttlMs of server/discover and tools/list. Default
 	// DefaultCacheTTL, short so that clients see a tool a new worker
 	// published within seconds.
@@ -123,9 +131,14 @@ type Options struct {
 	// request (MRTR) round stays valid. Default 15 min.
 	MRTRStateTTL time.Duration
 	// MaxBlockingWait bounds how long a task-less tools/call waits for its
-	// run. At the bound the call is answered isError with the run's id and
-	// how to follow it (tasks/get, GET /runs/{id}); the run goes on, and
-	// the response hands it over like a CreateTaskResult. Default 5 min.
+	// run, for a tool that sets no bound of its own
+	// (signals.ToolSpec.HandoffAfter). At the bound the call is answered
+	// with a handoff, the run's status and what to call next (its
+	// companion tools; with them off, or to a 2025-11-25 session that
+	// declared capabilities.tasks, an isError naming the run and
+	// tasks/get); the run goes on, and the delivered response hands it
+	// over like a CreateTaskResult. It also bounds the waitSeconds of
+	// openwop_run_status. Default DefaultMaxBlockingWait.
 	MaxBlockingWait time.Duration
 	// KeepAlive is the interval of SSE comment lines on a waiting blocking
 	// call, and of the progress notifications of a call that asked for
@@ -173,9 +186,12 @@ const (
 	// an InputRequiredResult, the client retries it with the answers, and
 	// so on). The OpenWOP discovery document (restapi) advertises it as
 	// mcp.mrtr.maxRounds.
-	DefaultMRTRMaxRounds   = 8
-	DefaultMRTRStateTTL    = 15 * time.Minute
-	DefaultMaxBlockingWait = 5 * time.Minute
+	DefaultMRTRMaxRounds = 8
+	DefaultMRTRStateTTL  = 15 * time.Minute
+	// DefaultMaxBlockingWait is below the shortest tool-call limit of
+	// the common MCP hosts (Claude's desktop app, about 60 s), with room
+	// for the handoff to reach the host (docs/protocol.md, "Host limits").
+	DefaultMaxBlockingWait = 45 * time.Second
 	DefaultKeepAlive       = 15 * time.Second
 	DefaultSessionIdle     = 30 * time.Minute
 	DefaultMaxSessions     = 10000
@@ -236,7 +252,7 @@ func New(opts Options) (*Mount, error) {
 		Runs: runs.Amend(opts.Runs, catalog.OutputCheck(opts.Catalog)), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
 		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
 		Pacer: pacer, States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
-		InlineWait: max(opts.InlineWait, 0), NoCompanions: opts.NoCompanionTools, ResultLimit: opts.ResultLimit,
+		InlineWait: max(opts.InlineWait, 0), NoCompanions: opts.NoCompanionTools, ResultLimit: opts.ResultLimit, NoRunList: opts.NoRunListTool,
 		AfterStart: func(runID string) {
 			if m.afterStart != nil {
 				m.afterStart(runID)

@@ -28,7 +28,7 @@ func TestGoSDKClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(tools.Tools) != 7 || tools.Tools[0].Name != "ask_first" || tools.Tools[4].Name != "openwop_run_status" {
+			if len(tools.Tools) != 8 || tools.Tools[0].Name != "ask_first" || tools.Tools[4].Name != "openwop_run_status" {
 				t.Fatalf("tools = %+v", tools.Tools)
 			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "SDK"}})

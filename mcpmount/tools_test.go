@@ -39,8 +39,11 @@ func TestDiscover(t *testing.T) {
 }
 
 // companionTools are the companion tools, as a listing of a client that
-// declared neither the Tasks extension nor elicitation ends.
-const companionTools = "openwop_run_status,openwop_run_answer,openwop_run_cancel"
+// did not declare the Tasks extension ends.
+const companionTools = "openwop_run_status,openwop_run_answer,openwop_run_cancel," + runListTool
+
+// runListTool is the list tool, listed to every client last.
+const runListTool = "openwop_run_list"
 
 func TestToolsList(t *testing.T) {
 	s := newTestServer(t, nil)

@@ -35,7 +35,8 @@ type NewRun struct {
 	Arguments json.RawMessage
 	// Caller starts the run and becomes its owner.
 	Caller signals.Subject
-	// Transport is signals.TransportMCP or signals.TransportREST.
+	// Transport is signals.TransportMCP, signals.TransportREST or
+	// signals.TransportNexus.
 	Transport string
 	// PreRunInputs are the answers to the tool's pre-run input requests.
 	PreRunInputs map[string]json.RawMessage
@@ -50,6 +51,13 @@ type NewRun struct {
 	// used before answers the run it started (see launchOnce), or
 	// ErrKeyReused when that run was asked for with other arguments.
 	IdempotencyKey string
+	// Launch, when set, starts the workflow in place of the service's
+	// client, with the start options, workflow type and input Start built,
+	// and returns the Temporal run id: a Nexus operation's handler starts
+	// it with temporalnexus.ExecuteUntypedWorkflow, which attaches the
+	// operation's completion callback (package nexusfront). It must leave
+	// the options' ID and policies as they are.
+	Launch func(ctx context.Context, opts client.StartWorkflowOptions, workflowType string, input any) (string, error)
 }
 
 // launcher starts the run id, its start options edited by edit (nil: as
@@ -195,12 +203,12 @@ func (s *Service) execute(ctx, sctx context.Context, req NewRun, tool signals.To
 			return fmt.Errorf("start run of tool %q: %w", tool.Name, err)
 		}
 	}
-	run, err := s.client.ExecuteWorkflow(sctx, opts, tool.Type(), input)
+	temporalRunID, err := s.launch(sctx, req, opts, tool.Type(), input)
 	var dup *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case err == nil:
 		s.log.Info("run started", append(telemetry.RunFields(ctx, id, tool.Name),
-			zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", run.GetRunID()))...)
+			zap.String("taskQueue", tool.TaskQueue), zap.String("transport", req.Transport), zap.String("temporalRunId", temporalRunID))...)
 		return nil
 	case errors.As(err, &dup):
 		// An idempotent start whose run exists (a minted id never does):
@@ -217,6 +225,19 @@ func (s *Service) execute(ctx, sctx context.Context, req NewRun, tool signals.To
 		return fmt.Errorf("start run of tool %q: %w", tool.Name, err)
 	}
 	return nil
+}
+
+// launch starts the workflow: with req.Launch when set, else with the
+// service's client. It returns the Temporal run id.
+func (s *Service) launch(ctx context.Context, req NewRun, opts client.StartWorkflowOptions, workflowType string, input any) (string, error) {
+	if req.Launch != nil {
+		return req.Launch(ctx, opts, workflowType, input)
+	}
+	run, err := s.client.ExecuteWorkflow(ctx, opts, workflowType, input)
+	if err != nil {
+		return "", err
+	}
+	return run.GetRunID(), nil
 }
 
 // startInput is the workflow input of a run of tool and the status the run

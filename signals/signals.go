@@ -188,6 +188,9 @@ func (v DeploymentVersion) String() string { return v.DeploymentName + "." + v.B
 const (
 	TransportMCP  = "mcp"
 	TransportREST = "rest"
+	// TransportNexus is a run started as a Nexus operation (package
+	// nexusfront).
+	TransportNexus = "nexus"
 )
 
 // Registered run.cancelled reasons.
@@ -833,6 +836,13 @@ type ToolSpec struct {
 	// MCP mount's Options.InlineWait); zero: the task at once. In JSON a
 	// Go duration string ("2s"; "0s" for none).
 	InlineWait *Duration `json:"inlineWait,omitempty"`
+	// HandoffAfter bounds how long a call that took no task (an MCP
+	// client that did not declare the Tasks extension) waits for its run
+	// before it is answered with a handoff: the run's status and what to
+	// call next, the run going on. Zero: the server's bound (the MCP
+	// mount's Options.MaxBlockingWait). In JSON a Go duration string
+	// ("30s").
+	HandoffAfter Duration `json:"handoffAfter,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -139,4 +142,54 @@ func ExampleWithVersioningBehavior() {
 // RefundStatus reads an order's refund: one quick step, nothing to pin.
 func RefundStatus(ctx workflow.Context, in RefundInput) (RefundOutput, error) {
 	return RefundOutput{OrderID: in.OrderID}, nil
+}
+
+// flags is a ToolSet whose tools an operator switches on and off while
+// the worker runs.
+type flags struct {
+	mu      sync.Mutex
+	on      map[string]workflows.Tool
+	changed chan struct{}
+}
+
+func (f *flags) Tools() []workflows.Tool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Collect(maps.Values(f.on))
+}
+
+func (f *flags) Changed() <-chan struct{} { return f.changed }
+
+// switchOn serves t from now on.
+func (f *flags) switchOn(t workflows.Tool) {
+	f.mu.Lock()
+	f.on[t.Spec().Name] = t
+	f.mu.Unlock()
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+// A worker whose tools come and go while it runs: Run publishes the set's
+// tools with the registry's, and publishes again each time the set
+// changes (the tools of upstream MCP servers are served this way).
+func ExampleRegistry_WithToolSet() {
+	c, err := client.Dial(client.Options{})
+	if err != nil {
+		log.Fatalln("connect to Temporal:", err)
+	}
+	defer c.Close()
+	reg, err := workflows.NewRegistry(nil, IssueRefund)
+	if err != nil {
+		log.Fatalln(err)
+	}
+	set := &flags{on: map[string]workflows.Tool{}, changed: make(chan struct{}, 1)}
+	go func() {
+		time.Sleep(time.Minute)
+		set.switchOn(workflows.NewTool("refund", "Refund an order after a human approves it.", Refund, workflows.Suspends()))
+	}()
+	if err := reg.WithToolSet(set).Run(context.Background(), c, "refunds", workflows.WorkerOptions{}); err != nil {
+		log.Fatalln(err)
+	}
 }

@@ -154,6 +154,22 @@ func WithInlineWait(d time.Duration) ToolOption {
 	})
 }
 
+// WithHandoffAfter bounds how long a call of the tool that took no task
+// (an MCP client that did not declare the Tasks extension) waits for its
+// run before it is answered with a handoff: the run's status, its open
+// questions and what to call next, the run going on. Without it the
+// server's bound applies (OPENWOP_MAX_BLOCKING_WAIT, below the shortest
+// common host limit). d must be positive and at most
+// catalog.MaxHandoffAfter (NewTool reports another value in Err).
+func WithHandoffAfter(d time.Duration) ToolOption {
+	return toolOption(func(c *toolConfig) {
+		if d <= 0 && c.err == nil {
+			c.err = fmt.Errorf("handoff bound %s is not positive", d)
+		}
+		c.spec.HandoffAfter = signals.Duration(d)
+	})
+}
+
 // WithVersioningBehavior sets how the tool's runs move between versions
 // of a Temporal Worker Deployment when its worker is versioned
 // (WorkerOptions.DeploymentName): workflow.VersioningBehaviorPinned, the
@@ -354,6 +370,9 @@ func outputForOptions() *jsonschema.ForOptions {
 type Registry struct {
 	tools      []Tool // sorted by name
 	activities []any
+	// set are tools beside tools that change while the worker runs
+	// (WithToolSet); nil for none.
+	set ToolSet
 }
 
 // NewRegistry returns a registry of tools, whose workflows Register

@@ -119,3 +119,14 @@ func PreRunInput(ctx workflow.Context, key string) (json.RawMessage, bool) {
 	v, ok := r.preRun[key]
 	return v, ok
 }
+
+// Owner returns the owner of the run: the tenant and the subject of the
+// caller that started it (signals.StartRequest.Owner). It is false
+// outside a tool run.
+func Owner(ctx workflow.Context) (signals.Owner, bool) {
+	r, err := from(ctx)
+	if err != nil {
+		return signals.Owner{}, false
+	}
+	return r.snap.Owner, true
+}

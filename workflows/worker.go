@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -208,10 +209,15 @@ func (r *Registry) Run(ctx context.Context, c client.Client, taskQueue string, o
 	}
 	w := worker.New(c, taskQueue, opts.Worker)
 	r.Register(w)
+	s := &serving{c: c, w: w, log: opts.Logger, pub: r.Publication(taskQueue, opts.Worker.Identity)}
+	if r.set != nil {
+		s.static = slices.Clone(s.pub.Tools)
+		s.dynamic = newDynamicTools(r, w, opts.Logger)
+		s.pub.Tools = s.withDynamic(s.dynamic.update())
+	}
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %q: %w", taskQueue, err)
 	}
-	s := &serving{c: c, w: w, log: opts.Logger, pub: r.Publication(taskQueue, opts.Worker.Identity)}
 	s.pub.Version = version
 	s.versionTools = version != nil
 	s.beat = catalog.Heartbeat{Namespace: opts.Namespace, Publication: s.pub, Started: time.Now()}
@@ -273,6 +279,70 @@ type serving struct {
 	// the attempts.
 	versionTools bool
 	versionTries int
+	// static are the specs of the registry's own tools, published with
+	// those of dynamic, the tools of the registry's ToolSet (nil for
+	// none).
+	static  []signals.ToolSpec
+	dynamic *dynamicTools
+}
+
+// withDynamic returns the specs of the registry's own tools and the
+// tool set's specs, sorted by name.
+func (s *serving) withDynamic(specs []signals.ToolSpec) []signals.ToolSpec {
+	all := append(slices.Clone(s.static), specs...)
+	slices.SortFunc(all, func(a, b signals.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
+	for i := range all {
+		all[i].TaskQueue = s.pub.TaskQueue
+	}
+	return all
+}
+
+// republish publishes the worker's tools again after its tool set
+// changed. A failure is logged: the next check publishes again.
+func (s *serving) republish(ctx context.Context) {
+	tools := s.withDynamic(s.dynamic.update())
+	if reflect.DeepEqual(tools, s.pub.Tools) {
+		return
+	}
+	published := s.pub
+	s.pub.Tools = tools
+	s.beat.Publication = s.pub
+	err := catalog.Publish(ctx, s.c, s.pub)
+	var conflict *catalog.ConflictError
+	if errors.As(err, &conflict) {
+		// Another worker still publishes the earlier spec of a changed
+		// tool (a replica that has not seen the change yet): publish the
+		// rest now, and the changed tools at the next check, once it
+		// has, rather than wait on each other.
+		rest := published
+		rest.Tools = unchanged(tools, published.Tools)
+		if catalog.Publish(ctx, s.c, rest) == nil {
+			s.log.Warn("Changed tools conflict with another worker's publication; published the others, the changed ones at the next check", "taskQueue", s.pub.TaskQueue, "error", err)
+			return
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("Could not publish the changed tools; trying again at the next check", "taskQueue", s.pub.TaskQueue, "error", err)
+		}
+		return
+	}
+	s.versionTools = s.pub.Version != nil
+	s.versionTries = 0
+	s.log.Info("Tools changed; published again", "taskQueue", s.pub.TaskQueue, "tools", toolNames(s.pub))
+}
+
+// unchanged is tools without those whose spec differs from the spec
+// of the same name in before.
+func unchanged(tools, before []signals.ToolSpec) []signals.ToolSpec {
+	var out []signals.ToolSpec
+	for _, t := range tools {
+		i := slices.IndexFunc(before, func(b signals.ToolSpec) bool { return b.Name == t.Name })
+		if i < 0 || reflect.DeepEqual(before[i], t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // maxVersionTries bounds the attempts to record the tools in the version's
@@ -311,6 +381,8 @@ func (s *serving) serve(ctx context.Context, checkEvery time.Duration, fatal <-c
 			return nil
 		case err := <-fatal:
 			return fmt.Errorf("worker on task queue %q: %w", s.pub.TaskQueue, err)
+		case <-s.dynamic.changed():
+			s.republish(ctx)
 		case <-beat.C:
 			s.sendBeat(ctx, false)
 			if s.versionTools {

@@ -61,7 +61,7 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 	}
 	defer func() { _ = closeUpstreams() }()
 	if cfg.UpstreamsFile != "" && cfg.Worker {
-		logger.Info("upstream MCP servers connected", zap.String("file", cfg.UpstreamsFile), zap.Int("upstreams", len(cfg.Upstreams.Upstreams)))
+		logger.Info("upstream MCP servers served", zap.String("file", cfg.UpstreamsFile), zap.Int("upstreams", len(cfg.Upstreams.Upstreams)))
 	}
 	sc := cfg.Server
 	if sc.ToolsFile != "" {
@@ -87,9 +87,10 @@ func serve(st settings, logger *zap.Logger, stdio bool) error {
 	}
 
 	opts := ServerOptions{Registry: reg, Declared: sc.Declared, Authenticate: authenticate, OAuth: oauth, Audit: st.audit, MRTRKey: sc.MRTRKey,
-		NoCompanionTools: !sc.CompanionTools, ResultLimit: sc.ResultLimit,
+		NoCompanionTools: !sc.CompanionTools, ResultLimit: sc.ResultLimit, NoRunListTool: !sc.RunListTool, MaxBlockingWait: sc.MaxBlockingWait,
 		PublicURL: cfg.PublicURL, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
-		Admission: &cfg.Admission, MaxTemporalCalls: cfg.TemporalMaxCalls, JournalPath: filepath.Join(cfg.DataDir, runJournalFile), Worker: cfg.Worker}
+		Admission: &cfg.Admission, MaxTemporalCalls: cfg.TemporalMaxCalls, JournalPath: filepath.Join(cfg.DataDir, runJournalFile), Worker: cfg.Worker,
+		Nexus: NexusOptionsOf(sc)}
 	if stdio {
 		// Several stdio servers may share one data directory: none keeps
 		// a journal there.

@@ -24,6 +24,7 @@
 // Files: app.go is the process lifecycle (Start, Run, Shutdown), parts.go
 // what the caller supplies (Parts, Deps), embedded.go the embedded server
 // and the shared data directory, health.go GET /healthz, limits.go the
-// listener's limits, server.go the adapter's parts and command.go
-// cmd/server's settings and -stdio.
+// listener's limits, server.go the adapter's parts, nexus.go the tools'
+// Nexus service the in-process worker serves with ServerOptions.Nexus
+// (package nexusfront) and command.go cmd/server's settings and -stdio.
 package app

@@ -14,6 +14,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/audit"
@@ -65,6 +66,12 @@ type ServerOptions struct {
 	NoCompanionTools bool
 	// ResultLimit is the mount's result limit (mcpmount.Options.ResultLimit).
 	ResultLimit int
+	// NoRunListTool turns the mount's list tool off
+	// (mcpmount.Options.NoRunListTool).
+	NoRunListTool bool
+	// MaxBlockingWait bounds a task-less MCP call's wait before its
+	// handoff (mcpmount.Options.MaxBlockingWait; 0: its default).
+	MaxBlockingWait time.Duration
 	// PublicURL, AllowedHosts and AllowedOrigins are the request gate's
 	// settings (internal/httpgate), the same for /mcp and the REST API.
 	PublicURL                    string
@@ -84,6 +91,9 @@ type ServerOptions struct {
 	// Worker reports that the process runs the in-process worker on its
 	// task queue.
 	Worker bool
+	// Nexus, when set, has the in-process worker serve the tools' Nexus
+	// service too (docs/nexus.md).
+	Nexus *NexusOptions
 }
 
 // Server is what cmd/server runs on App: the example tools' worker, and the
@@ -108,6 +118,10 @@ type Server struct {
 	live  *catalog.Live
 	mount *mcpmount.Mount
 	runs  *runs.Service
+	// served and backend are the catalog and the (audited) run service
+	// the edges use; the Nexus service uses them too.
+	served  catalog.Source
+	backend runs.Backend
 }
 
 // readyCatalog is a catalog whose answers wait until ready is closed (or
@@ -240,11 +254,7 @@ func (s *Server) Parts() Parts {
 				_ = s.mount.Shutdown(context.Background())
 			}
 		},
-		Worker: func(ctx context.Context, d Deps) error {
-			return toolworker.Serve(ctx, s.opts.Registry, d.Client,
-				config.Config{TaskQueue: d.TaskQueue, DeploymentName: d.DeploymentName, BuildID: d.BuildID}, d.Logger,
-				InProcessWorkerStopTimeout)
-		},
+		Worker: s.worker,
 		// Ready once the catalog lists every tool of the in-process
 		// worker on its task queue, so that a tools/list right after
 		// "ready" shows them.
@@ -265,6 +275,23 @@ func (s *Server) Parts() Parts {
 		},
 		Unreachable: s.unreachable(),
 	}
+}
+
+// worker is Parts.Worker: the worker of the example tools and, with
+// ServerOptions.Nexus, the tools' Nexus service.
+func (s *Server) worker(ctx context.Context, d Deps) error {
+	serveTools := func(ctx context.Context) error {
+		return toolworker.Serve(ctx, s.opts.Registry, d.Client,
+			config.Config{TaskQueue: d.TaskQueue, DeploymentName: d.DeploymentName, BuildID: d.BuildID}, d.Logger,
+			InProcessWorkerStopTimeout)
+	}
+	if s.opts.Nexus == nil {
+		return serveTools(ctx)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return serveTools(gctx) })
+	g.Go(func() error { return s.serveNexus(gctx, d, s.served, s.backend) })
+	return g.Wait()
 }
 
 // unreachable is Parts.Unreachable: the OAuth issuers not reached yet.
@@ -334,6 +361,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		ScopeRefused: s.opts.Audit.ScopeRefused,
 		Logger:       d.Logger.Named("mcp"),
 		MRTRKey:      s.opts.MRTRKey, NoCompanionTools: s.opts.NoCompanionTools, ResultLimit: s.opts.ResultLimit,
+		NoRunListTool: s.opts.NoRunListTool, MaxBlockingWait: s.opts.MaxBlockingWait,
 		PublicURL:    s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),
@@ -364,7 +392,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("REST API: %w", err)
 	}
-	s.live, s.mount, s.runs = live, mount, svc
+	s.live, s.mount, s.runs, s.served, s.backend = live, mount, svc, served, backend
 	close(s.built)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mount)

@@ -33,6 +33,10 @@ const (
 	// that is not safe to repeat was interrupted: it may or may not have
 	// taken effect, and it was not made again.
 	CodeUpstreamInterrupted = "upstream_call_interrupted"
+	// CodeUpstreamUnavailable is the code of a run whose upstream was not
+	// connected when the call was to be sent (every attempt): the call
+	// was not sent.
+	CodeUpstreamUnavailable = "upstream_unavailable"
 )
 
 // activityName is the activity that calls an upstream tool
@@ -43,12 +47,20 @@ const activityName = "UpstreamCallTool"
 // upstream refused: it is not retried.
 const upstreamErrorType = "UpstreamError"
 
+// unavailableErrorType is the type of the application error of a call
+// whose upstream is not connected: it is retried as the tool's policy
+// says, since the call was not sent.
+const unavailableErrorType = "UpstreamUnavailable"
+
 // CallRequest is the input of the activity: which tool of which upstream
 // to call, with which arguments.
 type CallRequest struct {
 	Upstream  string          `json:"upstream"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Caller is the run's caller when the upstream forwards it
+	// (Upstream.ForwardCaller).
+	Caller *Caller `json:"caller,omitempty"`
 }
 
 // Result is the upstream's CallToolResult, as the run's history keeps it.
@@ -91,8 +103,9 @@ func (o output) MarshalJSON() ([]byte, error) {
 // ResultText implements workflows.ResultTexter.
 func (o output) ResultText() string { return o.r.text() }
 
-// tool makes the workflows.Tool that serves the upstream's tool t.
-func (c *conn) tool(t *mcp.Tool) workflows.Tool {
+// tool makes the workflows.Tool that serves the upstream's tool t; tasks
+// says the upstream serves Tasks (tasks.go).
+func (c *conn) tool(t *mcp.Tool, tasks bool) workflows.Tool {
 	in, err := json.Marshal(t.InputSchema)
 	if err != nil {
 		in = json.RawMessage(`"not encodable"`)
@@ -138,14 +151,16 @@ func (c *conn) tool(t *mcp.Tool) workflows.Tool {
 	name := c.up.ToolName(t.Name)
 	call := CallRequest{Upstream: c.up.Name, Tool: t.Name}
 	description := cmpOr(t.Description, fmt.Sprintf("Tool %s of the MCP server %s.", t.Name, c.up.Name))
-	if c.servesTasks() {
+	if tasks {
 		return tasksTool(name, description, call, ao, safe, opts)
 	}
 	if c.taskTools[t.Name] != "" {
 		return legacyTasksTool(name, description, call, ao, safe, opts)
 	}
 	return workflows.NewTool(name, description, func(ctx workflow.Context, args json.RawMessage) (output, error) {
-		return runCall(workflow.WithActivityOptions(ctx, ao), call, args, safe)
+		req := call // per run: the closure is every run's
+		req.Caller = callerOf(ctx, c.up)
+		return runCall(workflow.WithActivityOptions(ctx, ao), req, args, safe)
 	}, opts...)
 }
 
@@ -177,6 +192,8 @@ func runCall(ctx workflow.Context, call CallRequest, args json.RawMessage, safe 
 		return output{}, err
 	case errors.As(err, &appErr) && appErr.Type() == upstreamErrorType:
 		return output{}, workflows.Fail(CodeUpstreamError, appErr.Error())
+	case errors.As(err, &appErr) && appErr.Type() == unavailableErrorType:
+		return output{}, workflows.Fail(CodeUpstreamUnavailable, appErr.Error())
 	case !safe:
 		return output{}, workflows.Fail(CodeUpstreamInterrupted, fmt.Sprintf(
 			"the call of tool %s of upstream %s was interrupted (%v): it may or may not have taken effect, and it was not repeated (the tool is neither read-only nor idempotent)",
@@ -201,7 +218,15 @@ type Activities struct {
 // is not retried.
 func (a *Activities) UpstreamCallTool(ctx context.Context, req CallRequest) (Result, error) {
 	c := a.set.conns[req.Upstream]
-	if c == nil || c.tools[req.Tool] == nil {
+	var session *mcp.ClientSession
+	var tool *mcp.Tool
+	var err error
+	if c != nil {
+		if session, tool, err = c.current(req.Tool); err != nil {
+			return Result{}, temporal.NewApplicationError(err.Error(), unavailableErrorType)
+		}
+	}
+	if tool == nil {
 		return Result{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("this worker serves no tool %s of upstream %s", req.Tool, req.Upstream), upstreamErrorType, nil)
 	}
@@ -218,10 +243,11 @@ func (a *Activities) UpstreamCallTool(ctx context.Context, req CallRequest) (Res
 	}
 	params := &mcp.CallToolParams{Name: req.Tool, Arguments: args}
 	params.SetProgressToken(token)
+	ctx = forward(ctx, c.up.ForwardCaller, req.Caller, params)
 	var res *mcp.CallToolResult
-	err := activities.Run(ctx, info.HeartbeatTimeout/3, nil, func(ctx context.Context) error {
+	err = activities.Run(ctx, info.HeartbeatTimeout/3, nil, func(ctx context.Context) error {
 		var err error
-		res, err = c.session.CallTool(ctx, params)
+		res, err = session.CallTool(ctx, params)
 		return err
 	})
 	var wire *jsonrpc.Error

@@ -50,6 +50,10 @@ type Upstream struct {
 	// Policy overrides the policy of calls of the named tools (the
 	// upstream's names).
 	Policy map[string]Policy `json:"policy,omitempty"`
+	// ForwardCaller, when set, makes each tools/call carry the tenant and
+	// the subject of the run's caller; nil: the upstream learns nothing
+	// of the caller.
+	ForwardCaller *ForwardCaller `json:"forwardCaller,omitempty"`
 
 	// headers are HeaderEnv's values, read when the file is loaded.
 	headers http.Header
@@ -180,7 +184,10 @@ func (u *Upstream) check(lookupEnv func(string) (string, bool)) error {
 			return fmt.Errorf("tools: %q listed twice", name)
 		}
 	}
-	return u.checkPolicy()
+	if err := u.checkPolicy(); err != nil {
+		return err
+	}
+	return u.ForwardCaller.check(u)
 }
 
 // checkTransport checks the command or the URL and its headers.

@@ -37,6 +37,17 @@ func TestParseRefusesBadEntries(t *testing.T) {
 		{"bad duration", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"timeout":"soon"}}}]}`, "upstreams file:"},
 		{"negative timeout", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"timeout":"-1s"}}}]}`, "must be positive"},
 		{"heartbeat over timeout", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"timeout":"1s","heartbeat":"2s"}}}]}`, "heartbeat 2s is longer than the timeout 1s"},
+		{"forwardCaller empty", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{}}]}`, "forwardCaller: give tenantHeader, subjectHeader or meta"},
+		{"forwardCaller unknown field", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{"header":"X-T"}}]}`, `unknown field "header"`},
+		{"forwardCaller header on stdio", `{"upstreams":[{"name":"a","command":"x","forwardCaller":{"tenantHeader":"X-Tenant"}}]}`, "forwardCaller: only a url (streamable HTTP) upstream sends headers"},
+		{"forwardCaller bad header", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{"subjectHeader":"X Subject"}}]}`, `forwardCaller: "X Subject" is not an HTTP header name`},
+		{"forwardCaller transport header", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{"tenantHeader":"mcp-session-id"}}]}`, "forwardCaller: header mcp-session-id is the transport's"},
+		{"forwardCaller authorization", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{"tenantHeader":"Authorization"}}]}`, "is the transport's"},
+		{"forwardCaller header of headerEnv", `{"upstreams":[{"name":"a","url":"http://h/mcp","headerEnv":{"X-Tenant":"TOKEN"},"forwardCaller":{"tenantHeader":"x-tenant"}}]}`, "forwardCaller: header x-tenant is already sent with a value of headerEnv"},
+		{"forwardCaller one header twice", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{"tenantHeader":"X-Caller","subjectHeader":"x-caller"}}]}`, "tenantHeader and subjectHeader are both X-Caller"},
+		{"forwardCaller bad meta", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{"meta":"com.example/"}}]}`, `forwardCaller: meta "com.example/" is not a _meta key`},
+		{"forwardCaller progressToken", `{"upstreams":[{"name":"a","command":"x","forwardCaller":{"meta":"progressToken"}}]}`, "is not a _meta key"},
+		{"forwardCaller reserved meta", `{"upstreams":[{"name":"a","command":"x","forwardCaller":{"meta":"io.modelcontextprotocol/caller"}}]}`, "the prefix io.modelcontextprotocol/ is reserved for MCP"},
 	}
 	t.Run("every bad entry on one line", func(t *testing.T) {
 		_, err := Parse([]byte(`{"upstreams":[{"name":"a"},{"name":"b","url":"/x"}]}`), env(nil))
@@ -78,5 +89,32 @@ func TestParse(t *testing.T) {
 	}
 	if d := local.policy("other"); time.Duration(d.Timeout) != DefaultTimeout || d.Retry != nil {
 		t.Errorf("default policy: %+v", d)
+	}
+}
+
+// forwardCaller: a stdio upstream takes meta; an HTTP one headers too.
+func TestParseForwardCaller(t *testing.T) {
+	f, err := Parse([]byte(`{"upstreams":[
+		{"name":"local","command":"srv","forwardCaller":{"meta":"com.example/caller"}},
+		{"name":"remote","url":"https://h/mcp","forwardCaller":{"tenantHeader":"X-Tenant","subjectHeader":"X-Subject","meta":"caller"}},
+		{"name":"quiet","url":"https://h/mcp"}
+	]}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*ForwardCaller{{Meta: "com.example/caller"}, {TenantHeader: "X-Tenant", SubjectHeader: "X-Subject", Meta: "caller"}, nil}
+	for i, u := range f.Upstreams {
+		if got := u.ForwardCaller; (got == nil) != (want[i] == nil) || got != nil && *got != *want[i] {
+			t.Errorf("upstream %s: forwardCaller %+v, want %+v", u.Name, got, want[i])
+		}
+	}
+}
+
+func TestHeaderValue(t *testing.T) {
+	for v, want := range map[string]string{"acme": "acme", "alice@example.com": "alice@example.com", "a b": "a b",
+		"zoë": "zo%C3%AB", " padded": "%20padded", "a\nb": "a%0Ab"} {
+		if got := headerValue(v); got != want {
+			t.Errorf("headerValue(%q) = %q, want %q", v, got, want)
+		}
 	}
 }

@@ -37,42 +37,47 @@ import (
 // activity.
 const followLegacyTasksChange = "upstream-follow-legacy-tasks"
 
-// newCalls makes the mcpcall activities of the upstreams: a 2026-07-28
-// Tasks upstream is reached as it is; every other one is held, and the
-// tools of those that make tasks of tools/call are found (taskTools).
-func (s *Set) newCalls(ctx context.Context, opts Options, logger *zap.Logger) error {
+// newCalls makes the mcpcall activities of the upstreams: every one is
+// held, so that a 2025-11-25 upstream's tasks are followed in the session
+// that made them (an HTTP upstream that serves 2026-07-28 Tasks is
+// reached without it).
+func (s *Set) newCalls(f File, opts Options) error {
 	servers := map[string]mcpcall.Server{}
-	for name, c := range s.conns {
-		switch {
-		case c.servesTasks():
-			servers[name] = mcpcall.Server{URL: c.up.URL, Header: c.up.headers}
-		case c.up.URL != "":
-			servers[name] = mcpcall.Server{URL: c.up.URL, Header: c.up.headers, Hold: true,
-				OnRequest: c.onTaskRequest, ProtocolVersion: "2025-11-25"}
-		default:
-			env := append([]string(nil), opts.Environ...)
-			for k, v := range c.up.Env {
-				env = append(env, k+"="+v)
-			}
-			servers[name] = mcpcall.Server{Command: c.up.Command, Args: c.up.Args, Env: env, Hold: true, OnRequest: c.onTaskRequest}
+	for _, u := range f.Upstreams {
+		onRequest := func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			return s.conns[u.Name].onTaskRequest(ctx, method, params)
 		}
+		if u.URL != "" {
+			servers[u.Name] = mcpcall.Server{URL: u.URL, Header: u.headers, Hold: true, OnRequest: onRequest}
+			continue
+		}
+		env := append([]string(nil), opts.Environ...)
+		for k, v := range u.Env {
+			env = append(env, k+"="+v)
+		}
+		servers[u.Name] = mcpcall.Server{Command: u.Command, Args: u.Args, Env: env, Hold: true, OnRequest: onRequest}
 	}
 	calls, err := mcpcall.NewActivities(servers)
 	if err != nil {
 		return fmt.Errorf("upstream: %w", err)
 	}
 	s.calls = calls
-	for name, c := range s.conns {
-		if c.servesTasks() {
-			continue
-		}
-		// An upstream that cannot be asked serves its tools the blocking
-		// way.
-		if c.taskTools, err = calls.TaskTools(ctx, name); err != nil {
-			logger.Warn("upstream tasks not followed", zap.String("upstream", name), zap.Error(err))
-		}
-	}
 	return nil
+}
+
+// legacyTaskTools are the tools the upstream makes 2025-11-25 tasks of,
+// asked in the held session (tasks: it serves 2026-07-28 Tasks, and has
+// none). An upstream that cannot be asked has its tools called the
+// blocking way.
+func (c *conn) legacyTaskTools(ctx context.Context, tasks bool) map[string]string {
+	if tasks {
+		return nil
+	}
+	tools, err := c.set.calls.TaskTools(ctx, c.up.Name)
+	if err != nil {
+		c.logger.Warn("upstream tasks not followed", zap.Error(err))
+	}
+	return tools
 }
 
 // legacyTasksTool makes the tool of a 2025-11-25 upstream's task tool:

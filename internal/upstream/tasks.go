@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -22,12 +23,13 @@ import (
 // the run is cancelled. No connection is held for the length of the
 // work, and a worker killed during the call loses nothing.
 
-// servesTasks reports whether the upstream is followed with mcpcall.
-func (c *conn) servesTasks() bool {
-	if c.up.URL == "" || c.session == nil {
+// servesTasks reports whether the upstream, on session, is followed with
+// mcpcall.
+func (c *conn) servesTasks(session *mcp.ClientSession) bool {
+	if c.up.URL == "" || session == nil {
 		return false
 	}
-	r := c.session.InitializeResult()
+	r := session.InitializeResult()
 	if r == nil || r.ProtocolVersion != "2026-07-28" || r.Capabilities == nil {
 		return false
 	}

@@ -42,6 +42,13 @@ const (
 	// answered with its head and a resource_link to the whole (default
 	// 50000; 0: none; mcpmount.Options.ResultLimit).
 	EnvResultLimit = "OPENWOP_RESULT_LIMIT"
+	// EnvRunListTool turns the MCP mount's list tool (openwop_run_list)
+	// on or off (default on; mcpmount.Options.NoRunListTool).
+	EnvRunListTool = "OPENWOP_RUN_LIST_TOOL"
+	// EnvMaxBlockingWait bounds how long a task-less MCP tools/call waits
+	// before it is answered with a handoff (default DefaultMaxBlockingWait;
+	// mcpmount.Options.MaxBlockingWait).
+	EnvMaxBlockingWait = "OPENWOP_MAX_BLOCKING_WAIT"
 	// EnvFixtures adds the conformance fixture tools to the registry
 	// (default off).
 	EnvFixtures = "OPENWOP_FIXTURES"
@@ -132,7 +139,19 @@ const (
 	// -stdio. Unset: the anonymous local tenant.
 	EnvStdioTenant  = "OPENWOP_STDIO_TENANT"
 	EnvStdioSubject = "OPENWOP_STDIO_SUBJECT"
+	// EnvNexusTenants maps the namespaces whose workflows may call the
+	// tools as Nexus operations to tenants: "namespace=tenant,...". Set,
+	// cmd/server serves the tools' Nexus service (package nexusfront) on
+	// EnvNexusTaskQueue.
+	EnvNexusTenants = "OPENWOP_NEXUS_TENANTS"
+	// EnvNexusTaskQueue is the task queue of the Nexus service's worker,
+	// the one a Nexus endpoint targets (default DefaultNexusTaskQueue).
+	EnvNexusTaskQueue = "OPENWOP_NEXUS_TASK_QUEUE"
 )
+
+// DefaultNexusTaskQueue is the task queue of the Nexus service's worker
+// when EnvNexusTaskQueue is unset.
+const DefaultNexusTaskQueue = "openwop-nexus"
 
 // Environment variables of the Temporal SDK that select a remote server.
 const (
@@ -191,6 +210,9 @@ const (
 	// DefaultHTTPReadTimeout bounds the arrival of a request (headers and
 	// body).
 	DefaultHTTPReadTimeout = 20 * time.Second
+	// DefaultMaxBlockingWait is the MCP mount's default handoff bound
+	// (mcpmount.DefaultMaxBlockingWait, which this package cannot import).
+	DefaultMaxBlockingWait = 45 * time.Second
 	// DefaultHTTPIdleTimeout closes idle keep-alive connections.
 	DefaultHTTPIdleTimeout = 30 * time.Second
 	// DefaultHTTPMaxConns bounds the open HTTP connections.
@@ -307,9 +329,19 @@ type ServerConfig struct {
 	// ResultLimit is the MCP mount's result limit in bytes (EnvResultLimit;
 	// 0: the mount's default, negative: none).
 	ResultLimit int
+	// RunListTool lists the list tool to every MCP client (EnvRunListTool).
+	RunListTool bool
+	// MaxBlockingWait bounds a task-less MCP call's wait before its
+	// handoff (EnvMaxBlockingWait).
+	MaxBlockingWait time.Duration
 	// StdioCaller is the caller of -stdio (EnvStdioTenant,
 	// EnvStdioSubject; auth.Anonymous() when unset).
 	StdioCaller signals.Subject
+	// NexusTenants maps caller namespaces to tenants (EnvNexusTenants; nil:
+	// no Nexus service), and NexusTaskQueue is the task queue of the Nexus
+	// service's worker (EnvNexusTaskQueue).
+	NexusTenants   map[string]string
+	NexusTaskQueue string
 }
 
 // Namespace is the namespace runs live in.

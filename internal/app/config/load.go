@@ -76,7 +76,7 @@ func newLoader(env envconfig.EnvLookup, stdio bool) *loader {
 		LogLevel:         zapcore.InfoLevel,
 		UI:               true,
 		TemporalLogLevel: zapcore.WarnLevel,
-		Server:           ServerConfig{StdioCaller: auth.Anonymous(), CompanionTools: true},
+		Server:           ServerConfig{StdioCaller: auth.Anonymous(), CompanionTools: true, RunListTool: true},
 	}}
 	l.cfg.Remote = l.get(EnvTemporalAddress) != "" || l.get(EnvTemporalProfile) != "" || l.get(EnvTemporalConfigFile) != ""
 	return l
@@ -419,6 +419,27 @@ func (l *loader) stdioCaller() error {
 	c.SubjectID = cmp.Or(c.SubjectID, "urn:openwop:stdio")
 	l.cfg.Server.StdioCaller = c
 	return nil
+}
+
+// loadNexusTenants parses EnvNexusTenants's value v: namespace=tenant,...
+// (nil when v is empty).
+func loadNexusTenants(v string) (map[string]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	tenants := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		ns, tenant, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		ns, tenant = strings.TrimSpace(ns), strings.TrimSpace(tenant)
+		switch {
+		case !ok || ns == "" || tenant == "":
+			return nil, fmt.Errorf("%s: %q is not namespace=tenant", EnvNexusTenants, pair)
+		case tenants[ns] != "":
+			return nil, fmt.Errorf("%s: namespace %q is mapped twice", EnvNexusTenants, ns)
+		}
+		tenants[ns] = tenant
+	}
+	return tenants, nil
 }
 
 // oauth reads the OAuth settings (loadOAuth).

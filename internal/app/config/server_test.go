@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openwop/temporal-mcp/auth"
 )
@@ -36,7 +37,7 @@ func TestLoadServer(t *testing.T) {
 		{name: "defaults", env: mapEnv{}, check: func(t *testing.T, c Config) {
 			s := c.Server
 			if !s.Keys.Dev() || s.OAuth != nil || s.AuditLog != DefaultAuditLog || s.ToolsFile != "" || s.MRTRKey != nil ||
-				!reflect.DeepEqual(s.StdioCaller, auth.Anonymous()) || c.ShareDataDir || c.HTTPAddr != DefaultHTTPAddr || c.UIPort != DefaultUIPort {
+				!reflect.DeepEqual(s.StdioCaller, auth.Anonymous()) || s.NexusTenants != nil || c.ShareDataDir || c.HTTPAddr != DefaultHTTPAddr || c.UIPort != DefaultUIPort {
 				t.Fatalf("server settings %+v of config %+v: want the defaults", s, c)
 			}
 		}},
@@ -74,12 +75,38 @@ func TestLoadServer(t *testing.T) {
 				t.Fatalf("stdio caller %+v", got)
 			}
 		}},
+		{name: "nexus tenants", env: mapEnv{EnvNexusTenants: " team-b = acme , team-c=globex"}, check: func(t *testing.T, c Config) {
+			want := map[string]string{"team-b": "acme", "team-c": "globex"}
+			if !reflect.DeepEqual(c.Server.NexusTenants, want) || c.Server.NexusTaskQueue != DefaultNexusTaskQueue {
+				t.Fatalf("nexus tenants %v on %q, want %v on %s", c.Server.NexusTenants, c.Server.NexusTaskQueue, want, DefaultNexusTaskQueue)
+			}
+		}},
+		{name: "nexus task queue", env: mapEnv{EnvNexusTenants: "b=acme", EnvNexusTaskQueue: "tools-nexus"}, check: func(t *testing.T, c Config) {
+			if c.Server.NexusTaskQueue != "tools-nexus" {
+				t.Fatalf("nexus task queue %q", c.Server.NexusTaskQueue)
+			}
+		}},
+		{name: "nexus tenant without namespace", env: mapEnv{EnvNexusTenants: "=acme"}, wantErr: EnvNexusTenants},
+		{name: "nexus tenant without tenant", env: mapEnv{EnvNexusTenants: "team-b"}, wantErr: EnvNexusTenants},
+		{name: "nexus namespace mapped twice", env: mapEnv{EnvNexusTenants: "team-b=acme,team-b=globex"}, wantErr: "mapped twice"},
 		{name: "short MRTR key", env: mapEnv{EnvMRTRKey: "too-short"}, wantErr: EnvMRTRKey},
 		{name: "MRTR key", env: mapEnv{EnvMRTRKey: strings.Repeat("k", MinMRTRKey)}, check: func(t *testing.T, c Config) {
 			if len(c.Server.MRTRKey) != MinMRTRKey {
 				t.Fatalf("MRTR key of %d bytes", len(c.Server.MRTRKey))
 			}
 		}},
+		{name: "handoff bound and list tool by default", env: mapEnv{}, check: func(t *testing.T, c Config) {
+			if c.Server.MaxBlockingWait != DefaultMaxBlockingWait || !c.Server.RunListTool || !c.Server.CompanionTools {
+				t.Fatalf("server settings %+v: want the 45 s bound and the list and companion tools on", c.Server)
+			}
+		}},
+		{name: "handoff bound and list tool set", env: mapEnv{EnvMaxBlockingWait: "20s", EnvRunListTool: "off"}, check: func(t *testing.T, c Config) {
+			if c.Server.MaxBlockingWait != 20*time.Second || c.Server.RunListTool {
+				t.Fatalf("server settings %+v: want a 20 s bound and no list tool", c.Server)
+			}
+		}},
+		{name: "zero handoff bound", env: mapEnv{EnvMaxBlockingWait: "0s"}, wantErr: EnvMaxBlockingWait},
+		{name: "bad list tool switch", env: mapEnv{EnvRunListTool: "maybe"}, wantErr: EnvRunListTool},
 		{name: "missing tools file", env: mapEnv{EnvToolsFile: filepath.Join(dir, "tools.json")}, wantErr: EnvToolsFile},
 		{name: "oauth", env: oauth, check: func(t *testing.T, c Config) {
 			if o := c.Server.OAuth; o == nil || o.TenantClaim != "tenant" || o.Resource != "https://wop.example.com"+auth.ResourcePath {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -93,13 +94,21 @@ func serverVars() []Var {
 		{Names: []string{EnvOAuthRequiredScopes}, Default: "unset", Scope: ServerOnly,
 			Meaning: "scopes every request's token needs (space- or comma-separated)"},
 		{Names: []string{EnvCompanionTools}, Default: "on", Scope: ServerOnly,
-			Meaning: "off: no companion tools (openwop_run_*) for MCP clients that declare neither tasks nor elicitation",
+			Meaning: "off: no companion tools (openwop_run_status, _answer, _cancel) for MCP clients that do not declare tasks",
 			load:    func(l *loader) error { return l.onOff(EnvCompanionTools, &l.cfg.Server.CompanionTools) }},
 		{Names: []string{EnvResultLimit}, Default: "50000", Scope: ServerOnly,
 			Meaning: "bytes over which an MCP tool result is its head plus a resource_link to the whole (0: no limit)",
 			load: func(l *loader) (err error) {
 				l.cfg.Server.ResultLimit, err = parseResultLimit(l.get(EnvResultLimit))
 				return err
+			}},
+		{Names: []string{EnvRunListTool}, Default: "on", Scope: ServerOnly,
+			Meaning: "off: no openwop_run_list tool (an MCP client's own runs, as GET /runs lists them)",
+			load:    func(l *loader) error { return l.onOff(EnvRunListTool, &l.cfg.Server.RunListTool) }},
+		{Names: []string{EnvMaxBlockingWait}, Default: DefaultMaxBlockingWait.String(), Scope: ServerOnly,
+			Meaning: "an MCP tools/call that took no task is answered by then with the run's result or a handoff (keep it below the hosts' limits)",
+			load: func(l *loader) error {
+				return l.timeout(EnvMaxBlockingWait, &l.cfg.Server.MaxBlockingWait, DefaultMaxBlockingWait)
 			}},
 		{Names: []string{EnvMRTRKey}, Default: "generated once, kept in the data directory's openwop-mrtr.key", Scope: ServerOnly,
 			Meaning: "HMAC key (32+ bytes) of MRTR requestStates, listRuns cursors and idempotent calls' run ids", load: (*loader).mrtrKey},
@@ -143,6 +152,15 @@ func serverVars() []Var {
 			}},
 		{Names: []string{EnvStdioTenant, EnvStdioSubject}, Default: "anon:local", Scope: ServerOnly,
 			Meaning: "the caller of -stdio", load: (*loader).stdioCaller},
+		{Names: []string{EnvNexusTenants}, Default: "unset (no Nexus service)", Scope: ServerOnly,
+			Meaning: "namespaces whose workflows may call the tools over Nexus, with their tenants: namespace=tenant,... (docs/nexus.md)",
+			load: func(l *loader) (err error) {
+				l.cfg.Server.NexusTaskQueue = cmp.Or(l.get(EnvNexusTaskQueue), DefaultNexusTaskQueue)
+				l.cfg.Server.NexusTenants, err = loadNexusTenants(l.get(EnvNexusTenants))
+				return err
+			}},
+		{Names: []string{EnvNexusTaskQueue}, Default: DefaultNexusTaskQueue, Scope: ServerOnly,
+			Meaning: "task queue of the tools' Nexus service, which the Nexus endpoint targets"},
 	}
 }
 

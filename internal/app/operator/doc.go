@@ -1,12 +1,14 @@
 // Package operator is cmd/server's operator commands: `openwop-server
 // versions ...`, the steps of a rollout of versioned workers that
-// docs/upgrades.md describes, run against the Temporal server the adapter
-// uses, without the Temporal CLI:
+// docs/upgrades.md describes, and `openwop-server nexus create-endpoint`,
+// the Nexus endpoint of the tools' Nexus service (docs/nexus.md), run
+// against the Temporal server the adapter uses, without the Temporal CLI:
 //
 //	versions describe [-deployment NAME]           the deployments, or one's versions, drainage and pinned runs
 //	versions set-current -deployment NAME -build-id ID
 //	versions ramp -deployment NAME -build-id ID -percentage P   (0 ends the ramp)
 //	versions move-runs -deployment NAME -build-id ID [-run ID]... [-dry-run]
+//	nexus create-endpoint -name NAME -target-namespace NS [-target-task-queue QUEUE]
 //
 // move-runs moves the open runs pinned to a version (a build whose workers
 // are gone) to the deployment's current version with a versioning

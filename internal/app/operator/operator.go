@@ -29,14 +29,15 @@ const (
 )
 
 // Commands is the usage of the operator commands, for cmd/server's -h.
-const Commands = `Operator commands (docs/upgrades.md; each takes -h):
+const Commands = `Operator commands (docs/upgrades.md, docs/nexus.md; each takes -h):
   versions describe [-deployment NAME]
   versions set-current -deployment NAME -build-id ID
   versions ramp -deployment NAME -build-id ID -percentage P
   versions move-runs -deployment NAME -build-id ID [-run ID]... [-dry-run]
+  nexus create-endpoint -name NAME -target-namespace NS [-target-task-queue QUEUE]
 `
 
-// command is one subcommand of versions.
+// command is one subcommand of a group (versions, nexus).
 type command struct {
 	name, args, summary string
 	// flags defines the command's flags on fs and returns what runs it
@@ -44,16 +45,24 @@ type command struct {
 	flags func(fs *flag.FlagSet) func(ctx context.Context, c client.Client, out io.Writer) error
 }
 
-// commands are the subcommands of versions.
-func commands() []command {
-	return []command{describeCommand(), setCurrentCommand(), rampCommand(), moveRunsCommand()}
+// groups are the operator commands by group: the subcommands of versions
+// and of nexus.
+func groups() map[string][]command {
+	return map[string][]command{
+		"versions": {describeCommand(), setCurrentCommand(), rampCommand(), moveRunsCommand()},
+		"nexus":    {createEndpointCommand()},
+	}
 }
 
-// Main runs the operator command args (args[0] is "versions"), connecting
-// to Temporal as env says; it writes its results to stdout and its errors
-// to stderr, and returns the exit status.
+// Main runs the operator command args (args[0] is "versions" or "nexus"),
+// connecting to Temporal as env says; it writes its results to stdout and
+// its errors to stderr, and returns the exit status.
 func Main(ctx context.Context, args []string, env envconfig.EnvLookup, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "versions" {
+	var cmds []command
+	if len(args) > 0 {
+		cmds = groups()[args[0]]
+	}
+	if cmds == nil {
 		fmt.Fprintf(stderr, "unknown command %q\n\n%s", strings.Join(args, " "), Commands)
 		return ExitUsage
 	}
@@ -64,22 +73,23 @@ func Main(ctx context.Context, args []string, env envconfig.EnvLookup, stdout, s
 		}
 		return ExitOK
 	}
-	for _, cmd := range commands() {
+	for _, cmd := range cmds {
 		if cmd.name == args[1] {
-			return run(ctx, cmd, args[2:], env, stdout, stderr)
+			return run(ctx, args[0]+" "+cmd.name, cmd, args[2:], env, stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "unknown command \"versions %s\"\n\n%s", args[1], Commands)
+	fmt.Fprintf(stderr, "unknown command \"%s %s\"\n\n%s", args[0], args[1], Commands)
 	return ExitUsage
 }
 
-// run parses the flags of cmd, connects and runs it.
-func run(ctx context.Context, cmd command, args []string, env envconfig.EnvLookup, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("versions "+cmd.name, flag.ContinueOnError)
+// run parses the flags of cmd (named name: group and subcommand),
+// connects and runs it.
+func run(ctx context.Context, name string, cmd command, args []string, env envconfig.EnvLookup, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	do := cmd.flags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: openwop-server versions %s %s\n\n%s\n\nFlags:\n", cmd.name, cmd.args, cmd.summary)
+		fmt.Fprintf(fs.Output(), "Usage: openwop-server %s %s\n\n%s\n\nFlags:\n", name, cmd.args, cmd.summary)
 		fs.PrintDefaults()
 		fmt.Fprintf(fs.Output(), "\nIt connects to Temporal as the server does: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, a profile\n"+
 			"(TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE) and the other TEMPORAL_* variables of docs/configuration.md; without\n"+
@@ -92,23 +102,23 @@ func run(ctx context.Context, cmd command, args []string, env envconfig.EnvLooku
 		return ExitUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "versions %s: unexpected argument %q\n", cmd.name, fs.Arg(0))
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
 		fs.Usage()
 		return ExitUsage
 	}
 	if err := checkRequired(fs); err != nil {
-		fmt.Fprintf(stderr, "versions %s: %v\n", cmd.name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		fs.Usage()
 		return ExitUsage
 	}
 	c, err := connect(ctx, env)
 	if err != nil {
-		fmt.Fprintf(stderr, "versions %s: %v\n", cmd.name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return ExitFailed
 	}
 	defer c.Close()
 	if err := do(ctx, c, stdout); err != nil {
-		fmt.Fprintf(stderr, "versions %s: %v\n", cmd.name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return ExitFailed
 	}
 	return ExitOK

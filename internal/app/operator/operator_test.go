@@ -46,6 +46,11 @@ func TestMainUsage(t *testing.T) {
 		{"unknown flag", []string{"versions", "describe", "-deploy", "d"}, ExitUsage, "flag provided but not defined: -deploy"},
 		{"stray argument", []string{"versions", "describe", "d"}, ExitUsage, `unexpected argument "d"`},
 		{"no embedded server", []string{"versions", "describe"}, ExitFailed, "no openwop-server runs with data directory " + dir},
+		{"nexus alone", []string{"nexus"}, ExitUsage, "nexus create-endpoint"},
+		{"unknown nexus subcommand", []string{"nexus", "delete-endpoint"}, ExitUsage, `unknown command "nexus delete-endpoint"`},
+		{"nexus help", []string{"nexus", "create-endpoint", "-h"}, ExitOK, "Usage: openwop-server nexus create-endpoint"},
+		{"missing endpoint name", []string{"nexus", "create-endpoint", "-target-namespace", "default"}, ExitUsage, "-name is required"},
+		{"missing target namespace", []string{"nexus", "create-endpoint", "-name", "tools"}, ExitUsage, "-target-namespace is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

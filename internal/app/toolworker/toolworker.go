@@ -38,8 +38,10 @@ const upstreamConnectTimeout = 30 * time.Second
 // cfg.Fixtures is set, and their activities logging to logger and
 // publishing reports in cfg.ReportsDir(). When cfg names a file of
 // upstream MCP servers and cfg.Worker is set, it connects to them and
-// adds their tools (internal/upstream); closeUpstreams ends those
-// connections (it does nothing otherwise).
+// serves their tools as the registry's tool set (internal/upstream,
+// workflows.Registry.WithToolSet), which follows the upstreams while the
+// worker runs; closeUpstreams ends those connections (it does nothing
+// otherwise).
 func Registry(ctx context.Context, cfg config.Config, logger *zap.Logger) (reg *workflows.Registry, closeUpstreams func() error, err error) {
 	acts := tools.NewActivities(logger.Named("activities"), tools.ActivityOptions{
 		OutputDir: cfg.ReportsDir(),
@@ -50,6 +52,7 @@ func Registry(ctx context.Context, cfg config.Config, logger *zap.Logger) (reg *
 	}
 	registered := []any{acts}
 	closeUpstreams = func() error { return nil }
+	var upstreams *upstream.Set
 	if cfg.UpstreamsFile != "" && cfg.Worker {
 		cctx, cancel := context.WithTimeout(ctx, upstreamConnectTimeout)
 		defer cancel()
@@ -57,14 +60,16 @@ func Registry(ctx context.Context, cfg config.Config, logger *zap.Logger) (reg *
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s %s: %w", config.EnvUpstreamsFile, cfg.UpstreamsFile, err)
 		}
-		all = append(all, set.Tools()...)
 		registered = append(registered, set.Activities())
-		closeUpstreams = set.Close
+		closeUpstreams, upstreams = set.Close, set
 	}
 	reg, err = workflows.NewRegistry(all, registered...)
 	if err != nil {
 		_ = closeUpstreams()
 		return nil, nil, err
+	}
+	if upstreams != nil {
+		reg = reg.WithToolSet(upstreams)
 	}
 	return reg, closeUpstreams, nil
 }

@@ -2,11 +2,13 @@ package toolworker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,18 +30,22 @@ func (e envMap) Environ() []string {
 
 func (e envMap) LookupEnv(k string) (string, bool) { v, ok := e[k]; return v, ok }
 
-// upstreamsFile writes a file of one upstream at url and returns its path.
-func upstreamsFile(t *testing.T, url string) string {
+// upstreamsFile writes a file of one upstream at url, serving tools
+// (nil: all), and returns its path.
+func upstreamsFile(t *testing.T, url string, tools ...string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "upstreams.json")
-	if err := os.WriteFile(path, fmt.Appendf(nil, `{"upstreams":[{"name":"fake","url":%q}]}`, url), 0o600); err != nil {
+	entry, _ := json.Marshal(map[string]any{"name": "fake", "url": url, "tools": tools})
+	if err := os.WriteFile(path, fmt.Appendf(nil, `{"upstreams":[%s]}`, entry), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
-// The registry holds the upstream's tools when the file is set and the
-// process runs a worker; it connects to nothing otherwise.
+// The registry's tool set holds the upstream's tools when the file is set
+// and the process runs a worker; it connects to nothing otherwise. An
+// upstream that cannot be reached serves nothing (yet); one that does not
+// serve a tool of the file stops the start.
 func TestRegistryServesUpstreams(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "ping", Description: "Answers pong."},
@@ -57,7 +63,8 @@ func TestRegistryServesUpstreams(t *testing.T) {
 		{"worker", envMap{config.EnvUpstreamsFile: upstreamsFile(t, srv.URL)}, true, ""},
 		{"no in-process worker", envMap{config.EnvUpstreamsFile: upstreamsFile(t, srv.URL), config.EnvWorker: "off"}, false, ""},
 		{"no file", envMap{}, false, ""},
-		{"unreachable", envMap{config.EnvUpstreamsFile: upstreamsFile(t, "http://127.0.0.1:1/mcp")}, false, config.EnvUpstreamsFile},
+		{"unreachable", envMap{config.EnvUpstreamsFile: upstreamsFile(t, "http://127.0.0.1:1/mcp")}, false, ""},
+		{"tool not served", envMap{config.EnvUpstreamsFile: upstreamsFile(t, srv.URL, "nope")}, false, config.EnvUpstreamsFile},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,8 +84,14 @@ func TestRegistryServesUpstreams(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = closeUpstreams() }()
-			if _, ok := reg.Lookup("fake_ping"); ok != tc.listed {
-				t.Fatalf("registry holds fake_ping: %v, want %v", ok, tc.listed)
+			var names []string
+			if set := reg.ToolSet(); set != nil {
+				for _, tool := range set.Tools() {
+					names = append(names, tool.Spec().Name)
+				}
+			}
+			if ok := slices.Contains(names, "fake_ping"); ok != tc.listed {
+				t.Fatalf("the registry's tool set holds %v, want fake_ping: %v", names, tc.listed)
 			}
 			if _, ok := reg.Lookup("publish_report"); !ok {
 				t.Fatal("registry lacks the example tools")

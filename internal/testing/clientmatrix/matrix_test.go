@@ -80,7 +80,12 @@ func TestClientMatrix(t *testing.T) {
 		}
 	}
 	clients := installClients(t)
-	url := startServer(t) + "/mcp"
+	// The long delay runs past the TypeScript clients' 60 s request
+	// timeout, kept alive by progress, which only a deployment whose
+	// handoff bound is above it allows (the default, 45 s, hands the call
+	// over before any host gives up: docs/protocol.md, "Host limits and
+	// the handoff"; mcpmount's TestHandoffBeforeHostLimit).
+	url := startServerAt(t, testsupport.MustFreePort(t), "OPENWOP_MAX_BLOCKING_WAIT=3m") + "/mcp"
 	nodeSlots := make(chan struct{}, maxNode)
 	env := []string{fmt.Sprintf("CLIENTMATRIX_DELAY_MS=%d", delayMs)}
 	node := func(t *testing.T, extraEnv []string, args ...string) ([]byte, error) {

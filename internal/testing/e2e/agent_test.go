@@ -16,16 +16,16 @@ import (
 
 // startStockServer starts the built stock server bin on its embedded
 // Temporal, with no API keys and no UI, and returns its base URL and its
-// Temporal port once it is healthy.
-func startStockServer(t *testing.T, bin, dataDir string) (base string, temporalPort int) {
+// Temporal port once it is healthy. env is added to its environment.
+func startStockServer(t *testing.T, bin, dataDir string, env ...string) (base string, temporalPort int) {
 	t.Helper()
 	temporalPort, httpPort := testsupport.MustFreePort(t), testsupport.MustFreePort(t)
-	start(t, "server", bin,
-		"OPENWOP_DATA_DIR="+dataDir,
+	start(t, "server", bin, append([]string{
+		"OPENWOP_DATA_DIR=" + dataDir,
 		fmt.Sprintf("OPENWOP_HTTP_ADDR=127.0.0.1:%d", httpPort),
 		fmt.Sprintf("OPENWOP_TEMPORAL_PORT=%d", temporalPort),
 		"OPENWOP_UI_PORT=off", "OPENWOP_LOG_FORMAT=json",
-		"TEMPORAL_ADDRESS=", "TEMPORAL_PROFILE=", "TEMPORAL_CONFIG_FILE=")
+		"TEMPORAL_ADDRESS=", "TEMPORAL_PROFILE=", "TEMPORAL_CONFIG_FILE="}, env...)...)
 	base = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
 	waitHealthy(t, base+"/healthz", 3*time.Minute)
 	return base, temporalPort

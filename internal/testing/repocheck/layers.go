@@ -52,6 +52,7 @@ var layers = map[string]Layer{
 	"mcpmount":                       LayerEdge,
 	"mcpmount/internal/":             LayerEdge,
 	"restapi":                        LayerEdge,
+	"internal/nexusfront":            LayerEdge,
 	"internal/app":                   LayerAssembly,
 	"internal/app/":                  LayerAssembly,
 	"examples/":                      LayerAssembly,

@@ -52,9 +52,12 @@ type blockingCall struct {
 	elicit bool
 	// progressToken is the request's _meta.progressToken, nil when none.
 	progressToken any
-	// companion: the client follows the run through the companion tools,
-	// so a question or the wait's bound is answered with a handoff.
+	// companion: the client can answer no question by the protocol, so a
+	// question is answered with a handoff (the companion tools follow it).
 	companion bool
+	// handsOver: the client took no task, so the wait's bound (waitBound)
+	// is answered with a handoff it can follow with the companion tools.
+	handsOver bool
 	// idempotencyKey is the call's idempotency key ("": none).
 	idempotencyKey string
 }
@@ -77,8 +80,9 @@ func SuspendsForInput(s signals.Snapshot) bool {
 
 // await waits for the run to end or to ask the client for input, and
 // answers: the CallToolResult of a terminal run, an InputRequiredResult
-// (MRTR) for open interrupts, or, at MaxBlockingWait, an isError result
-// that names the run so the client can follow it. A client the dialect can
+// (MRTR) for open interrupts, or, at the wait's bound (waitBound), a
+// handoff (or, for a client that follows tasks in a dialect of its own,
+// an isError result that names the run). A client the dialect can
 // ask during the call (blockingCall.asker) is asked the run's questions
 // instead, and the call waits on until the run ends. A request
 // with a progressToken gets notifications/progress while it waits.
@@ -90,7 +94,8 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 		m.metrics.BlockingCall(1)
 		defer m.metrics.BlockingCall(-1)
 	}
-	wctx, cancel := context.WithTimeout(ctx, m.maxWait)
+	bound := waitBound(c.tool.Spec(), m.maxWait)
+	wctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	// A session-era request's handler context is not tied to its connection, so
 	// also stop waiting when the transport says the request is gone.
@@ -128,14 +133,16 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 			// whatever happens to the SDK's answer.
 			c.claim.Abandon()
 			return nil, context.Canceled
-		case errors.Is(err, context.DeadlineExceeded) && c.companion:
-			// The run still works at the bound: handed over as it is now.
+		case errors.Is(err, context.DeadlineExceeded) && c.handsOver:
+			// The run still works at the bound: handed over as it is now,
+			// before the host gives the request up (a delivered handoff
+			// settles the request's claim: the run is the caller's).
 			if snap, err = m.runs.Get(ctx, c.caller, c.runID, runs.AllowStale()); err != nil {
 				return nil, m.LookupErr(ctx, "get run", c.runID, err)
 			}
 			return handoff(c, snap, m.resultLimit), nil
 		case errors.Is(err, context.DeadlineExceeded):
-			return stillRunning(c, m.maxWait), nil
+			return stillRunning(c, bound), nil
 		default:
 			m.RunLog(ctx, c.runID, c.tool.Name()).Error("await run", zap.Error(err))
 			return nil, Internal()
@@ -199,6 +206,16 @@ func (m *Core) askInput(ctx context.Context, c *blockingCall, snap signals.Snaps
 	return &InputRequired{InputRequests: requests, RequestState: state}, nil
 }
 
+// waitBound is how long a task-less call of the tool waits for its run
+// before it is handed over: the tool's HandoffAfter, else the server's
+// (Options.MaxWait).
+func waitBound(spec signals.ToolSpec, server time.Duration) time.Duration {
+	if d := time.Duration(spec.HandoffAfter); d > 0 {
+		return d
+	}
+	return server
+}
+
 // handoff answers a companion client's call whose run asks a question or
 // outlasts the wait: the run's status and what to call next (fitOutput).
 func handoff(c *blockingCall, snap signals.Snapshot, limit int) mcp.Result {
@@ -219,8 +236,9 @@ func fitOutput(spec signals.ToolSpec, res *ToolResult) *ToolResult {
 	return res
 }
 
-// stillRunning is the answer at maxWait (Options.MaxWait): the run goes
-// on, and the response names it so the client can follow it.
+// stillRunning is the answer at the wait's bound to a client that follows
+// tasks in a dialect of its own: the run goes on, and the response names
+// it so the client can follow it.
 func stillRunning(c *blockingCall, maxWait time.Duration) mcp.Result {
 	taskID := runid.Project(c.runID)
 	text := fmt.Sprintf("The run %s is still running after %s. It goes on: follow it with tasks/get (taskId %s) "+

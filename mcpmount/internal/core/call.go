@@ -127,6 +127,9 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 	if m.companions.serves(req.Name) {
 		return m.companions.callCompanion(ctx, req)
 	}
+	if m.runList.serves(req.Name) {
+		return m.runList.call(ctx, req)
+	}
 	caller, err := m.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -152,9 +155,11 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 		return nil, err
 	}
 	tasked := req.Task != TaskNone && spec.TaskSupport != signals.TaskForbidden
-	// A client that can neither take a task nor answer a question follows
-	// its run through the companion tools.
-	companion := m.companions != nil && req.Task == TaskNone && !canAnswer(req) && !req.FollowsTasks
+	// A client that takes no task follows its run, past the wait's bound,
+	// through the companion tools; one that cannot answer a question
+	// either, past its first question too.
+	handsOver := m.companions != nil && req.Task == TaskNone && !req.FollowsTasks
+	companion := handsOver && !canAnswer(req)
 	if !tasked && spec.CanSuspend && !canAnswer(req) && !companion {
 		// A blocking call could not carry the run's questions back.
 		return nil, MissingCapability(
@@ -167,7 +172,7 @@ func (m *Core) CallTool(ctx context.Context, req *CallRequest) (mcp.Result, erro
 	}
 	call := &blockingCall{tool: t, caller: caller, claim: req.Claim, response: req.Response,
 		digest: digest, asker: req.Asker, notify: req.Notify, elicit: elicit && !tasked, progressToken: req.ProgressToken,
-		companion: companion, idempotencyKey: req.IdempotencyKey}
+		companion: companion, handsOver: handsOver, idempotencyKey: req.IdempotencyKey}
 	if req.RequestState != "" && !tasked {
 		return m.continueRun(ctx, call, req.RequestState, req.InputResponses)
 	}

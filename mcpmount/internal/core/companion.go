@@ -24,13 +24,15 @@ import (
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
-// The companion tools follow runs for a client that declared neither the
-// Tasks extension nor elicitation, and so has no protocol way to read a
-// run, answer its questions or cancel it: the model itself does it by
-// calling them. Such a client sees them in tools/list (ClientCaps.FollowsRuns),
-// and its call of a tool that asks a question, or that outlasts the
-// blocking bound, is answered with the run's status and what to call next
-// (a handoff) instead of being refused. They obey tenancy and approvers as
+// The companion tools follow runs for a client that did not declare the
+// Tasks extension, and so has no protocol way to read a run once its call
+// was answered, answer its questions or cancel it: the model itself does
+// it by calling them. Such a client sees them in tools/list
+// (ClientCaps.FollowsRuns); its call that outlasts the blocking bound
+// (below the hosts' limits), and, when it cannot answer questions by
+// elicitation, its call of a tool that asks one, is answered with the
+// run's status and what to call next (a handoff) instead of an error.
+// They obey tenancy and approvers as
 // tasks/* does, and check answers as tasks/update does.
 const (
 	// CompanionStatus reads a run: its status, open questions, result.
@@ -127,13 +129,19 @@ func newCompanions(m *Core) (*companions, error) {
 	return c, nil
 }
 
-// CompanionTools are the companion tools, nil when they are off
-// (Options.NoCompanions).
-func (m *Core) CompanionTools() []CompanionTool {
-	if m.companions == nil {
-		return nil
+// CompanionTools are the tools the mount adds to a listing: with
+// followers set, the companion tools that follow a run (none when they
+// are off, Options.NoCompanions), and then the list tool, which every
+// client is listed (unless Options.NoRunList).
+func (m *Core) CompanionTools(followers bool) []CompanionTool {
+	var out []CompanionTool
+	if followers && m.companions != nil {
+		out = append(out, m.companions.tools...)
 	}
-	return append([]CompanionTool(nil), m.companions.tools...)
+	if m.runList != nil {
+		out = append(out, m.runList.tool)
+	}
+	return out
 }
 
 // serves reports whether a call names a companion tool (never, when they
@@ -218,18 +226,8 @@ func (m *companions) companionErr(ctx context.Context, id string, err error) err
 // decode checks a companion call's arguments against its input schema.
 func (c *companions) decode(name string, raw json.RawMessage) (companionArgs, string) {
 	var args companionArgs
-	var v any
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return args, fmt.Sprintf("%s: the arguments are not JSON: %v", name, err)
-	}
-	if err := c.schemas[name].Validate(v); err != nil {
-		return args, fmt.Sprintf("%s: %s", name, answers.Explain(err))
-	}
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return args, fmt.Sprintf("%s: %v", name, err)
+	if problem := decodeArgs(c.schemas[name], name, raw, &args); problem != "" {
+		return args, problem
 	}
 	args.Action = cmp.Or(args.Action, string(signals.ActionAccept))
 	return args, ""

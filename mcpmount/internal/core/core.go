@@ -66,6 +66,9 @@ type Options struct {
 	// answered with its head and a resource_link (RunResult; 0 or less:
 	// none).
 	ResultLimit int
+	// NoRunList turns the list tool off (CompanionList), which is
+	// otherwise listed to every client.
+	NoRunList bool
 	// AfterStart, when set (tests only), runs between a run's start and
 	// the answer to the request that started it.
 	AfterStart func(runID string)
@@ -94,6 +97,8 @@ type Core struct {
 	resultLimit int
 	// companions are the companion tools (nil: off).
 	companions *companions
+	// runList serves the list tool (nil: off).
+	runList *runList
 }
 
 // New builds the core, and the ownership tracker its requests are tracked
@@ -115,6 +120,13 @@ func New(opts Options) (*Core, error) {
 			return nil, err
 		}
 		m.companions = c
+	}
+	if !opts.NoRunList {
+		l, err := newRunList(m)
+		if err != nil {
+			return nil, err
+		}
+		m.runList = l
 	}
 	m.tracker = ownership.NewTracker(m.cancelUnowned, m.log)
 	m.tracker.OnRelease(m.runs.Release)

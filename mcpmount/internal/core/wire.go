@@ -177,10 +177,11 @@ func (c ClientCaps) Tasks() bool {
 }
 
 // FollowsRuns reports whether a client that declared c can follow a run
-// by the protocol: it takes tasks (the Tasks extension) or answers
-// questions (form elicitation). One that cannot is offered the companion
-// tools.
-func (c ClientCaps) FollowsRuns() bool { return c.Tasks() || c.ElicitationForm() }
+// by the protocol once its call was answered: it takes tasks (the Tasks
+// extension). One that does not (even if it answers questions by
+// elicitation) is offered the companion tools, with which it follows the
+// handoff its call is answered with at the wait's bound.
+func (c ClientCaps) FollowsRuns() bool { return c.Tasks() }
 
 // ElicitationForm reports whether the request declared form-mode
 // elicitation ({} means form).

@@ -317,9 +317,8 @@ func idempotencyKey(meta map[string]any) (string, error) {
 }
 
 // sessionListing is how a tools/list the SDK decoded is answered. A
-// client whose session declared neither elicitation nor the 2025-11-25
-// tasks capability, and whose request no Tasks extension, gets the
-// companion tools too.
+// client whose session did not declare the 2025-11-25 tasks capability,
+// and whose request no Tasks extension, gets the companion tools too.
 func (m *Dialect) sessionListing(req mcp.Request) wire.Listing {
 	var meta map[string]any
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
@@ -330,7 +329,7 @@ func (m *Dialect) sessionListing(req mcp.Request) wire.Listing {
 	if ok {
 		l.Execution = r.ProtocolVersion() == dialectVersion
 	}
-	follows := ok && (sessionElicits(r.Session) || m.sessions.declaredTasks(r.Session))
+	follows := ok && m.sessions.declaredTasks(r.Session)
 	l.Companions = !follows && !core.CapsFromMeta(meta).FollowsRuns()
 	return l
 }

@@ -18,9 +18,10 @@ type Listing struct {
 	// Execution: each tool says whether it runs as a task (the 2025-11-25
 	// dialect).
 	Execution bool
-	// Companions: the client can follow no run by the protocol (it
-	// declared neither the Tasks extension nor elicitation), so the core's
-	// companion tools are listed after the catalog's.
+	// Companions: the client follows no run by the protocol (it did not
+	// declare the Tasks extension), so the core's companion tools are
+	// listed after the catalog's. The list tool (core.CompanionList) is
+	// listed to every client, last.
 	Companions bool
 }
 
@@ -62,11 +63,9 @@ func (m Lister) List(ctx context.Context, l Listing) (mcp.Result, error) {
 		}
 		res.Tools = append(res.Tools, d)
 	}
-	if l.Companions {
-		for _, c := range m.Core.CompanionTools() {
-			res.Tools = append(res.Tools, ToolDescriptor{Name: c.Name, Description: c.Description,
-				InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations})
-		}
+	for _, c := range m.Core.CompanionTools(l.Companions) {
+		res.Tools = append(res.Tools, ToolDescriptor{Name: c.Name, Description: c.Description,
+			InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations})
 	}
 	if l.Labelled {
 		ttl := m.CacheTTLMs
