@@ -37,10 +37,14 @@ import (
 // activity.
 const followLegacyTasksChange = "upstream-follow-legacy-tasks"
 
-// newCalls makes the mcpcall activities of the upstreams: every one is
-// held, so that a 2025-11-25 upstream's tasks are followed in the session
-// that made them (an HTTP upstream that serves 2026-07-28 Tasks is
-// reached without it).
+// legacyServer is the name of the mcpcall server of upstream's
+// 2025-11-25 task methods.
+func legacyServer(upstream string) string { return upstream + "@2025-11-25" }
+
+// newCalls makes the mcpcall activities of the upstreams: an HTTP
+// upstream's 2026-07-28 Tasks are reached under its name, and every
+// upstream's 2025-11-25 tasks under legacyServer's, in a held session so
+// that they are followed in the session that made them.
 func (s *Set) newCalls(f File, opts Options) error {
 	servers := map[string]mcpcall.Server{}
 	for _, u := range f.Upstreams {
@@ -48,14 +52,15 @@ func (s *Set) newCalls(f File, opts Options) error {
 			return s.conns[u.Name].onTaskRequest(ctx, method, params)
 		}
 		if u.URL != "" {
-			servers[u.Name] = mcpcall.Server{URL: u.URL, Header: u.headers, Hold: true, OnRequest: onRequest}
+			servers[u.Name] = mcpcall.Server{URL: u.URL, Header: u.headers}
+			servers[legacyServer(u.Name)] = mcpcall.Server{URL: u.URL, Header: u.headers, Hold: true, OnRequest: onRequest, ProtocolVersion: "2025-11-25"}
 			continue
 		}
 		env := append([]string(nil), opts.Environ...)
 		for k, v := range u.Env {
 			env = append(env, k+"="+v)
 		}
-		servers[u.Name] = mcpcall.Server{Command: u.Command, Args: u.Args, Env: env, Hold: true, OnRequest: onRequest}
+		servers[legacyServer(u.Name)] = mcpcall.Server{Command: u.Command, Args: u.Args, Env: env, Hold: true, OnRequest: onRequest}
 	}
 	calls, err := mcpcall.NewActivities(servers)
 	if err != nil {
@@ -73,7 +78,7 @@ func (c *conn) legacyTaskTools(ctx context.Context, tasks bool) map[string]strin
 	if tasks {
 		return nil
 	}
-	tools, err := c.set.calls.TaskTools(ctx, c.up.Name)
+	tools, err := c.set.calls.TaskTools(ctx, legacyServer(c.up.Name))
 	if err != nil {
 		c.logger.Warn("upstream tasks not followed", zap.Error(err))
 	}
@@ -93,6 +98,8 @@ func legacyTasksTool(name, description string, call CallRequest, ao workflow.Act
 		}
 		all := func(*asked) bool { return true }
 		defer asks.withdraw(all)
+		call := call // per run: the closure is every run's
+		call.Upstream = legacyServer(call.Upstream)
 		return followCall(ctx, call, args, &mcpcall.Options{CallRetry: ao.RetryPolicy, Timeout: ao.StartToCloseTimeout,
 			// A question the task no longer waits for (the upstream gave
 			// up on it) is withdrawn.
