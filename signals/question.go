@@ -62,7 +62,7 @@ func (i Interrupt) AsksText() bool {
 //   - one whose schema is a form, as MCP 2025-11-25 elicitation allows
 //     (an object whose properties are each a string, number, integer or
 //     boolean, none writeOnly or a password, or a multi-select: an array
-//     whose items are strings of an enum or an anyOf of consts), is asked
+//     whose items are strings of an enum or an anyOf of titled consts), is asked
 //     with its own schema;
 //   - one with another schema is asked for {"value": the answer as JSON
 //     text}, the description of "value" holding its schema (compact
@@ -101,7 +101,8 @@ type formField struct {
 	Items     *formField `json:"items"`
 	Enum      []any      `json:"enum"`
 	AnyOf     []struct {
-		Const any `json:"const"`
+		Const any    `json:"const"`
+		Title string `json:"title"`
 	} `json:"anyOf"`
 }
 
@@ -128,8 +129,8 @@ func formSchema(raw json.RawMessage) bool {
 
 // isFormField reports whether f is a primitive (string, number, integer,
 // boolean), none writeOnly or a password, or a multi-select: an array
-// whose items are strings of an enum ({"type":"string","enum":[...]}) or
-// an anyOf of string consts.
+// whose items are strings of an enum or an anyOf of titled string consts
+// (selectsStrings).
 func (f formField) isFormField() bool {
 	t, ok := f.Type.(string)
 	if !ok || f.WriteOnly || f.Format == "password" {
@@ -144,21 +145,27 @@ func (f formField) isFormField() bool {
 	return false
 }
 
-// selectsStrings reports whether f, the items of a multi-select, is a
-// string of an enum or an anyOf of string consts.
+// selectsStrings reports whether f, the items of a multi-select, is
+// {"type":"string","enum":[strings]} or {"anyOf":[{"const":string,
+// "title":string}]}, as MCP 2025-11-25 has them.
 func (f formField) selectsStrings() bool {
-	if f.Type != nil && f.Type != "string" || f.WriteOnly || (len(f.Enum) > 0) == (len(f.AnyOf) > 0) {
+	switch {
+	case f.WriteOnly:
 		return false
-	}
-	for _, v := range f.Enum {
-		if _, ok := v.(string); !ok {
-			return false
+	case f.Type == "string" && len(f.Enum) > 0 && len(f.AnyOf) == 0:
+		for _, v := range f.Enum {
+			if _, ok := v.(string); !ok {
+				return false
+			}
 		}
-	}
-	for _, c := range f.AnyOf {
-		if _, ok := c.Const.(string); !ok {
-			return false
+		return true
+	case f.Type == nil && len(f.Enum) == 0 && len(f.AnyOf) > 0:
+		for _, c := range f.AnyOf {
+			if v, ok := c.Const.(string); !ok || v == "" || c.Title == "" {
+				return false
+			}
 		}
+		return true
 	}
-	return true
+	return false
 }
