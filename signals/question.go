@@ -61,7 +61,8 @@ func (i Interrupt) AsksText() bool {
 //     OfferedActions};
 //   - one whose schema is a form, as MCP 2025-11-25 elicitation allows
 //     (an object whose properties are each a string, number, integer or
-//     boolean, none writeOnly or a password, or a multi-select: an array
+//     boolean, none writeOnly, with no format but email, uri, date and
+//     date-time, or a multi-select: an array
 //     whose items are strings of an enum or an anyOf of titled consts), is asked
 //     with its own schema;
 //   - one with another schema is asked for {"value": the answer as JSON
@@ -127,13 +128,18 @@ func formSchema(raw json.RawMessage) bool {
 	return true
 }
 
+// formFormats are the string formats an MCP 2025-11-25 form field may
+// have (none, or one a client renders); a password, a uuid or any other
+// is asked as JSON text, since clients refuse the form.
+var formFormats = map[string]bool{"": true, "email": true, "uri": true, "date": true, "date-time": true}
+
 // isFormField reports whether f is a primitive (string, number, integer,
-// boolean), none writeOnly or a password, or a multi-select: an array
+// boolean) with no format but formFormats, none writeOnly, or a multi-select: an array
 // whose items are strings of an enum or an anyOf of titled string consts
 // (selectsStrings).
 func (f formField) isFormField() bool {
 	t, ok := f.Type.(string)
-	if !ok || f.WriteOnly || f.Format == "password" {
+	if !ok || f.WriteOnly || !formFormats[f.Format] {
 		return false
 	}
 	switch t {

@@ -13,6 +13,8 @@ func TestInterruptQuestion(t *testing.T) {
 	approval := `{"properties":{"action":{"enum":["accept","reject"],"type":"string"}},"required":["action"],"type":"object"}`
 	flat := `{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer"}}}`
 	password := `{"type":"object","properties":{"p":{"type":"string","format":"password"}}}`
+	uuid := `{"type":"object","properties":{"id":{"type":"string","format":"uuid"}}}`
+	dated := `{"type":"object","properties":{"on":{"type":"string","format":"date"}}}`
 	tests := []struct {
 		name    string
 		in      signals.Interrupt
@@ -29,6 +31,10 @@ func TestInterruptQuestion(t *testing.T) {
 				"properties":{"a":{"type":"array"}}}`)}, "Q", asText(`{"type":"object","properties":{"a":{"type":"array"}}}`), true},
 		{"password", signals.Interrupt{Kind: signals.KindClarification, Title: "Q",
 			Schema: json.RawMessage(password)}, "Q", asText(password), true},
+		{"uuid format", signals.Interrupt{Kind: signals.KindClarification, Title: "Q",
+			Schema: json.RawMessage(uuid)}, "Q", asText(uuid), true},
+		{"date format", signals.Interrupt{Kind: signals.KindClarification, Title: "Q",
+			Schema: json.RawMessage(dated)}, "Q", dated, true},
 		{"no schema", signals.Interrupt{Kind: signals.KindClarification, Title: "Q"}, "Q", signals.FallbackSchema, true},
 		{"external event", signals.Interrupt{Kind: signals.KindExternalEvent, Title: "E"}, "E", signals.FallbackSchema, false},
 	}
