@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/nexusfront"
