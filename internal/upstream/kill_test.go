@@ -133,7 +133,11 @@ func TestUpstreamCallsSurviveWorkerKill(t *testing.T) {
 	if err := os.WriteFile(path, []byte(fileText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	queue := testenv.UniqueTaskQueue(t)
+	// One task queue per test binary: the worker process publishes the
+	// example tools too, and a killed worker's publication of them stays
+	// until it is judged dead, which refuses the same tools on another
+	// queue (-count=2).
+	queue := fmt.Sprintf("upstream-kill-%d", os.Getpid())
 	killed := startWorkerProcess(t, env, queue, path)
 	c := &mcpClient{t: t, url: serveMount(t, env)}
 	c.waitTools(prefix+"write", prefix+"read", prefix+"job")
