@@ -153,6 +153,7 @@ func CallTool(ctx workflow.Context, server, tool string, args any, opts *Options
 func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.CallToolResult, error) {
 	answered := map[string]bool{}
 	seen := ""
+	began := workflow.Now(ctx)
 	for {
 		if o.OnStatus != nil && t.Status+"\x00"+t.StatusMessage != seen {
 			seen = t.Status + "\x00" + t.StatusMessage
@@ -194,7 +195,7 @@ func follow(ctx workflow.Context, call CallRequest, t Task, o Options) (*mcp.Cal
 				}
 			}
 		}
-		if err := workflow.Sleep(ctx, pollInterval(t, o)); err != nil {
+		if err := workflow.Sleep(ctx, pollInterval(t, o, workflow.Now(ctx).Sub(began))); err != nil {
 			return nil, cancelTask(ctx, call.Server, t, err)
 		}
 		ref := TaskRequest{Server: call.Server, TaskID: t.ID, Dialect: t.Dialect, Session: t.Session}
@@ -254,8 +255,21 @@ func cancelTask(ctx workflow.Context, server string, t Task, cause error) error 
 	return cause
 }
 
-// pollInterval is how long to wait before the next tasks/get.
-func pollInterval(t Task, o Options) time.Duration {
+// Polls of a long task stretch, so that its run's history stays far
+// below Temporal's event limit (each poll adds about 11 events): a task
+// followed for elapsed is polled at most once every elapsed/stretchRatio,
+// and the stretch stops at maxStretch. At a 1 s pollIntervalMs that is
+// about 180 polls in the first hour, then one a minute: the default
+// limit of 51,200 events is reached after about three days, not after 77
+// minutes.
+const (
+	stretchRatio = 30
+	maxStretch   = time.Minute
+)
+
+// pollInterval is how long to wait before the next tasks/get of task t,
+// followed for elapsed so far.
+func pollInterval(t Task, o Options, elapsed time.Duration) time.Duration {
 	d := time.Duration(t.PollIntervalMs) * time.Millisecond
 	if d <= 0 {
 		d = o.PollInterval
@@ -263,7 +277,7 @@ func pollInterval(t Task, o Options) time.Duration {
 	if d <= 0 {
 		d = DefaultPollInterval
 	}
-	return max(d, minPollInterval)
+	return max(d, minPollInterval, min(elapsed/stretchRatio, maxStretch))
 }
 
 // taskError is the error a failed task carries.

@@ -167,6 +167,29 @@ func TestCallToolPollsAtTheServersInterval(t *testing.T) {
 	}
 }
 
+// TestCallToolStretchesPolls checks that the polls of a long task
+// stretch with the time it has run (at most once every thirtieth of it,
+// up to a minute apart), so its history stays small.
+func TestCallToolStretchesPolls(t *testing.T) {
+	const polls = 200
+	fake := mcpcalltest.NewServer(t)
+	fake.PollIntervalMs = 1000
+	steps := make([]mcpcalltest.Step, 0, polls+1)
+	for range polls {
+		steps = append(steps, mcpcalltest.Working(""))
+	}
+	fake.Tool("tool", append(steps, mcpcalltest.Text("ok"))...)
+	_, out := callAgent(t, newEnv(t, fake), agentIn{Tool: "tool"})
+	var want time.Duration
+	for range polls {
+		want += max(time.Second, min(want/30, time.Minute))
+	}
+	if out.Text != "ok" || out.ElapsedMs != want.Milliseconds() {
+		t.Errorf("got %q after %d ms, want ok after %d ms (%d polls at 1 s would take %d ms)",
+			out.Text, out.ElapsedMs, want.Milliseconds(), polls, polls*1000)
+	}
+}
+
 // TestCallToolAsksTheCallersHuman checks that a question of the tool is
 // asked of the calling run's human, with the inner schema, and the answer
 // sent back with tasks/update.

@@ -135,7 +135,7 @@ func listedRuns(t *testing.T, res map[string]any) runListPage {
 // other tests' runs share the Temporal server.
 func TestRunListFindsForgottenRun(t *testing.T) {
 	acme, globex := testenv.UniqueID("acme-"), testenv.UniqueID("globex-")
-	s := newStack(t, keysFor(t, "ka="+acme+":alice,kb="+globex+":bob"), "")
+	s := newStack(t, keysFor(t, "ka="+acme+":alice,kb="+globex+":bob,kc="+acme+":carol"), "")
 	alice := s.client(t, "ka", tasksCaps())
 	if names := strings.Join(toolNames(wantResult(t, alice.call("tools/list", nil, nil))), ","); !strings.HasSuffix(names, ",openwop_run_list") ||
 		strings.Contains(names, "openwop_run_status") {
@@ -184,6 +184,15 @@ func TestRunListFindsForgottenRun(t *testing.T) {
 	bob := s.client(t, "kb", map[string]any{})
 	if got := listedRuns(t, callTool(t, bob, "openwop_run_list", map[string]any{})); len(got.Runs) != 0 {
 		t.Fatalf("bob (tenant globex) lists %+v, want none of alice's", got)
+	}
+	// Carol, of alice's tenant, lists her own runs (none) unless she asks
+	// for everyone's, which GET /runs would show her too.
+	carol := s.client(t, "kc", tasksCaps())
+	if got := listedRuns(t, callTool(t, carol, "openwop_run_list", map[string]any{"tool": "slow_compute"})); len(got.Runs) != 0 {
+		t.Fatalf("carol lists %+v, want none of alice's by default", got)
+	}
+	if got := listedRuns(t, callTool(t, carol, "openwop_run_list", map[string]any{"tool": "slow_compute", "everyone": true})); len(got.Runs) != 2 {
+		t.Fatalf("carol lists %+v with everyone, want alice's two runs", got)
 	}
 	stolen := callTool(t, bob, "openwop_run_list", map[string]any{"tool": "slow_compute", "status": "completed", "limit": 1, "cursor": first.NextCursor})
 	if stolen["isError"] != true || !strings.Contains(text(t, stolen), "cursor") {

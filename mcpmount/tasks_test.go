@@ -234,8 +234,13 @@ func TestProjection(t *testing.T) {
 		{"waiting-input, non-flat schema", with(func(s *signals.Snapshot) { s.Status = signals.StatusWaitingInput; s.Interrupts = open }),
 			"input_required", func(t *testing.T, d *wire.DetailedTaskResult) {
 				got := d.InputRequests[open[0].ID].Params.RequestedSchema
-				if string(got) != signals.FallbackSchema {
-					t.Errorf("schema = %s", got)
+				var s struct {
+					Properties map[string]struct{ Type, Description string }
+					Required   []string
+				}
+				if err := json.Unmarshal(got, &s); err != nil || len(s.Properties) != 1 || s.Properties["value"].Type != "string" ||
+					!strings.HasSuffix(s.Properties["value"].Description, `JSON Schema: {"type":"object","properties":{"a":{"type":"object"}}}`) {
+					t.Errorf("schema = %s, want {value: JSON text} naming the question's schema", got)
 				}
 			}},
 		{"completed", with(func(s *signals.Snapshot) { completeWith(s, "ok") }), "completed", func(t *testing.T, d *wire.DetailedTaskResult) {

@@ -492,9 +492,10 @@ type InputRequest struct {
 	Title string
 	// Description is optional longer text.
 	Description string
-	// Schema is a JSON Schema of type object with primitive properties, so
-	// the mount can present it as a form. AskAs derives it from its type
-	// parameter when nil; AskInput requires it.
+	// Schema is a JSON Schema of type object; one whose properties an MCP
+	// form allows (primitives and multi-selects, docs/contract.md) is
+	// presented as a form, another is asked as JSON text. AskAs derives
+	// it from its type parameter when nil; AskInput requires it.
 	Schema json.RawMessage
 	// Approvers, when non-empty, are the only principals who may answer.
 	Approvers []string

@@ -2,11 +2,7 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"go.temporal.io/sdk/worker"
-	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/app/config"
@@ -40,28 +36,18 @@ func NexusOptionsOf(sc config.ServerConfig) *NexusOptions {
 const nexusReadyTimeout = 30 * time.Second
 
 // serveNexus runs the worker of the tools' Nexus service until ctx is
-// done. The service's operations are the tools the catalog lists once the
-// in-process worker's tools are in it (or nexusReadyTimeout passed).
+// done, from the moment the catalog lists the in-process worker's tools
+// (or nexusReadyTimeout passed); the service follows the catalog
+// (nexusfront.Serve).
 func (s *Server) serveNexus(ctx context.Context, d Deps, tools catalog.Source, backend runs.Backend) error {
 	o := s.opts.Nexus
 	s.waitTools(ctx, d)
 	if ctx.Err() != nil {
 		return nil
 	}
-	svc, err := nexusfront.NewService(ctx, tools, backend, nexusfront.Options{Tenants: o.Tenants})
-	if err != nil {
-		return err
-	}
-	w := worker.New(d.Client, o.TaskQueue, worker.Options{})
-	w.RegisterNexusService(svc)
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start the Nexus service worker on task queue %q: %w", o.TaskQueue, err)
-	}
-	d.Logger.Info("Nexus service serving", zap.String("service", svc.Name), zap.String("taskQueue", o.TaskQueue),
-		zap.Int("callerNamespaces", len(o.Tenants)))
-	<-ctx.Done()
-	w.Stop()
-	return nil
+	return nexusfront.Serve(ctx, d.Client, tools, backend, nexusfront.ServeOptions{
+		Options: nexusfront.Options{Tenants: o.Tenants}, TaskQueue: o.TaskQueue, Logger: d.Logger.Named("nexus"),
+	})
 }
 
 // waitTools waits until the catalog lists the in-process worker's tools,

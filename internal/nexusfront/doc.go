@@ -23,7 +23,8 @@
 // handler error. A cancel request names no caller: it is honoured for a
 // run of a mapped tenant, the only runs this service starts.
 //
-// The operations are those of the catalog's tools when NewService runs:
-// a tool published later becomes an operation when the worker registering
-// the service restarts.
+// The operations of NewService's service are those of the catalog's tools
+// when it runs. Serve follows the catalog: it replaces its worker with one
+// of the tools listed now whenever the set of names changes, so a tool
+// published later becomes an operation within ServeOptions.Recheck.
 package nexusfront

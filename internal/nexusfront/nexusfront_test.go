@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,5 +201,102 @@ func TestNexusRefusals(t *testing.T) {
 				t.Fatalf("start = %v, want %s saying %q", err, tc.want, tc.says)
 			}
 		})
+	}
+}
+
+// switchable is a catalog whose tools a test replaces.
+type switchable struct {
+	catalog.Source
+	mu  sync.Mutex
+	now catalog.Source
+}
+
+func (s *switchable) set(src catalog.Source) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = src
+}
+
+func (s *switchable) get() catalog.Source {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now
+}
+
+func (s *switchable) Tools(ctx context.Context) ([]*catalog.Tool, error) { return s.get().Tools(ctx) }
+func (s *switchable) Lookup(ctx context.Context, name string) (*catalog.Tool, error) {
+	return s.get().Lookup(ctx, name)
+}
+func (s *switchable) ForCall(ctx context.Context, name string) (*catalog.Tool, error) {
+	return s.get().ForCall(ctx, name)
+}
+func (s *switchable) OtherVersions(name string) []*catalog.Tool { return s.get().OtherVersions(name) }
+
+// TestNexusFollowsTheCatalog: Serve's operations are the catalog's tools
+// of now: a tool published after the service started is called through
+// the endpoint once Serve rechecked, and a withdrawn one is no operation.
+func TestNexusFollowsTheCatalog(t *testing.T) {
+	env := testenv.Temporal(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	toolTQ := testenv.UniqueTaskQueue(t)
+	reg, err := conformancetools.Registry(tools.NewActivities(env.Logger, tools.ActivityOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.NewWorker(t, toolTQ, reg.Register)
+	specs := reg.Specs()
+	for i := range specs {
+		specs[i].TaskQueue = toolTQ
+	}
+	without := slices.DeleteFunc(slices.Clone(specs), func(s signals.ToolSpec) bool { return s.Name == "delay" })
+	before, err := catalog.NewStatic(without...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := catalog.NewStatic(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := &switchable{now: before}
+	svc := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: toolTQ, Namespace: env.Namespace})
+	callers := nexustest.NewCallers(t, env)
+	nexusTQ := testenv.UniqueTaskQueue(t)
+	served := make(chan error, 1)
+	sctx, stop := context.WithCancel(ctx)
+	go func() {
+		served <- Serve(sctx, env.Client, cat, svc, ServeOptions{Options: Options{Tenants: map[string]string{callers.Namespace: "acme"}},
+			TaskQueue: nexusTQ, Recheck: 100 * time.Millisecond, Logger: env.Logger})
+	}()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	endpoint := nexustest.CreateEndpoint(t, env, nexusTQ)
+
+	// Before delay is published, calling it fails (no such operation).
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	err = callers.Call(t, cctx, endpoint, DefaultService, "delay", map[string]any{"delayMs": 10}).Get(cctx, nil)
+	ccancel()
+	if err == nil {
+		t.Fatal("delay was called before it was published")
+	}
+
+	// Once published, it is called within a recheck or so: a call that
+	// reached the worker being replaced fails, and is made again.
+	cat.set(after)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var rec signals.RunRecord
+		err := callers.Call(t, ctx, endpoint, DefaultService, "delay", map[string]any{"delayMs": 10}).Get(ctx, &rec)
+		if err == nil && rec.Snapshot.Status == signals.StatusCompleted {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delay once published: %v, run %+v; want completed", err, rec.Snapshot)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -262,17 +262,19 @@ func (c *conn) relay(ctx context.Context, f *inflight, p *mcp.ElicitParams) (*mc
 }
 
 // fromText is the content of an accepted answer as the upstream asked
-// for it. A question whose schema is not a flat form (an array property)
-// is asked as JSON text (signals.FallbackSchema): its answer
-// {"value": "<JSON text>"}, checked against the upstream's schema when it
-// was given, is the content that text holds.
+// for it. A question whose schema is not a form (signals.Interrupt.AsksText)
+// is asked as JSON text: its answer {"value": "<JSON text>"}, checked
+// against the upstream's schema, is the content that text holds. The rule
+// is the content's, not the question's, so that an answer given as text
+// before the form rule took multi-selects still reaches the upstream as the
+// object when the run replays.
 func fromText(in signals.Interrupt, content json.RawMessage) json.RawMessage {
 	if len(content) == 0 || string(content) == "null" {
 		return json.RawMessage(`{}`)
 	}
 	var obj map[string]json.RawMessage
 	var text string
-	if !in.AsksText() || json.Unmarshal(content, &obj) != nil || len(obj) != 1 || json.Unmarshal(obj["value"], &text) != nil {
+	if json.Unmarshal(content, &obj) != nil || len(obj) != 1 || json.Unmarshal(obj["value"], &text) != nil {
 		return content
 	}
 	rs, err := answers.CompileSchema(in.Schema)

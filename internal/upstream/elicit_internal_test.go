@@ -42,12 +42,16 @@ func TestMarkLine(t *testing.T) {
 
 func TestFromText(t *testing.T) {
 	multi := `{"type":"object","properties":{"name":{"type":"string"},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["name"]}`
+	nested := `{"type":"object","properties":{"name":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name"]}`
 	flat := `{"type":"object","properties":{"name":{"type":"string"}}}`
 	tests := []struct{ name, schema, content, want string }{
 		{"flat form", flat, `{"name":"Ada"}`, `{"name":"Ada"}`},
 		{"flat form whose answer is a value", `{"type":"object","properties":{"value":{"type":"string"}}}`, `{"value":"{}"}`, `{"value":"{}"}`},
-		{"asked as JSON text", multi, `{"value":"{\"name\":\"Ada\",\"tags\":[\"a\"]}"}`, `{"name":"Ada","tags":["a"]}`},
-		{"asked as JSON text, answered as the object", multi, `{"name":"Ada"}`, `{"name":"Ada"}`},
+		{"multi-select form", multi, `{"name":"Ada","tags":["a"]}`, `{"name":"Ada","tags":["a"]}`},
+		{"multi-select form answered as text before it was a form", multi, `{"value":"{\"name\":\"Ada\",\"tags\":[\"a\"]}"}`, `{"name":"Ada","tags":["a"]}`},
+		{"asked as JSON text", nested, `{"value":"{\"name\":\"Ada\",\"tags\":[\"x\"]}"}`, `{"name":"Ada","tags":["x"]}`},
+		{"asked as JSON text, answered as the object", nested, `{"name":"Ada"}`, `{"name":"Ada"}`},
+		{"text that is not JSON", nested, `{"value":"Ada"}`, `{"value":"Ada"}`},
 		{"no content", flat, ``, `{}`},
 		{"null content", flat, `null`, `{}`},
 	}

@@ -16,14 +16,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openwop/temporal-mcp/internal/testing/testenv"
 	"github.com/openwop/temporal-mcp/internal/upstream"
-	"github.com/openwop/temporal-mcp/signals"
 )
 
 const (
@@ -206,10 +204,9 @@ func testEverything(t *testing.T, c *mcpClient, prefix string) {
 			t.Fatalf("notifications/progress of the call = %v, want one telling the upstream's steps of 3, with token p1", progress)
 		}
 	})
-	// The upstream's schema has multi-select (array) properties, which
-	// the mount does not put as a form (signals.FallbackSchema): the
-	// question asks for the answer as JSON text, checked against the
-	// upstream's schema.
+	// The upstream's schema is a form of every field MCP 2025-11-25
+	// allows, multi-selects among them: the question is asked with it,
+	// and an answer is checked against it before the upstream sees it.
 	t.Run("trigger-elicitation-request", func(t *testing.T) {
 		created := c.result("tools/call", map[string]any{"name": prefix + "trigger-elicitation-request", "arguments": map[string]any{}}, taskCaps)
 		taskID, _ := created["taskId"].(string)
@@ -219,23 +216,34 @@ func testEverything(t *testing.T, c *mcpClient, prefix string) {
 		for k, r := range reqs {
 			key = k
 			params, _ := r.(map[string]any)["params"].(map[string]any)
-			var fallback any
-			_ = json.Unmarshal([]byte(signals.FallbackSchema), &fallback)
-			if params["message"] != "Please provide inputs for the following fields:" || !reflect.DeepEqual(params["requestedSchema"], fallback) {
-				t.Fatalf("question = %v, want the upstream's message, asked as JSON text", params)
+			schema, _ := params["requestedSchema"].(map[string]any)
+			props, _ := schema["properties"].(map[string]any)
+			multi, _ := props["untitledMultipleSelectEnum"].(map[string]any)
+			if params["message"] != "Please provide inputs for the following fields:" || fmt.Sprint(schema["required"]) != "[name]" ||
+				len(props) != 13 || multi["type"] != "array" || multi["maxItems"] != 3.0 {
+				t.Fatalf("question = %v, want the upstream's message and form", params)
 			}
 		}
 		if len(reqs) != 1 {
 			t.Fatalf("tasks/get = %v, want the upstream's one question", res)
 		}
-		if _, rpcErr, raw := c.call("tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
-			key: map[string]any{"action": "accept", "content": map[string]any{"value": `{"check":true}`}}}}, taskCaps); rpcErr == nil || rpcErr.Code != -32602 {
-			t.Fatalf("tasks/update without the required name: %s, want -32602", raw)
+		for _, refused := range []struct{ content, field string }{
+			{`{"check":true}`, "name is required"},
+			{`{"name":"Ada","untitledMultipleSelectEnum":["Guitar","Piano","Violin","Drums"]}`, "untitledMultipleSelectEnum: has 4 items"},
+			{`{"name":"Ada","titledMultipleSelectEnum":["fish-9"]}`, "titledMultipleSelectEnum[]: fish-9 is not one of"},
+		} {
+			_, rpcErr, raw := c.call("tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
+				key: map[string]any{"action": "accept", "content": json.RawMessage(refused.content)}}}, taskCaps)
+			if rpcErr == nil || rpcErr.Code != -32602 || !strings.Contains(string(raw), refused.field) {
+				t.Fatalf("tasks/update with %s: %s, want -32602 naming %q", refused.content, raw, refused.field)
+			}
 		}
 		c.result("tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
-			key: map[string]any{"action": "accept", "content": map[string]any{"value": `{"name":"Ada Lovelace","integer":7}`}}}}, taskCaps)
+			key: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada Lovelace", "integer": 7,
+				"untitledMultipleSelectEnum": []string{"Piano", "Bass"}, "titledMultipleSelectEnum": []string{"fish-2"}}}}}, taskCaps)
 		done := c.waitTask(taskID, func(r map[string]any) bool { return r["status"] == "completed" })
-		if text := fmt.Sprint(done["result"]); !strings.Contains(text, "- Name: Ada Lovelace") || !strings.Contains(text, "- Favorite Integer: 7") {
+		if text := fmt.Sprint(done["result"]); !strings.Contains(text, "- Name: Ada Lovelace") || !strings.Contains(text, "- Favorite Integer: 7") ||
+			!strings.Contains(text, "fish-2") {
 			t.Fatalf("the run's result = %s, want the upstream's account of the answer", text)
 		}
 	})

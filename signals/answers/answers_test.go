@@ -3,6 +3,7 @@ package answers_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -71,6 +72,62 @@ func TestCheck(t *testing.T) {
 			if !errors.As(err, &ae) || ae.InterruptID != tt.it.ID || !strings.Contains(ae.Problem, tt.rule) {
 				t.Fatalf("got %v, want an *answers.Error for %s naming %q", err, tt.it.ID, tt.rule)
 			}
+		})
+	}
+}
+
+// TestCheckForm: an answer to a form MCP 2025-11-25 allows, as
+// server-everything's trigger-elicitation-request asks it, is checked
+// against its fields, a refusal naming the field: required, enums of
+// single and multi-selects, item counts, bounds.
+func TestCheckForm(t *testing.T) {
+	schema, err := os.ReadFile("testdata/everything-elicitation.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := signals.Interrupt{ID: "r-i1", Kind: signals.KindClarification, Schema: schema}
+	if it.AsksText() {
+		t.Fatalf("server-everything's schema is asked as JSON text, want a form")
+	}
+	tests := []struct {
+		name    string
+		content string
+		problem string // "" when the answer fits
+	}{
+		{"required only", `{"name":"Ada"}`, ""},
+		{"every field", `{"name":"Ada","check":true,"firstLine":"Once","email":"ada@example.com","homepage":"https://example.com",
+			"birthdate":"1815-12-10","integer":7,"number":2.5,"untitledSingleSelectEnum":"Ross","untitledMultipleSelectEnum":["Piano","Bass"],
+			"titledSingleSelectEnum":"hero-3","titledMultipleSelectEnum":["fish-1","fish-3"],"legacyTitledEnum":"pet-2"}`, ""},
+		{"missing required", `{"check":true}`, "content: name is required"},
+		{"single select outside its enum", `{"name":"Ada","untitledSingleSelectEnum":"Janice"}`, "untitledSingleSelectEnum: Janice is not one of the values its enum allows: Monica Rachel"},
+		{"titled single select outside its consts", `{"name":"Ada","titledSingleSelectEnum":"hero-9"}`,
+			"titledSingleSelectEnum: the value is not one of those its oneOf allows"},
+		{"multi-select item outside its enum", `{"name":"Ada","untitledMultipleSelectEnum":["Piano","Banjo"]}`,
+			"untitledMultipleSelectEnum[]: Banjo is not one of the values its enum allows: Guitar Piano"},
+		{"titled multi-select item outside its consts", `{"name":"Ada","titledMultipleSelectEnum":["fish-1","fish-9"]}`,
+			"titledMultipleSelectEnum[]: fish-9 is not one of the values allowed: fish-1 fish-2 fish-3"},
+		{"too many items", `{"name":"Ada","untitledMultipleSelectEnum":["Guitar","Piano","Violin","Drums"]}`,
+			"untitledMultipleSelectEnum: has 4 items, more than the maximum 3"},
+		{"too few items", `{"name":"Ada","titledMultipleSelectEnum":[]}`, "titledMultipleSelectEnum: has 0 items, fewer than the minimum 1"},
+		{"multi-select not an array", `{"name":"Ada","untitledMultipleSelectEnum":"Guitar"}`,
+			"untitledMultipleSelectEnum: Guitar is of type string; its type must be array"},
+		{"above maximum", `{"name":"Ada","integer":101}`, "integer: 101 is more than the maximum 100"},
+		{"JSON text is not taken for a form", `{"value":"{\"name\":\"Ada\"}"}`, "name is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := answers.Check(it, signals.Resolution{InterruptID: it.ID, Action: signals.ActionAccept, Content: json.RawMessage(tt.content)})
+			if tt.problem == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var ae *answers.Error
+			if !errors.As(err, &ae) || !strings.Contains(ae.Problem, tt.problem) {
+				t.Fatalf("got %v, want a refusal naming %q", err, tt.problem)
+			}
+			t.Logf("%s", ae.Problem)
 		})
 	}
 }

@@ -31,10 +31,14 @@ var sentences = []struct {
 	{regexp.MustCompile(`^maxItems: array length (\d+) is greater than (\d+)$`), "has %s items, more than the maximum %s", []bool{false, false}},
 }
 
-// required and additional are the rules that name properties.
+// required and additional are the rules that name properties; consts
+// are the branches of an anyOf or oneOf of consts (a titled select) that a
+// value matches none of, and choice such a select's rule.
 var (
 	required   = regexp.MustCompile(`^required: missing properties: \[(.*)\]$`)
 	additional = regexp.MustCompile(`^unexpected additional properties \[(.*)\]$`)
+	consts     = regexp.MustCompile(`(?m)^\s*validating (\S+)/(?:anyOf|oneOf)/\d+: const: (.*) does not equal (.*)$`)
+	choice     = regexp.MustCompile(`^(anyOf|oneOf): did not validate against any of \[.*\]:?$`)
 )
 
 // Explain words a schema validation error (of a schema CompileSchema
@@ -43,8 +47,18 @@ var (
 // the field named by its path ("order.items"). A text it does not know is
 // kept as the compiler wrote it, after the field's name.
 func Explain(err error) string {
+	if m := consts.FindAllStringSubmatch(err.Error(), -1); m != nil {
+		allowed := make([]string, len(m))
+		for i, c := range m {
+			allowed[i] = c[3]
+		}
+		return prefix(fieldOf(m[0][1]), fmt.Sprintf("%s is not one of the values allowed: %s", m[0][2], strings.Join(allowed, " ")))
+	}
 	path, rule := innermost(err.Error())
 	field := fieldOf(path)
+	if m := choice.FindStringSubmatch(rule); m != nil {
+		return prefix(field, "the value is not one of those its "+m[1]+" allows")
+	}
 	if m := required.FindStringSubmatch(rule); m != nil {
 		return join(field, names(m[1]), "is required", "are required")
 	}

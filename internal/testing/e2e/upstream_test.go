@@ -391,10 +391,9 @@ type front struct {
 	log upstreamLog
 }
 
-// everythingAnswer answers server-everything's question: its schema has
-// multi-select properties, so it is asked as JSON text
-// (docs/upstreams.md), and this is the text.
-const everythingAnswer = `{"name":"Ada Lovelace","integer":7}`
+// everythingAnswer answers server-everything's question, a form with
+// multi-select fields (docs/upstreams.md).
+var everythingAnswer = map[string]any{"name": "Ada Lovelace", "integer": 7, "untitledMultipleSelectEnum": []string{"Piano"}}
 
 // answered fails unless text is the upstream's account of everythingAnswer.
 func answered(t *testing.T, text string) {
@@ -450,7 +449,7 @@ func (f front) tasksClient(t *testing.T) {
 	}
 	for key := range q.InputRequests {
 		c.result(t, "tasks/update", id, map[string]any{"taskId": id, "inputResponses": map[string]any{
-			key: map[string]any{"action": "accept", "content": map[string]any{"value": everythingAnswer}}}}, nil)
+			key: map[string]any{"action": "accept", "content": everythingAnswer}}}, nil)
 	}
 	done = c.follow(t, id, func(tk toolResult) bool { return tk.Status != "working" && tk.Status != "input_required" })
 	if done.Status != "completed" || done.Result == nil {
@@ -476,7 +475,7 @@ func (f front) blockingClient(t *testing.T) {
 	}
 	responses := map[string]any{}
 	for key := range q.InputRequests {
-		responses[key] = map[string]any{"action": "accept", "content": map[string]any{"value": everythingAnswer}}
+		responses[key] = map[string]any{"action": "accept", "content": everythingAnswer}
 	}
 	var done toolResult
 	c.result(t, "tools/call", askTool, map[string]any{"name": askTool, "arguments": map[string]any{},
@@ -505,7 +504,7 @@ func (f front) companionClient(t *testing.T) {
 	}
 	var read toolResult
 	c.result(t, "tools/call", "openwop_run_answer", map[string]any{"name": "openwop_run_answer", "arguments": map[string]any{
-		"runId": status.RunID, "key": status.Questions[0].Key, "content": map[string]any{"value": everythingAnswer}}}, &read)
+		"runId": status.RunID, "key": status.Questions[0].Key, "content": everythingAnswer}}, &read)
 	for status.Status != "completed" {
 		c.result(t, "tools/call", "openwop_run_status", map[string]any{"name": "openwop_run_status",
 			"arguments": map[string]any{"runId": status.RunID, "waitSeconds": 30}}, &read)

@@ -39,13 +39,15 @@ func runListTool() CompanionTool {
 	return CompanionTool{
 		Name: CompanionList,
 		Description: "List your runs (long-running tool calls), newest first: each with its runId and taskId, " +
-			"to find a run again whose id you lost. Filter by tool and status; pass nextCursor back as cursor for more. " +
+			"to find a run again whose id you lost. Filter by tool and status; pass nextCursor back as cursor for more " +
+			"(a page may hold fewer runs than limit, even none, while nextCursor is present). " +
 			CompanionStatus + " (or tasks/get with the taskId) reads one.",
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 			`"tool":{"type":"string","pattern":"^[A-Za-z0-9._~:-]{1,128}$","description":"only runs of this tool"},`+
 			`"status":{"type":"string","enum":%s,"description":"only runs in this status"},`+
 			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"at most this many runs (default %d)"},`+
-			`"cursor":{"type":"string","minLength":1,"description":"the nextCursor of the previous page, with the same filters"}},`+
+			`"cursor":{"type":"string","minLength":1,"description":"the nextCursor of the previous page, with the same filters"},`+
+			`"everyone":{"type":"boolean","description":"also the runs others of your tenant started (default false: yours only)"}},`+
 			`"additionalProperties":false}`, statuses, runs.MaxPageSize, runListPage)),
 		OutputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 			`"runs":{"type":"array","items":{"type":"object","properties":{`+
@@ -90,6 +92,9 @@ type runListArgs struct {
 	Status signals.Status `json:"status"`
 	Limit  int            `json:"limit"`
 	Cursor string         `json:"cursor"`
+	// Everyone lists the tenant's runs, as GET /runs does, not only the
+	// caller's.
+	Everyone bool `json:"everyone"`
 }
 
 // RunListEntry is one run in the list tool's result.
@@ -109,7 +114,10 @@ type RunListPage struct {
 }
 
 // call lists one page of the caller's runs with runs.Backend.List, the
-// code path of GET /runs: the same tenancy, order and sealed cursors.
+// code path of GET /runs: the same tenancy, order and sealed cursors; the
+// runs other subjects of the tenant started are left out unless the
+// arguments ask for everyone's (a tenant's runs are readable by all its
+// subjects: this is the caller's view, not a boundary).
 // Arguments that do not fit, and a cursor the server did not issue for
 // these filters, are tool results with isError.
 func (l *runList) call(ctx context.Context, req *CallRequest) (mcp.Result, error) {
@@ -133,12 +141,15 @@ func (l *runList) call(ctx context.Context, req *CallRequest) (mcp.Result, error
 		return nil, Internal()
 	}
 	out := RunListPage{Runs: make([]RunListEntry, 0, len(page.Runs)), NextCursor: page.NextCursor}
-	var text strings.Builder
-	fmt.Fprintf(&text, "%d run(s), newest first:", len(page.Runs))
 	for _, s := range page.Runs {
-		e := RunListEntry{RunID: s.RunID, TaskID: runid.Project(s.RunID), Tool: s.Tool, Status: s.Status,
-			CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
-		out.Runs = append(out.Runs, e)
+		if args.Everyone || s.Owner.Subject.Same(caller) {
+			out.Runs = append(out.Runs, RunListEntry{RunID: s.RunID, TaskID: runid.Project(s.RunID), Tool: s.Tool,
+				Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt})
+		}
+	}
+	var text strings.Builder
+	fmt.Fprintf(&text, "%d run(s), newest first:", len(out.Runs))
+	for _, e := range out.Runs {
 		fmt.Fprintf(&text, " run %s (taskId %s) of %s, %s, started %s;", e.RunID, e.TaskID, e.Tool, e.Status,
 			e.CreatedAt.UTC().Format(time.RFC3339))
 	}
