@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +116,75 @@ func TestHTTPDeliveredResponseReleases(t *testing.T) {
 	tr.Wait()
 	if got := rec.cancelled(); len(got) != 0 {
 		t.Fatalf("runs cancelled after a delivered response: %v", got)
+	}
+}
+
+// TestHTTPClientLeavesAfterLastEvent: a client that reads the answer's
+// event of a stream and hangs up while the handler is still returning (a
+// fetch that stops reading at the answer) got its response: the run it
+// owned is not cancelled. One that leaves before the event is written
+// still cancels it.
+func TestHTTPClientLeavesAfterLastEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		leaveFirst bool // the client leaves before the answer is written
+		cancelled  bool
+	}{
+		{name: "left after the answer"},
+		{name: "left before the answer", leaveFirst: true, cancelled: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder()
+			tr := NewTracker(rec.cancel, nil)
+			started, answer := make(chan struct{}), make(chan struct{})
+			srv := httptest.NewServer(tr.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.ReadAll(r.Body)
+				tr.Lookup(r.Header).Own(signals.Subject{Tenant: "t"}, "t/run")
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				http.NewResponseController(w).Flush()
+				close(started)
+				<-answer
+				_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+				http.NewResponseController(w).Flush()
+				// The SDK's handler returns some time after its last
+				// event: the client is gone by then.
+				<-r.Context().Done()
+			})))
+			defer srv.Close()
+
+			conn := rawPost(t, srv.Listener.Addr().String())
+			<-started
+			if tc.leaveFirst {
+				conn.Close()
+				time.Sleep(100 * time.Millisecond) // the server notices
+				close(answer)
+			} else {
+				close(answer)
+				br := bufio.NewReader(conn)
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := bufio.NewReader(resp.Body)
+				for line := ""; !strings.HasPrefix(line, "data:"); {
+					if line, err = body.ReadString('\n'); err != nil {
+						t.Fatal(err)
+					}
+				}
+				conn.Close()
+			}
+			select {
+			case id := <-rec.done:
+				if !tc.cancelled {
+					t.Fatalf("run %q cancelled after its answer was delivered", id)
+				}
+			case <-time.After(2 * time.Second):
+				if tc.cancelled {
+					t.Fatal("the owned run was not cancelled after the client left before its answer")
+				}
+			}
+		})
 	}
 }
 
