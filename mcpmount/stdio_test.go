@@ -219,7 +219,13 @@ func TestStdioOwnership(t *testing.T) {
 // tool list, a short call answered inline, a task followed and cancelled,
 // and the version check, as over HTTP.
 func TestStdioModern(t *testing.T) {
-	s := newStack(t, nil, "")
+	// An inline wait far above a 5 ms run's time on a loaded machine (the
+	// tests' default is the 200 ms poll interval), so "answered inline"
+	// does not depend on the machine's speed.
+	s := newStackWith(t, nil, "", func(o *Options) func(*Mount) {
+		o.InlineWait = 5 * time.Second
+		return nil
+	})
 	peer := serveStdio(t, s.mount, auth.Anonymous())
 	id := 0
 	call := func(version, method string, params map[string]any) map[string]any {

@@ -293,6 +293,7 @@ func (m *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 			wire.WriteOverloaded(w, in.Msg.ID, rej, http.StatusServiceUnavailable)
 			return
 		}
+		call.Claim.Answering()
 		ex.answer(m, res, err)
 	})).ServeHTTP(w, r)
 }

@@ -70,6 +70,9 @@ type Claim struct {
 	owned     []ownedRun
 	settled   bool
 	abandoned bool
+	// answering is set once the request's handler hands its answer to
+	// the transport (Answering).
+	answering bool
 	// attached is what the transport adapter attached (Attach).
 	attached any
 }
@@ -184,6 +187,28 @@ func (c *Claim) Own(caller signals.Subject, runID string, fields ...zap.Field) {
 	}
 	c.owned = append(c.owned, o)
 	c.mu.Unlock()
+}
+
+// Answering records that the request's handler has its answer and hands it
+// to the transport now. Over HTTP the answer is then delivered when the
+// client is still connected as the bytes written after this call are
+// flushed to the connection, whatever happens after (the client may read
+// its answer and hang up before the handler returns). A handler that never
+// calls it is delivered when the client is still connected once it has
+// returned. A nil claim does nothing.
+func (c *Claim) Answering() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.answering = true
+	c.mu.Unlock()
+}
+
+func (c *Claim) isAnswering() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.answering
 }
 
 // Abandon records that the request's response will not reach its client

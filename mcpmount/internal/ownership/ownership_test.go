@@ -128,10 +128,12 @@ func TestHTTPClientLeavesAfterLastEvent(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		leaveFirst bool // the client leaves before the answer is written
+		noAnswer   bool // the handler then returns without one
 		cancelled  bool
 	}{
 		{name: "left after the answer"},
 		{name: "left before the answer", leaveFirst: true, cancelled: true},
+		{name: "left mid-stream, no answer", leaveFirst: true, noAnswer: true, cancelled: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := newRecorder()
@@ -145,6 +147,10 @@ func TestHTTPClientLeavesAfterLastEvent(t *testing.T) {
 				http.NewResponseController(w).Flush()
 				close(started)
 				<-answer
+				if tc.noAnswer {
+					return
+				}
+				tr.Lookup(r.Header).Answering()
 				_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
 				http.NewResponseController(w).Flush()
 				// The SDK's handler returns some time after its last

@@ -220,6 +220,10 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 // capability for 2025-11-25.
 func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if extra := req.GetExtra(); extra != nil {
+			// The SDK writes what this returns: the request's answer.
+			defer m.tracker.Lookup(extra.Header).Answering()
+		}
 		switch method {
 		case "tools/list":
 			return m.Lister.List(ctx, m.sessionListing(req))
