@@ -143,6 +143,9 @@ func Compile(spec signals.ToolSpec) (*Tool, error) {
 	if err := checkHandoffAfter(spec); err != nil {
 		return nil, err
 	}
+	if err := CheckResultLimit(spec.ResultLimit); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", spec.Name, err)
+	}
 	spec = withoutNullSchemas(spec)
 	t := &Tool{spec: cloneSpec(spec), schema: spec.InputSchema}
 	if len(bytes.TrimSpace(t.schema)) == 0 {
@@ -258,6 +261,25 @@ func checkHandoffAfter(spec signals.ToolSpec) error {
 		return fmt.Errorf("tool %s: handoff bound %s is longer than the maximum %s", spec.Name, d, MaxHandoffAfter)
 	}
 	return nil
+}
+
+// The bounds of a tool's result limit (signals.ToolSpec.ResultLimit), the
+// range OPENWOP_RESULT_LIMIT takes: a page of a result must carry
+// something, and a tool may raise its limit above the server's as far as
+// an operator could raise the server's (a result that large exceeds
+// Temporal's default payload limit anyway).
+const (
+	MinResultLimit = 1_000
+	MaxResultLimit = 100_000_000
+)
+
+// CheckResultLimit checks a result limit in bytes: zero (the server's) or
+// from MinResultLimit to MaxResultLimit.
+func CheckResultLimit(n int) error {
+	if n == 0 || n >= MinResultLimit && n <= MaxResultLimit {
+		return nil
+	}
+	return fmt.Errorf("result limit %d: want a number of bytes from %d to %d, or 0 for the server's", n, MinResultLimit, MaxResultLimit)
 }
 
 // CompileSchema compiles a JSON Schema whose type is object: the

@@ -524,6 +524,9 @@ func (rd *reader) fromInfo(info *workflowpb.WorkflowExecutionInfo) signals.Snaps
 	if p, ok := info.GetMemo().GetFields()[signals.MemoTransport]; ok {
 		_ = rd.dc.FromPayload(p, &snap.Transport)
 	}
+	if p, ok := info.GetMemo().GetFields()[signals.MemoResultLimit]; ok {
+		_ = rd.dc.FromPayload(p, &snap.ResultLimit)
+	}
 	if p, ok := info.GetMemo().GetFields()[signals.MemoCreatedAt]; ok {
 		// The creation time every projection reports (a run started
 		// before the server recorded it has Temporal's start time).

@@ -132,6 +132,9 @@ func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, erro
 			opts.WorkflowExecutionTimeout = time.Duration(tool.RunTimeout)
 			opts.Memo[signals.MemoRunTimeout] = tool.RunTimeout
 		}
+		if tool.ResultLimit > 0 {
+			opts.Memo[signals.MemoResultLimit] = tool.ResultLimit
+		}
 		if traceParent != "" {
 			opts.Memo[signals.MemoTraceParent] = traceParent
 		}
@@ -158,7 +161,7 @@ func (s *Service) Start(ctx context.Context, req NewRun) (signals.Snapshot, erro
 	created := signals.Snapshot{
 		RunID: id, Tool: tool.Name, Status: status, Owner: owner,
 		Transport: req.Transport, CreatedAt: now, UpdatedAt: now,
-		StatusMessage: status.Message(), LastSequence: -1,
+		StatusMessage: status.Message(), LastSequence: -1, ResultLimit: tool.ResultLimit,
 	}
 	var facts runFacts
 	if tool.Plain() {
@@ -257,6 +260,7 @@ func startInput(tool signals.ToolSpec, req NewRun, owner signals.Owner, created 
 			Transport:    req.Transport,
 			PreRunInputs: req.PreRunInputs,
 			CreatedAt:    created,
+			ResultLimit:  tool.ResultLimit,
 		}, signals.StatusPending, nil
 	}
 	// The arguments object itself; a workflow that does not follow the

@@ -72,6 +72,11 @@ const (
 	// MemoRunTimeout holds the tool's run timeout (a Duration) when it has
 	// one, so that a run Temporal timed out reads a message naming it.
 	MemoRunTimeout = "openwopRunTimeout"
+	// MemoResultLimit holds the tool's result limit (a number of bytes)
+	// when it sets one (ToolSpec.ResultLimit), so that a run read without
+	// its snapshot (a plain workflow, a run closed outside the harness)
+	// keeps it.
+	MemoResultLimit = "openwopResultLimit"
 	// MemoRequestDigest is the memo field of a run started with an
 	// idempotency key: a digest of its arguments and pre-run answers,
 	// which a start with the same key must match.
@@ -624,6 +629,10 @@ type Snapshot struct {
 	// LastSequence is the sequence number of the last event in the log, -1
 	// when the log is empty.
 	LastSequence int `json:"lastSequence"`
+	// ResultLimit is the result limit of the run's tool as the run was
+	// started with it (StartRequest.ResultLimit), zero when the tool set
+	// none: then the server's limit applies.
+	ResultLimit int `json:"resultLimit,omitempty"`
 }
 
 // CurrentNodeID is the node of the first open interrupt, or "".
@@ -737,6 +746,10 @@ type StartRequest struct {
 	// carry it as their createdAt; it is zero from a server that predates
 	// it (then the workflow's start time stands in).
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// ResultLimit is the tool's result limit (ToolSpec.ResultLimit) when
+	// it sets one, zero otherwise: the run's snapshots carry it as their
+	// resultLimit, unchanged.
+	ResultLimit int `json:"resultLimit,omitempty"`
 }
 
 // RunRecord is what a tool workflow leaves in its close event: its final
@@ -843,6 +856,14 @@ type ToolSpec struct {
 	// mount's Options.MaxBlockingWait). In JSON a Go duration string
 	// ("30s").
 	HandoffAfter Duration `json:"handoffAfter,omitempty"`
+	// ResultLimit is the size, in bytes of text, over which a run's
+	// result is answered with its head inline and a resource_link to the
+	// whole, which resources/read serves in pages of this size. Zero: the
+	// server's limit (the MCP mount's Options.ResultLimit). The server
+	// records it with each run at start (StartRequest.ResultLimit,
+	// MemoResultLimit), so a run keeps the limit of the tool version that
+	// started it.
+	ResultLimit int `json:"resultLimit,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration

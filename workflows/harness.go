@@ -152,6 +152,7 @@ func start(ctx workflow.Context, req signals.StartRequest, call func(ctx workflo
 			CreatedAt:    info.WorkflowStartTime.UTC(),
 			UpdatedAt:    workflow.Now(ctx).UTC(),
 			LastSequence: -1,
+			ResultLimit:  req.ResultLimit,
 		},
 	}
 	if req.Tool != "" {

@@ -170,6 +170,24 @@ func WithHandoffAfter(d time.Duration) ToolOption {
 	})
 }
 
+// WithResultLimit sets the tool's result limit: the size, in bytes of
+// text, over which a run's result is answered with its head inline and a
+// resource_link to the whole, which resources/read serves in pages of n
+// bytes. Without it the server's limit applies (OPENWOP_RESULT_LIMIT,
+// which fits the smallest host limit known); with it the tool's wins,
+// below or above the server's, for every run the tool starts (a run keeps
+// the limit of the version that started it). n must be from
+// catalog.MinResultLimit to catalog.MaxResultLimit (NewTool reports
+// another value in Err).
+func WithResultLimit(n int) ToolOption {
+	return toolOption(func(c *toolConfig) {
+		if (n < catalog.MinResultLimit || n > catalog.MaxResultLimit) && c.err == nil {
+			c.err = fmt.Errorf("result limit %d: want a number of bytes from %d to %d", n, catalog.MinResultLimit, catalog.MaxResultLimit)
+		}
+		c.spec.ResultLimit = n
+	})
+}
+
 // WithVersioningBehavior sets how the tool's runs move between versions
 // of a Temporal Worker Deployment when its worker is versioned
 // (WorkerOptions.DeploymentName): workflow.VersioningBehaviorPinned, the

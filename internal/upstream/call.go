@@ -139,6 +139,9 @@ func (c *conn) tool(t *mcp.Tool, tasks bool) workflows.Tool {
 		opts = append(opts, workflows.WithOpenWorldHint(*a.OpenWorldHint))
 	}
 	p := c.up.policy(t.Name)
+	if p.ResultLimit > 0 {
+		opts = append(opts, workflows.WithResultLimit(p.ResultLimit))
+	}
 	safe := a.ReadOnlyHint || a.IdempotentHint
 	if p.Retry != nil {
 		safe = *p.Retry

@@ -69,6 +69,10 @@ type Policy struct {
 	// Retry says whether an interrupted call is made again; nil: only for
 	// a tool that says it is safe (readOnlyHint or idempotentHint).
 	Retry *bool `json:"retry,omitempty"`
+	// ResultLimit is the tool's result limit in bytes
+	// (workflows.WithResultLimit): from catalog.MinResultLimit to
+	// catalog.MaxResultLimit; 0: the server's (OPENWOP_RESULT_LIMIT).
+	ResultLimit int `json:"resultLimit,omitempty"`
 }
 
 // Defaults of Policy.
@@ -236,6 +240,9 @@ func (u *Upstream) checkPolicy() error {
 		}
 		if p.Timeout < 0 || p.Heartbeat < 0 {
 			return fmt.Errorf("policy: tool %q: timeout and heartbeat must be positive", name)
+		}
+		if err := catalog.CheckResultLimit(p.ResultLimit); err != nil {
+			return fmt.Errorf("policy: tool %q: %w", name, err)
 		}
 		if p.Timeout > 0 && p.Heartbeat > p.Timeout {
 			return fmt.Errorf("policy: tool %q: heartbeat %s is longer than the timeout %s", name,

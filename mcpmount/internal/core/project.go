@@ -8,12 +8,24 @@ import (
 )
 
 // RunResult is the CallToolResult of a terminal run: what a blocking
-// tools/call answers and what a completed task inlines, fitted to limit
-// (bytes; 0 or less: none): a larger result is answered with its head and
-// resource_links to the whole (fitResult, ReadResource). Every answer of a
-// run's result is built here.
+// tools/call answers and what a completed task inlines, fitted to the
+// run's result limit: its tool's (snap.ResultLimit, recorded at start)
+// when it set one, limit (the server's; bytes, 0 or less: none)
+// otherwise. A larger result is answered with its head and resource_links
+// to the whole (fitResult, Results.Read). Every answer of a run's result
+// is built here.
 func RunResult(snap signals.Snapshot, limit int) *ToolResult {
-	return fitResult(runResult(snap), snap.RunID, limit)
+	return fitResult(runResult(snap), snap.RunID, runLimit(snap, limit), snap.ResultLimit > 0)
+}
+
+// runLimit is the result limit of the run snap under a server whose limit
+// is limit: the one its tool set (snap.ResultLimit), when it set one,
+// whether above or below the server's; limit otherwise.
+func runLimit(snap signals.Snapshot, limit int) int {
+	if snap.ResultLimit > 0 {
+		return snap.ResultLimit
+	}
+	return limit
 }
 
 // runResult is the whole CallToolResult of a terminal run.

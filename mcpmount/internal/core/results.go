@@ -144,8 +144,9 @@ func page(text string, limit, n int) (p string, pages int, ok bool) {
 // 0 or less: no limit) keeps its structuredContent out (a resource_link
 // instead) and, when its text alone is over limit, only the text's first
 // page inline, with a resource_link to the whole text. A note says what
-// was left out and how to read it.
-func fitResult(res *ToolResult, runID string, limit int) *ToolResult {
+// was left out and how to read it, and whose limit it is: the tool's
+// (own) or the server's.
+func fitResult(res *ToolResult, runID string, limit int, own bool) *ToolResult {
 	text := resultText(res)
 	if limit <= 0 || len(text)+len(res.StructuredContent) <= limit {
 		return res
@@ -155,9 +156,13 @@ func fitResult(res *ToolResult, runID string, limit int) *ToolResult {
 	if len(text) > limit {
 		head, pages, _ := page(text, limit, 1)
 		content = append(content, Content{Type: "text", Text: head})
-		note = append(note, fmt.Sprintf("The result's text is %d bytes, over this server's limit of %d: above is its first page of %d. "+
+		whose := "this server's"
+		if own {
+			whose = "this tool's"
+		}
+		note = append(note, fmt.Sprintf("The result's text is %d bytes, over %s limit of %d: above is its first page of %d. "+
 			"resources/read of %s serves it in pages (_meta %q names the next); page 2 is %s.",
-			len(text), limit, pages, ResultURI(runID, PartText, 1), MetaPage, ResultURI(runID, PartText, 2)))
+			len(text), whose, limit, pages, ResultURI(runID, PartText, 1), MetaPage, ResultURI(runID, PartText, 2)))
 	} else {
 		content = append(content, res.Content...)
 	}
@@ -209,7 +214,8 @@ func ResourceNotFound() *jsonrpc.Error {
 }
 
 // Results serves the resources of runs' results (resources/read) for every
-// dialect, in pages of the core's result limit.
+// dialect, in pages of each run's result limit (its tool's, or the core's:
+// RunResult).
 type Results struct {
 	core *Core
 }
@@ -251,7 +257,7 @@ func (r *Results) Read(ctx context.Context, uri string) (*ResourceResult, error)
 	if text == "" && part == PartStructured {
 		return nil, ResourceNotFound()
 	}
-	p, pages, ok := page(text, m.resultLimit, n)
+	p, pages, ok := page(text, runLimit(snap, m.resultLimit), n)
 	if !ok {
 		return nil, InvalidParams(fmt.Sprintf("invalid resource URI %q: the resource has %d pages", uri, pages))
 	}
