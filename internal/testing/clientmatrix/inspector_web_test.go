@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -139,14 +140,15 @@ func TestInspectorWeb(t *testing.T) {
 }
 
 // runInspectorWeb runs testdata/inspectorweb.mjs for the case and decodes its
-// outcome; on failure it logs the page's text and where its screenshot is.
+// outcome; on failure it logs the page's text and its screenshot (kept in a
+// temporary directory, and as a data URL).
 func runInspectorWeb(t *testing.T, clients, inspectorURL, which string) webOutcome {
 	t.Helper()
 	shots, err := os.MkdirTemp("", "inspectorweb-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(shots, which+".png")
+	shot := filepath.Join(shots, which+".jpg")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(clients, "node_modules", "node", "bin", "node"),
@@ -171,8 +173,8 @@ func runInspectorWeb(t *testing.T, clients, inspectorURL, which string) webOutco
 		if o.Page != "" {
 			t.Logf("the page's text:\n%s", o.Page)
 		}
-		if _, serr := os.Stat(shot); serr == nil {
-			t.Logf("the page's screenshot: %s", shot)
+		if b, rerr := os.ReadFile(shot); rerr == nil {
+			t.Logf("the page's screenshot, %s:\ndata:image/jpeg;base64,%s", shot, base64.StdEncoding.EncodeToString(b))
 		}
 	})
 	if jerr != nil {

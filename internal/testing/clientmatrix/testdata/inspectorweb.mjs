@@ -14,7 +14,7 @@
 //
 // It prints one JSON line {case, kind, status, isError, text, asked,
 // protocol, tools, taskId, sawStatuses, taskObject, error, page}; on an
-// error it saves a screenshot and puts the page's text in page.
+// error it saves a screenshot (JPEG) and puts the page's text in page.
 import { chromium } from "playwright-core";
 
 const [inspectorURL, executablePath, screenshot, which] = process.argv.slice(2);
@@ -208,7 +208,7 @@ try {
     .locator("body")
     .innerText()
     .catch((e) => `(no page text: ${e})`);
-  await page.screenshot({ path: screenshot, fullPage: true }).catch(() => {});
+  await page.screenshot({ path: screenshot, type: "jpeg", quality: 60 }).catch(() => {});
 } finally {
   await browser.close();
 }
