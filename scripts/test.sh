@@ -27,10 +27,18 @@ fi
 # of internal/upstream against @modelcontextprotocol/server-everything
 # (pinned in internal/upstream/testdata/everything) install it the same way
 # and run with it. OPENWOP_CLIENTS=0 skips them all.
+# The matrix's TestInspectorWeb drives the Inspector's web client in
+# headless Chromium: Debian's chromium, which apt-get installs when it is
+# missing (Playwright's own browser builds are not fetched).
 if [ "${OPENWOP_CLIENTS:-1}" = 0 ]; then
   unset OPENWOP_CLIENTS
 else
   export OPENWOP_CLIENTS=1
+  if [ ! -x /usr/bin/chromium ]; then
+    sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  fi
 fi
 
 # Formatting, vet and staticcheck (pinned; fetched from the module proxy

@@ -549,7 +549,7 @@ func installClients(t *testing.T) string {
 	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"package.json", "dispatch.mjs", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs", "vscode.mjs"} {
+	for _, name := range []string{"package.json", "dispatch.mjs", "tasks.mjs", "v1.mjs", "oauth.mjs", "hostlike.mjs", "vscode.mjs", "inspectorweb.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
