@@ -220,7 +220,7 @@ func (m *companions) companionErr(ctx context.Context, id string, err error) err
 	case ctx.Err() != nil:
 		return context.Canceled
 	}
-	return m.LookupErr(ctx, "companion call", id, err)
+	return m.lookupErr(ctx, "companion call", id, err)
 }
 
 // decode checks a companion call's arguments against its input schema.

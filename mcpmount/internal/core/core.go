@@ -99,6 +99,8 @@ type Core struct {
 	companions *companions
 	// runList serves the list tool (nil: off).
 	runList *runList
+	// tasks are the task operations (Tasks).
+	tasks *Tasks
 }
 
 // New builds the core, and the ownership tracker its requests are tracked
@@ -111,6 +113,7 @@ func New(opts Options) (*Core, error) {
 		maxRounds: opts.MaxRounds, inlineWait: opts.InlineWait, maxWait: opts.MaxWait, keepAlive: opts.KeepAlive, afterStart: opts.AfterStart,
 		resultLimit: opts.ResultLimit,
 	}
+	m.tasks = &Tasks{core: m}
 	if opts.Tracer != nil {
 		m.runTrace = opts.RunTrace
 	}
@@ -136,9 +139,6 @@ func New(opts Options) (*Core, error) {
 // Tracker is the ownership tracker of the requests the core serves: each
 // transport wraps its requests in it.
 func (m *Core) Tracker() *ownership.Tracker { return m.tracker }
-
-// Runs is the run service the core operates on.
-func (m *Core) Runs() runs.Backend { return m.runs }
 
 // Caller returns the authenticated Subject the transport put in ctx.
 func (m *Core) Caller(ctx context.Context) (signals.Subject, error) {

@@ -239,7 +239,7 @@ func (r *Results) Read(ctx context.Context, uri string) (*ResourceResult, error)
 	case errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch):
 		return nil, ResourceNotFound()
 	case err != nil:
-		return nil, m.LookupErr(ctx, "get run", id, err)
+		return nil, m.lookupErr(ctx, "get run", id, err)
 	case !snap.Status.Terminal() || RPCFailure(snap):
 		return nil, ResourceNotFound()
 	}
