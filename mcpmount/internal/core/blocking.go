@@ -264,7 +264,7 @@ func (m *Core) continueRun(ctx context.Context, c *blockingCall, token string, r
 		return nil, InvalidParams("invalid requestState: " + requeststate.ErrForeign.Error())
 	}
 	c.runID, c.round = st.RunID, st.Round
-	m.LinkRun(ctx, c.caller, c.runID)
+	m.tracing.link(ctx, c.caller, c.runID)
 	// The retry waits for the run again: it needs a waiting slot before it
 	// resolves anything.
 	ticket, err := m.admit(c.response, c.caller.Tenant, admission.NeedWait)

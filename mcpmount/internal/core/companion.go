@@ -180,7 +180,7 @@ func (m *companions) callCompanion(ctx context.Context, req *CallRequest) (mcp.R
 	if err != nil || runid.Tenant(id) != caller.Tenant {
 		return notVisible(args.RunID), nil
 	}
-	m.LinkRun(ctx, caller, id)
+	m.tracing.link(ctx, caller, id)
 	var snap signals.Snapshot
 	switch req.Name {
 	case CompanionStatus:

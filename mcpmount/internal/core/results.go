@@ -233,7 +233,7 @@ func (r *Results) Read(ctx context.Context, uri string) (*ResourceResult, error)
 	if err != nil {
 		return nil, err
 	}
-	m.LinkRun(ctx, caller, id)
+	m.tracing.link(ctx, caller, id)
 	snap, err := m.runs.Get(ctx, caller, id)
 	switch {
 	case errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch):

@@ -57,7 +57,7 @@ func (t *Tasks) target(ctx context.Context, method string, declared bool, rawID 
 	if err != nil {
 		return signals.Subject{}, "", TaskNotFound()
 	}
-	t.core.LinkRun(ctx, caller, id)
+	t.core.tracing.link(ctx, caller, id)
 	return caller, id, nil
 }
 
