@@ -106,3 +106,44 @@ func TestMCPDialectsApart(t *testing.T) {
 		t.Errorf("found %d dialect packages under mcpmount/internal, want the 2026-07-28 and the session-era ones", dialects)
 	}
 }
+
+// runsImport is the run service's import path.
+const runsImport = "github.com/openwop/temporal-mcp/runs"
+
+// TestMCPOnlyCoreImportsRuns fails when a package under mcpmount/internal
+// other than core imports the run service: the core is the only road from
+// a dialect to runs (core.Tasks), so that every dialect inherits every
+// rule the core applies to a read, an answer or a cancellation. Test files
+// are not checked: a dialect's test may build a core over a run backend
+// (runstest.Fake) and prepare its runs, which is wiring, not a road around
+// the core.
+func TestMCPOnlyCoreImportsRuns(t *testing.T) {
+	root := repoRoot(t)
+	dirs, err := filepath.Glob(filepath.Join(root, "mcpmount", "internal", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		pkg := filepath.Base(dir)
+		if pkg == "core" {
+			continue
+		}
+		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, name := range names {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatalf("parse %s: %v", name, err)
+			}
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); path == runsImport {
+					t.Errorf("mcpmount/internal/%s (%s) imports %s: only core reaches the run service; use core.Tasks",
+						pkg, filepath.Base(name), runsImport)
+				}
+			}
+		}
+	}
+}

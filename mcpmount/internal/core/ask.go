@@ -106,7 +106,7 @@ func Askable(it signals.Interrupt, caller signals.Subject) bool {
 // ask asks one question and resolves its answer.
 func (f *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
 	defer f.wg.Done()
-	if err := f.m.AskOne(ctx, f.c.asker, f.c.caller, f.c.runID, it); err != nil && ctx.Err() == nil {
+	if err := f.m.askOne(ctx, f.c.asker, f.c.caller, f.c.runID, it); err != nil && ctx.Err() == nil {
 		// The question stays open: it can still be answered by tasks/get +
 		// tasks/update or REST, or the call times out.
 		f.m.log.Warn("the client's answer was not applied; the question stays open", zap.String("runId", f.c.runID),
@@ -118,7 +118,7 @@ func (f *questionFollower) ask(ctx context.Context, it signals.Interrupt) {
 // an answer that did not fit it.
 const maxAnswerRefusals = 8
 
-// AskOne asks the client one open question of the run through a and
+// askOne asks the client one open question of the run through a and
 // resolves its answer through the path of tasks/update (resolveInputs). An
 // answer that does not fit the question, refused by the SDK against the
 // requestedSchema or by answers.Check, is not applied: the question
@@ -129,7 +129,7 @@ const maxAnswerRefusals = 8
 // ask the client failed (a JSON-RPC error: asking again would not help) or
 // of a resolution that failed otherwise; nil once the answer was resolved
 // or ctx ended.
-func (m *Core) AskOne(ctx context.Context, a Asker, caller signals.Subject, runID string, it signals.Interrupt) error {
+func (m *Core) askOne(ctx context.Context, a Asker, caller signals.Subject, runID string, it signals.Interrupt) error {
 	message := it.Message()
 	for range maxAnswerRefusals + 1 {
 		res, err := a.Ask(ctx, message, it.RequestedSchema())

@@ -138,7 +138,7 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 			// before the host gives the request up (a delivered handoff
 			// settles the request's claim: the run is the caller's).
 			if snap, err = m.runs.Get(ctx, c.caller, c.runID, runs.AllowStale()); err != nil {
-				return nil, m.LookupErr(ctx, "get run", c.runID, err)
+				return nil, m.lookupErr(ctx, "get run", c.runID, err)
 			}
 			return handoff(c, snap, m.resultLimit), nil
 		case errors.Is(err, context.DeadlineExceeded):
@@ -264,7 +264,7 @@ func (m *Core) continueRun(ctx context.Context, c *blockingCall, token string, r
 		return nil, InvalidParams("invalid requestState: " + requeststate.ErrForeign.Error())
 	}
 	c.runID, c.round = st.RunID, st.Round
-	m.LinkRun(ctx, c.caller, c.runID)
+	m.tracing.link(ctx, c.caller, c.runID)
 	// The retry waits for the run again: it needs a waiting slot before it
 	// resolves anything.
 	ticket, err := m.admit(c.response, c.caller.Tenant, admission.NeedWait)
@@ -276,7 +276,7 @@ func (m *Core) continueRun(ctx context.Context, c *blockingCall, token string, r
 	// held may predate them (runs.Showing).
 	snap, err := m.runs.Get(ctx, c.caller, c.runID, runs.Showing(st.Keys...))
 	if err != nil {
-		return nil, m.LookupErr(ctx, "get run", c.runID, err)
+		return nil, m.lookupErr(ctx, "get run", c.runID, err)
 	}
 	// The state answers interrupts that must still be open: if none is,
 	// it was used already (here or on another replica).

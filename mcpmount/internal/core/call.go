@@ -323,7 +323,7 @@ func (m *Core) startRun(ctx context.Context, call *blockingCall, args json.RawMe
 	} else {
 		m.runs.Release(snap.RunID) // no transport tracks this request
 	}
-	m.Annotate(ctx, snap.RunID, spec.Name)
+	m.tracing.annotate(ctx, snap.RunID, spec.Name)
 	if m.afterStart != nil {
 		m.afterStart(snap.RunID)
 	}

@@ -180,7 +180,7 @@ func (m *companions) callCompanion(ctx context.Context, req *CallRequest) (mcp.R
 	if err != nil || runid.Tenant(id) != caller.Tenant {
 		return notVisible(args.RunID), nil
 	}
-	m.LinkRun(ctx, caller, id)
+	m.tracing.link(ctx, caller, id)
 	var snap signals.Snapshot
 	switch req.Name {
 	case CompanionStatus:
@@ -220,7 +220,7 @@ func (m *companions) companionErr(ctx context.Context, id string, err error) err
 	case ctx.Err() != nil:
 		return context.Canceled
 	}
-	return m.LookupErr(ctx, "companion call", id, err)
+	return m.lookupErr(ctx, "companion call", id, err)
 }
 
 // decode checks a companion call's arguments against its input schema.

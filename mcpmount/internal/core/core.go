@@ -15,7 +15,6 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
-	"github.com/openwop/temporal-mcp/signals/runid"
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
@@ -76,15 +75,15 @@ type Options struct {
 
 // Core serves the MCP operations on runs for every dialect.
 type Core struct {
-	runs       runs.Backend
-	catalog    catalog.Source
-	oauth      *auth.OAuth
-	refused    auth.ScopeRefused
-	log        *zap.Logger
-	metrics    Metrics
-	admission  *admission.Controller
-	tracer     trace.Tracer
-	runTrace   func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
+	runs      runs.Backend
+	catalog   catalog.Source
+	oauth     *auth.OAuth
+	refused   auth.ScopeRefused
+	log       *zap.Logger
+	metrics   Metrics
+	admission *admission.Controller
+	// tracing ties the core's spans to the traces of runs.
+	tracing    runTracing
 	pacer      *Pacer
 	states     *requeststate.Codec
 	tracker    *ownership.Tracker
@@ -99,6 +98,8 @@ type Core struct {
 	companions *companions
 	// runList serves the list tool (nil: off).
 	runList *runList
+	// tasks are the task operations (Tasks).
+	tasks *Tasks
 }
 
 // New builds the core, and the ownership tracker its requests are tracked
@@ -107,12 +108,14 @@ type Core struct {
 func New(opts Options) (*Core, error) {
 	m := &Core{
 		runs: opts.Runs, catalog: opts.Catalog, oauth: opts.OAuth, refused: opts.ScopeRefused, log: opts.Log,
-		metrics: opts.Metrics, admission: opts.Admission, tracer: opts.Tracer, pacer: opts.Pacer, states: opts.States,
+		metrics: opts.Metrics, admission: opts.Admission, pacer: opts.Pacer, states: opts.States,
 		maxRounds: opts.MaxRounds, inlineWait: opts.InlineWait, maxWait: opts.MaxWait, keepAlive: opts.KeepAlive, afterStart: opts.AfterStart,
 		resultLimit: opts.ResultLimit,
 	}
+	m.tasks = &Tasks{core: m}
+	m.tracing = runTracing{tracer: opts.Tracer, log: opts.Log}
 	if opts.Tracer != nil {
-		m.runTrace = opts.RunTrace
+		m.tracing.runTrace = opts.RunTrace
 	}
 	if !opts.NoCompanions {
 		c, err := newCompanions(m)
@@ -137,9 +140,6 @@ func New(opts Options) (*Core, error) {
 // transport wraps its requests in it.
 func (m *Core) Tracker() *ownership.Tracker { return m.tracker }
 
-// Runs is the run service the core operates on.
-func (m *Core) Runs() runs.Backend { return m.runs }
-
 // Caller returns the authenticated Subject the transport put in ctx.
 func (m *Core) Caller(ctx context.Context) (signals.Subject, error) {
 	s, ok := auth.SubjectFrom(ctx)
@@ -156,7 +156,7 @@ func (m *Core) cancelUnowned(ctx context.Context, caller signals.Subject, runID 
 	if m.metrics != nil {
 		m.metrics.OwnershipCancelled()
 	}
-	ctx = m.runTraceContext(ctx, caller, runID)
+	ctx = m.tracing.runContext(ctx, caller, runID)
 	_, err := m.runs.Cancel(ctx, caller, runID, signals.ReasonMCPRequestCancelled)
 	if errors.Is(err, runs.ErrTerminal) {
 		return nil
@@ -176,50 +176,6 @@ func (m *Core) ScopeRefusal(caller signals.Subject, spec signals.ToolSpec) *auth
 		m.refused(caller, signals.TransportMCP, spec.Name, refusal.Scopes)
 	}
 	return refusal
-}
-
-// Annotate records on the request's span the run it works on.
-func (m *Core) Annotate(ctx context.Context, runID, tool string) {
-	if m.tracer == nil {
-		return
-	}
-	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(telemetry.RunIDKey.String(runID), telemetry.TenantKey.String(runid.Tenant(runID)))
-	if tool != "" {
-		span.SetAttributes(AttrTool.String(tool))
-	}
-}
-
-// LinkRun links the request's span to the trace of the run it names.
-func (m *Core) LinkRun(ctx context.Context, caller signals.Subject, runID string) {
-	if m.tracer == nil {
-		return
-	}
-	m.Annotate(ctx, runID, "")
-	if m.runTrace == nil {
-		return
-	}
-	span := trace.SpanFromContext(ctx)
-	sc, err := m.runTrace(ctx, caller, runID)
-	if err != nil {
-		m.log.Debug("read the run's trace context", append(telemetry.RunFields(ctx, runID, ""), zap.Error(err))...)
-		return
-	}
-	telemetry.LinkRunStart(span, sc)
-}
-
-// runTraceContext returns ctx in the trace the run was started in, for
-// work on the run that no request asked for (the cancellation of a run
-// whose owning request went away).
-func (m *Core) runTraceContext(ctx context.Context, caller signals.Subject, runID string) context.Context {
-	if m.runTrace == nil {
-		return ctx
-	}
-	sc, err := m.runTrace(ctx, caller, runID)
-	if err != nil || !sc.IsValid() {
-		return ctx
-	}
-	return trace.ContextWithRemoteSpanContext(ctx, sc)
 }
 
 // RunLog is the core's logger with the fields of the run runID of tool.

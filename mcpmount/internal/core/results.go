@@ -239,13 +239,13 @@ func (r *Results) Read(ctx context.Context, uri string) (*ResourceResult, error)
 	if err != nil {
 		return nil, err
 	}
-	m.LinkRun(ctx, caller, id)
+	m.tracing.link(ctx, caller, id)
 	snap, err := m.runs.Get(ctx, caller, id)
 	switch {
 	case errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch):
 		return nil, ResourceNotFound()
 	case err != nil:
-		return nil, m.LookupErr(ctx, "get run", id, err)
+		return nil, m.lookupErr(ctx, "get run", id, err)
 	case !snap.Status.Terminal() || RPCFailure(snap):
 		return nil, ResourceNotFound()
 	}

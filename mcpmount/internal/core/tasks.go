@@ -21,15 +21,31 @@ import (
 // CancelTimeout bounds a cancellation that runs detached from its request.
 const CancelTimeout = 30 * time.Second
 
-// taskTarget checks the extension gate (declared: the request declared the
-// Tasks extension) and decodes the taskId. Every id the caller cannot use
-// gets errTaskNotFound. The gate comes first, so a non-declaring request
-// learns nothing about the id.
-func (m *Core) taskTarget(ctx context.Context, method string, declared bool, rawID json.RawMessage) (signals.Subject, string, error) {
+// ErrTerminal is the error of Tasks.Cancel for a run that had already
+// ended: it is left alone. A dialect answers it as its revision says.
+var ErrTerminal = errors.New("the task's run has already ended")
+
+// Tasks serves the operations on tasks that every dialect offers: read,
+// list, answer, cancel, await the result, follow. It is the only road from
+// a dialect to the run service: each dialect decodes its wire into these
+// calls and encodes what they return.
+type Tasks struct {
+	core *Core
+}
+
+// Tasks returns the core's task operations.
+func (m *Core) Tasks() *Tasks { return m.tasks }
+
+// target checks the extension gate (declared: the request declared the
+// Tasks extension, or speaks a dialect that needs no declaration) and
+// decodes the taskId. Every id the caller cannot use gets TaskNotFound.
+// The gate comes first, so a non-declaring request learns nothing about
+// the id.
+func (t *Tasks) target(ctx context.Context, method string, declared bool, rawID json.RawMessage) (signals.Subject, string, error) {
 	if !declared {
 		return signals.Subject{}, "", TasksExtensionRequired(method)
 	}
-	caller, err := m.Caller(ctx)
+	caller, err := t.core.Caller(ctx)
 	if err != nil {
 		return signals.Subject{}, "", err
 	}
@@ -41,13 +57,13 @@ func (m *Core) taskTarget(ctx context.Context, method string, declared bool, raw
 	if err != nil {
 		return signals.Subject{}, "", TaskNotFound()
 	}
-	m.LinkRun(ctx, caller, id)
+	t.core.tracing.link(ctx, caller, id)
 	return caller, id, nil
 }
 
-// LookupErr maps a Runs error onto the wire: every unreadable run is the
+// lookupErr maps a Runs error onto the wire: every unreadable run is the
 // same "task not found"; anything else is an internal error.
-func (m *Core) LookupErr(ctx context.Context, op, runID string, err error) error {
+func (m *Core) lookupErr(ctx context.Context, op, runID string, err error) error {
 	if errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch) {
 		return TaskNotFound()
 	}
@@ -55,17 +71,19 @@ func (m *Core) LookupErr(ctx context.Context, op, runID string, err error) error
 	return Internal()
 }
 
-// GetTask reads the task rawID (tasks/get) with the run's getRun query;
-// declared tells whether the request declared the Tasks extension. The
-// dialect projects the run for the caller, which it returns too.
-func (m *Core) GetTask(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, signals.Subject, error) {
-	caller, id, err := m.taskTarget(ctx, "tasks/get", declared, rawID)
+// Get reads the task rawID (tasks/get) with the run's getRun query;
+// declared tells whether the request may use tasks (target). The
+// dialect projects the run for the caller, which it returns too. A
+// reading held while a fresh one is slow answers only if it is no older
+// than the task's poll interval (pollStale).
+func (t *Tasks) Get(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, signals.Subject, error) {
+	caller, id, err := t.target(ctx, "tasks/get", declared, rawID)
 	if err != nil {
 		return signals.Snapshot{}, caller, err
 	}
-	snap, err := m.runs.Get(ctx, caller, id, pollStale(m.pacer))
+	snap, err := t.core.runs.Get(ctx, caller, id, pollStale(t.core.pacer))
 	if err != nil {
-		return signals.Snapshot{}, caller, m.LookupErr(ctx, "get run", id, err)
+		return signals.Snapshot{}, caller, t.core.lookupErr(ctx, "get run", id, err)
 	}
 	return snap, caller, nil
 }
@@ -83,15 +101,15 @@ func pollStale(p *Pacer) runs.ReadOption {
 	})
 }
 
-// UpdateTask answers the task rawID's input requests (tasks/update): each inputResponses entry naming an
-// open interrupt resolves it, applied at most once; an entry the caller
-// may not answer (not an approver) or that does not fit refuses the whole
-// request, nothing signalled (resolveInputs). Entries naming nothing open
-// resolve nothing. It returns
-// after every resolution was applied, so the next tasks/get no longer lists
-// it.
-func (m *Core) UpdateTask(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) error {
-	caller, id, err := m.taskTarget(ctx, "tasks/update", declared, rawID)
+// Update answers the task rawID's input requests (tasks/update): each
+// inputResponses entry naming an open interrupt resolves it, applied at
+// most once; an entry the caller may not answer (not an approver) or that
+// does not fit refuses the whole request, nothing signalled
+// (Core.resolveInputs). Entries naming nothing open resolve nothing. It
+// returns after every resolution was applied, so the next tasks/get no
+// longer lists it.
+func (t *Tasks) Update(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) error {
+	caller, id, err := t.target(ctx, "tasks/update", declared, rawID)
 	if err != nil {
 		return err
 	}
@@ -103,27 +121,33 @@ func (m *Core) UpdateTask(ctx context.Context, declared bool, rawID, rawResponse
 	}
 	// A reading that knows a key neither open nor answered may predate
 	// the question: the run is read anew (runs.Showing).
-	snap, err := m.runs.Get(ctx, caller, id, runs.Showing(slices.Collect(maps.Keys(responses))...))
+	snap, err := t.core.runs.Get(ctx, caller, id, runs.Showing(slices.Collect(maps.Keys(responses))...))
 	if err != nil {
-		return m.LookupErr(ctx, "get run", id, err)
+		return t.core.lookupErr(ctx, "get run", id, err)
 	}
-	return m.resolveInputs(ctx, caller, id, snap, responses)
+	return t.core.resolveInputs(ctx, caller, id, snap, responses)
 }
 
-// CancelTask cancels the task rawID (tasks/cancel) with reason
-// caller-requested. A terminal run is left alone, and that is no error.
-func (m *Core) CancelTask(ctx context.Context, declared bool, rawID json.RawMessage) error {
-	caller, id, err := m.taskTarget(ctx, "tasks/cancel", declared, rawID)
+// Cancel cancels the task rawID (tasks/cancel) with reason
+// caller-requested; once accepted, the cancellation completes even if the
+// client goes away. It returns the run as the run service answered the
+// request (it reads cancelling). A run that had already ended is left
+// alone: Cancel returns its last reading and ErrTerminal.
+func (t *Tasks) Cancel(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, error) {
+	caller, id, err := t.target(ctx, "tasks/cancel", declared, rawID)
 	if err != nil {
-		return err
+		return signals.Snapshot{}, err
 	}
-	// Once accepted, a cancel completes even if the client goes away.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CancelTimeout)
 	defer cancel()
-	if _, err := m.runs.Cancel(cctx, caller, id, signals.ReasonCallerRequested); err != nil && !errors.Is(err, runs.ErrTerminal) {
-		return m.LookupErr(ctx, "cancel run", id, err)
+	snap, err := t.core.runs.Cancel(cctx, caller, id, signals.ReasonCallerRequested)
+	switch {
+	case errors.Is(err, runs.ErrTerminal):
+		return snap, ErrTerminal
+	case err != nil:
+		return signals.Snapshot{}, t.core.lookupErr(ctx, "cancel run", id, err)
 	}
-	return nil
+	return snap, nil
 }
 
 // resolveInputs resolves the open interrupts that responses answer (keyed
@@ -166,7 +190,7 @@ func (m *Core) resolveInputs(ctx context.Context, caller signals.Subject, runID 
 				if refusal := answerRefused(r.InterruptID, err); refusal != nil {
 					return refusal
 				}
-				return m.LookupErr(ctx, "resolve interrupt", runID, err)
+				return m.lookupErr(ctx, "resolve interrupt", runID, err)
 			}
 		}
 	}

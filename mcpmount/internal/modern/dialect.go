@@ -5,7 +5,6 @@ import (
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
-	"github.com/openwop/temporal-mcp/runs"
 )
 
 // Options configure the dialect. Parts.Core, Parts.Log and Listening are
@@ -20,12 +19,11 @@ type Options struct {
 // Dialect serves 2026-07-28 requests over HTTP and stdio.
 type Dialect struct {
 	wire.Parts
-	runs      runs.Backend
 	tracker   *ownership.Tracker
 	listening context.Context
 }
 
 // New builds the dialect.
 func New(o Options) *Dialect {
-	return &Dialect{Parts: o.Parts, runs: o.Core.Runs(), tracker: o.Core.Tracker(), listening: o.Listening}
+	return &Dialect{Parts: o.Parts, tracker: o.Core.Tracker(), listening: o.Listening}
 }

@@ -3,7 +3,6 @@ package modern
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
-	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
@@ -44,7 +42,7 @@ type taskNotification struct {
 // nonexistent one is), then notifications/tasks with each task's state
 // every time its status or open input requests change, and the listen
 // result once every subscribed task is terminal. Each task is followed by a
-// long poll of its run's history (Runs.Await), which ends when the client
+// long poll of its run's history (core.Tasks.Follow), which ends when the client
 // leaves. Only taskIds is honoured: the core filters (list changes,
 // resource subscriptions) have nothing to report here.
 func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
@@ -147,11 +145,12 @@ func (m *Dialect) readableTasks(ctx context.Context, caller signals.Subject, wir
 			continue
 		}
 		seen[id] = true
-		if _, err := m.runs.Get(ctx, caller, id); err != nil {
-			if errors.Is(err, runs.ErrNotFound) || errors.Is(err, runs.ErrTenantMismatch) {
-				continue
-			}
-			return nil, fmt.Errorf("read run %s: %w", id, err)
+		ok, err := m.Core.Tasks().Readable(ctx, caller, id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
 		}
 		out = append(out, subscribedTask{wire: w, runID: id})
 	}
@@ -178,7 +177,7 @@ func (m *Dialect) followTask(ctx context.Context, st *listenStream, caller signa
 		}
 		return s.Status.Terminal()
 	}
-	snap, err := m.runs.Await(ctx, caller, runID, observe, runs.PublishedOnly())
+	snap, err := m.Core.Tasks().Follow(ctx, caller, runID, observe)
 	switch {
 	case err == nil:
 		observe(snap) // the state read once the history ended

@@ -248,11 +248,15 @@ func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 	return m.Observer.Observed(ctx, in.Msg.Method, meta, in.Header, "", func(ctx context.Context) (mcp.Result, error) {
 		switch in.Msg.Method {
 		case "tasks/get":
-			return m.Projector.GotTask(m.Core.GetTask(ctx, declared, p["taskId"]))
+			return m.Projector.GotTask(m.Core.Tasks().Get(ctx, declared, p["taskId"]))
 		case "tasks/update":
-			return wire.Ack(m.Core.UpdateTask(ctx, declared, p["taskId"], p["inputResponses"]))
+			return wire.Ack(m.Core.Tasks().Update(ctx, declared, p["taskId"], p["inputResponses"]))
 		case "tasks/cancel":
-			return wire.Ack(m.Core.CancelTask(ctx, declared, p["taskId"]))
+			_, err := m.Core.Tasks().Cancel(ctx, declared, p["taskId"])
+			if errors.Is(err, core.ErrTerminal) {
+				err = nil // a run already ended is left alone, and that is no error
+			}
+			return wire.Ack(err)
 		case "resources/read":
 			uri, err := wire.ResourceURI(p["uri"])
 			if err != nil {

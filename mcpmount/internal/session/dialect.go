@@ -9,7 +9,6 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
-	"github.com/openwop/temporal-mcp/runs"
 )
 
 // Options configure the dialect. Parts.Core, Parts.Log and Authenticate
@@ -29,8 +28,9 @@ type Options struct {
 // Dialect serves session-era requests, through the go-sdk.
 type Dialect struct {
 	wire.Parts
-	runs         runs.Backend
-	tracker      *ownership.Tracker
+	tracker *ownership.Tracker
+	// tasks serves the tasks/* methods.
+	tasks        *taskMethods
 	authenticate auth.Authenticator
 	maxBody      int64
 	// server is the go-sdk's server; jsonHandler and sseHandler serve its
@@ -47,9 +47,10 @@ type Dialect struct {
 // New builds the dialect and its go-sdk server.
 func New(o Options) (*Dialect, error) {
 	m := &Dialect{
-		Parts: o.Parts, runs: o.Core.Runs(), tracker: o.Core.Tracker(), authenticate: o.Authenticate,
+		Parts: o.Parts, tracker: o.Core.Tracker(), authenticate: o.Authenticate,
 		maxBody: o.MaxBodyBytes, maxSessions: o.MaxSessions,
 	}
+	m.tasks = &taskMethods{Parts: o.Parts, tasks: o.Core.Tasks(), tracker: m.tracker}
 	if err := m.newServer(o); err != nil {
 		return nil, err
 	}

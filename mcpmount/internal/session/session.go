@@ -131,7 +131,7 @@ type requestSide struct {
 	// session-era error is answered; nil for a batch and on stdio).
 	overload *wire.OverloadNote
 	// taskField: the request carried the 2025-11-25 dialect's task field,
-	// which the SDK's params types drop (legacyTaskRequested).
+	// which the SDK's params types drop (taskRequested).
 	taskField bool
 }
 
@@ -177,7 +177,7 @@ func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Inco
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	r = r.WithContext(auth.WithSubject(r.Context(), in.Caller))
-	side := &requestSide{argumentsProblem: in.ArgumentsProblem, taskField: len(id) > 0 && legacyTaskRequested(in.Msg.Method, in.Params)}
+	side := &requestSide{argumentsProblem: in.ArgumentsProblem, taskField: len(id) > 0 && taskRequested(in.Msg.Method, in.Params)}
 	if id != nil {
 		side.overload = &wire.OverloadNote{}
 		pw.overload = side.overload
@@ -240,7 +240,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			call.IdempotencyKey = key
 			res, err := m.Core.CallTool(ctx, call)
-			return m.answerTaskDialect(call, res, err)
+			return m.tasks.answerCall(call, res, err)
 		case "resources/read":
 			r, ok := req.(*mcp.ReadResourceRequest)
 			if !ok || r.Params == nil || r.Params.URI == "" {
@@ -253,8 +253,8 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "resources/templates/list":
 			return wire.ListResourceTemplates(false, 0), nil
 		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
-			if legacyRequest(req) {
-				return m.dialect(ctx, method, req)
+			if sessionRequest(req) {
+				return m.tasks.serveSession(ctx, method, req)
 			}
 		case "initialize":
 			res, err := next(ctx, method, req)
@@ -264,7 +264,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			m.trackSession(ctx, req)
 			m.noteDeclaredTasks(req)
 			if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
-				return legacyInitializeResult(ir)
+				return sessionInitializeResult(ir)
 			}
 			return res, nil
 		}
@@ -338,10 +338,10 @@ func (m *Dialect) sessionListing(req mcp.Request) wire.Listing {
 	return l
 }
 
-// legacyInitializeResult rewrites an initialize result: the Tasks
+// sessionInitializeResult rewrites an initialize result: the Tasks
 // extension is removed, and for 2025-11-25 the dialect's capabilities.tasks
 // is added (the SDK's capabilities type has no field for it).
-func legacyInitializeResult(ir *mcp.InitializeResult) (mcp.Result, error) {
+func sessionInitializeResult(ir *mcp.InitializeResult) (mcp.Result, error) {
 	caps := *ir.Capabilities
 	caps.Extensions = nil
 	ir.Capabilities = &caps
@@ -493,59 +493,6 @@ func checkBatchElement(i int, el json.RawMessage) (wire.Refusal, bool) {
 	return wire.Refusal{}, false
 }
 
-// registerTaskMethods registers the tasks/* methods with the SDK server:
-// the Tasks extension's, which refuse a session-era request that did not
-// declare it, and the 2025-11-25 dialect's tasks/result and tasks/list,
-// which the middleware serves (anything else gets -32601).
-func (m *Dialect) registerTaskMethods(server *mcp.Server) error {
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", m.getTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/get: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", m.updateTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/update: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", m.cancelTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
-		func(context.Context, *mcp.ServerSession, *wire.TaskParams) (*core.ToolResult, error) {
-			return nil, wire.ErrMethodNotFound("tasks/result")
-		}); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/result: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/list",
-		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
-			return nil, wire.ErrMethodNotFound("tasks/list")
-		}); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/list: %w", err)
-	}
-	return nil
-}
-
-// getTask answers tasks/get (the SDK's handler; see getTaskOf).
-func (m *Dialect) getTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.DetailedTaskResult, error) {
-	if p == nil {
-		return m.Projector.GotTask(m.Core.GetTask(ctx, false, nil))
-	}
-	return m.Projector.GotTask(m.Core.GetTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
-}
-
-// updateTask answers tasks/update (the SDK's handler; see updateTaskOf).
-func (m *Dialect) updateTask(ctx context.Context, _ *mcp.ServerSession, p *wire.UpdateParams) (*wire.AckResult, error) {
-	if p == nil {
-		return wire.Ack(m.Core.UpdateTask(ctx, false, nil, nil))
-	}
-	return wire.Ack(m.Core.UpdateTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID, p.InputResponses))
-}
-
-// cancelTask answers tasks/cancel (the SDK's handler; see cancelTaskOf).
-func (m *Dialect) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *wire.TaskParams) (*wire.AckResult, error) {
-	if p == nil {
-		return wire.Ack(m.Core.CancelTask(ctx, false, nil))
-	}
-	return wire.Ack(m.Core.CancelTask(ctx, core.CapsFromMeta(p.Meta).Tasks(), p.TaskID))
-}
-
 // observe wraps the method handlers with the request's span and its
 // metrics. With neither a tracer nor a recorder it adds nothing.
 func (m *Dialect) observe(next mcp.MethodHandler) mcp.MethodHandler {
@@ -611,7 +558,7 @@ func (m *Dialect) newServer(opts Options) error {
 		},
 	})
 	server.AddReceivingMiddleware(m.observe, m.middleware)
-	if err := m.registerTaskMethods(server); err != nil {
+	if err := m.tasks.register(server); err != nil {
 		return err
 	}
 	m.server = server

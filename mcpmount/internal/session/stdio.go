@@ -40,7 +40,7 @@ func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.
 	if divert.Takes != nil {
 		t = divertTransport{Transport: t, ctx: ctx, caller: caller, tracker: m.tracker, divert: divert}
 	}
-	err := m.server.Run(ctx, legacyTaskTransport{t, m.tracker})
+	err := m.server.Run(ctx, taskFieldTransport{t, m.tracker})
 	m.tracker.Wait()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve MCP over stdio: %w", err)
@@ -48,38 +48,38 @@ func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.
 	return nil
 }
 
-// legacyTaskTransport notes, for the requests that carry the 2025-11-25
+// taskFieldTransport notes, for the requests that carry the 2025-11-25
 // task dialect's field (params.task of tools/call, capabilities.tasks of
 // initialize), which the SDK's params types drop, a requestSide attached
 // to the request's ownership claim, as serveSDK does on HTTP. It wraps the
 // tracker's transport, which gave each call its claim.
-type legacyTaskTransport struct {
+type taskFieldTransport struct {
 	mcp.Transport
 	tracker *ownership.Tracker
 }
 
 // Connect wraps the connection.
-func (t legacyTaskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t taskFieldTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return legacyTaskConn{c, t.tracker}, nil
+	return taskFieldConn{c, t.tracker}, nil
 }
 
-type legacyTaskConn struct {
+type taskFieldConn struct {
 	mcp.Connection
 	tracker *ownership.Tracker
 }
 
-func (c legacyTaskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (c taskFieldConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	req, ok := msg.(*jsonrpc.Request)
 	if err != nil || !ok || req.Method != "tools/call" && req.Method != "initialize" {
 		return msg, err
 	}
 	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil || !legacyTaskRequested(req.Method, params) {
+	if json.Unmarshal(req.Params, &params) != nil || !taskRequested(req.Method, params) {
 		return msg, nil
 	}
 	if extra, _ := req.Extra.(*mcp.RequestExtra); extra != nil {
