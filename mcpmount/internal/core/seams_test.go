@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -301,7 +302,7 @@ func TestCallToolAsksThroughAsker(t *testing.T) {
 				t.Fatalf("asked %d questions %v, want %d", len(asked), asked, len(tt.messages))
 			}
 			for i, q := range asked {
-				if i == 0 && q.message != tt.messages[0] || i > 0 && !hasPrefix(q.message, tt.messages[i]) {
+				if i == 0 && q.message != tt.messages[0] || i > 0 && !strings.HasPrefix(q.message, tt.messages[i]) {
 					t.Fatalf("question %d = %q, want %q", i, q.message, tt.messages[i])
 				}
 				assertJSON(t, []byte(q.schema), nameSchema)
@@ -317,8 +318,6 @@ func TestCallToolAsksThroughAsker(t *testing.T) {
 	}
 }
 
-func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
-
 // TestCallToolAskerFailure: a client that fails to answer (a JSON-RPC
 // error of its own) leaves the question open, and the call waits on to
 // its bound.
@@ -330,7 +329,7 @@ func TestCallToolAskerFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text, isErr := textOf(t, res); !isErr || !hasPrefix(text, "The run "+f.LastID()+" is still running after 200ms.") {
+	if text, isErr := textOf(t, res); !isErr || !strings.HasPrefix(text, "The run "+f.LastID()+" is still running after 200ms.") {
 		t.Fatalf("result = %q (isError %t), want the still-running answer", text, isErr)
 	}
 	if n := len(a.questions()); n != 1 {
@@ -616,6 +615,120 @@ func TestGetTask(t *testing.T) {
 			}
 			if got := TaskStatus(snap, InputRequestsFor(snap, caller)); got != TaskInputRequired {
 				t.Fatalf("task status = %s, want input_required", got)
+			}
+		})
+	}
+}
+
+// TestUpdateTask: tasks/update resolves the open questions its
+// inputResponses answer, once, by the caller; an answer that does not fit
+// or that the caller may not give refuses the whole request (-32602 whose
+// data names the input and the rule) with nothing applied.
+func TestUpdateTask(t *testing.T) {
+	tests := []struct {
+		name      string
+		declared  bool
+		responses func(waitingRunID string) string
+		code      int64
+		message   string
+		data      string
+		applied   int
+	}{
+		{"an answer is applied", true, func(id string) string {
+			return `{"` + id + `-i1":{"action":"accept","content":{"name":"Ada"}}}`
+		}, 0, "", "", 1},
+		{"a key naming nothing open resolves nothing", true, func(string) string {
+			return `{"elsewhere":{"action":"accept","content":{"name":"Ada"}}}`
+		}, 0, "", "", 0},
+		{"null responses resolve nothing", true, func(string) string { return `null` }, 0, "", "", 0},
+		{"one refused answer refuses the whole request", true, func(id string) string {
+			return `{"` + id + `-i1":{"action":"accept","content":{"name":"Ada"}},"` + id + `-boss":{"action":"accept"}}`
+		}, jsonrpc.CodeInvalidParams, "", `{"inputResponse":"{run}-boss","rule":"approvers"}`, 0},
+		{"an answer of a caller not an approver is refused", true, func(id string) string {
+			return `{"` + id + `-boss":{"action":"accept"}}`
+		}, jsonrpc.CodeInvalidParams, `inputResponses["{run}-boss"]: you may not answer this question: only its approvers may`,
+			`{"inputResponse":"{run}-boss","rule":"approvers"}`, 0},
+		{"an answer that does not fit is refused", true, func(id string) string {
+			return `{"` + id + `-i1":{"action":"accept","content":{"name":7}}}`
+		}, jsonrpc.CodeInvalidParams, "", `{"inputResponse":"{run}-i1","rule":"fit"}`, 0},
+		{"responses that are no object", true, func(string) string { return `[1]` },
+			jsonrpc.CodeInvalidParams, "tasks/update: inputResponses must be an object keyed by input request", "", 0},
+		{"undeclared", false, func(id string) string { return `{"` + id + `-i1":{"action":"accept","content":{"name":"Ada"}}}` },
+			mcp.CodeMissingRequiredClientCapabilities, fmt.Sprintf(tasksRequired, "tasks/update"), "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := runstest.New()
+			c := newSeamCore(t, f, nil)
+			waiting, _, _ := taskRuns(t, f)
+			runID, _ := runid.Parse(waiting)
+			err := c.UpdateTask(anon(), tt.declared, quoted(waiting), json.RawMessage(tt.responses(runID)))
+			switch {
+			case tt.code == 0 && err != nil:
+				t.Fatal(err)
+			case tt.code != 0:
+				var rpc *jsonrpc.Error
+				if !errors.As(err, &rpc) || rpc.Code != tt.code || tt.message != "" && rpc.Message != strings.ReplaceAll(tt.message, "{run}", runID) {
+					t.Fatalf("error = %v, want %d %q", err, tt.code, strings.ReplaceAll(tt.message, "{run}", runID))
+				}
+				if tt.data != "" {
+					assertJSON(t, rpc.Data, strings.ReplaceAll(tt.data, "{run}", runID))
+				}
+			}
+			applied := f.Resolutions()
+			if len(applied) != tt.applied {
+				t.Fatalf("applied %+v, want %d resolutions", applied, tt.applied)
+			}
+			if tt.applied == 1 {
+				if applied[0].InterruptID != runID+"-i1" || applied[0].Action != signals.ActionAccept {
+					t.Fatalf("applied %+v, want the accept of %s-i1", applied[0], runID)
+				}
+				assertJSON(t, applied[0].Content, `{"name":"Ada"}`)
+				snap, _, err := c.GetTask(anon(), true, quoted(waiting))
+				if _, open := snap.Interrupt(runID + "-i1"); err != nil || open {
+					t.Fatalf("after the update the question is still open (%v)", err)
+				}
+			}
+		})
+	}
+}
+
+// TestCancelTask: tasks/cancel cancels the caller's run with reason
+// caller-requested, leaves an ended run alone without an error, and is
+// "task not found" for a run the caller cannot read.
+func TestCancelTask(t *testing.T) {
+	tests := []struct {
+		name     string
+		declared bool
+		pick     func(waiting, ended, foreign string) string
+		code     int64
+		message  string
+		reason   string
+	}{
+		{"a working run is cancelled", true, func(w, _, _ string) string { return w }, 0, "", signals.ReasonCallerRequested},
+		{"an ended run is left alone", true, func(_, e, _ string) string { return e }, 0, "", ""},
+		{"another tenant's run is not found", true, func(_, _, o string) string { return o }, jsonrpc.CodeInvalidParams, "task not found", ""},
+		{"undeclared", false, func(w, _, _ string) string { return w },
+			mcp.CodeMissingRequiredClientCapabilities, fmt.Sprintf(tasksRequired, "tasks/cancel"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := runstest.New()
+			c := newSeamCore(t, f, nil)
+			taskID := tt.pick(taskRuns(t, f))
+			runID, _ := runid.Parse(taskID)
+			// A cancel goes through even when its request ends at once.
+			ctx, cancel := context.WithCancel(anon())
+			cancel()
+			err := c.CancelTask(ctx, tt.declared, quoted(taskID))
+			if tt.code != 0 {
+				wantRPC(t, err, tt.code, tt.message)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			reason, cancelled := f.CancelReason(runID)
+			if reason != tt.reason || cancelled != (tt.reason != "") {
+				t.Fatalf("cancel reason = %q (cancelled %t), want %q", reason, cancelled, tt.reason)
 			}
 		})
 	}
