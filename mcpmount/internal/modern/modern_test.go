@@ -56,7 +56,9 @@ func newDialect(t *testing.T, f *runstest.Fake, ctl *admission.Controller) *Dial
 			s.Result = &signals.ToolResult{Content: []signals.Content{{Type: "text", Text: "Hello, " + a.Name + "!"}}}
 		}
 	})
-	f.OnCancel(func(s *signals.Snapshot) { s.Status, s.StatusMessage = signals.StatusCancelled, signals.StatusCancelled.Message() })
+	f.OnCancel(func(s *signals.Snapshot) {
+		s.Status, s.StatusMessage = signals.StatusCancelled, signals.StatusCancelled.Message()
+	})
 	states, err := requeststate.NewCodec(make([]byte, 32), time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
