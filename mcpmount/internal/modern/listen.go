@@ -45,7 +45,7 @@ type taskNotification struct {
 // long poll of its run's history (core.Tasks.Follow), which ends when the client
 // leaves. Only taskIds is honoured: the core filters (list changes,
 // resource subscriptions) have nothing to report here.
-func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+func (d *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	caller, msg, params, meta := in.Caller, &in.Msg, in.Params, in.Meta
 	fail := func(status int, code int64, message string, data any) {
 		wire.WriteRefusal(w, wire.Refusal{Status: status, ID: msg.ID, Code: code, Message: message, Data: data})
@@ -80,10 +80,10 @@ func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.I
 			return
 		}
 	}
-	honoured, err := m.readableTasks(r.Context(), caller, wireIDs)
+	honoured, err := d.readableTasks(r.Context(), caller, wireIDs)
 	if err != nil {
 		if r.Context().Err() == nil {
-			m.Log.Error("subscriptions/listen: read the subscribed runs", zap.Error(err))
+			d.Log.Error("subscriptions/listen: read the subscribed runs", zap.Error(err))
 		}
 		fail(http.StatusInternalServerError, wire.CodeInternalError, "internal error", nil)
 		return
@@ -94,7 +94,7 @@ func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.I
 	// the listen result.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer context.AfterFunc(m.listening, cancel)()
+	defer context.AfterFunc(d.listening, cancel)()
 
 	st := &listenStream{sse: wire.NewEventStream(w), id: msg.ID}
 	st.sse.Open()
@@ -107,7 +107,7 @@ func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.I
 		ack["taskIds"] = ids
 	}
 	st.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": ack})
-	st.sse.KeepAlive(m.KeepAlive)
+	st.sse.KeepAlive(d.KeepAlive)
 	defer st.sse.Stop()
 
 	var wg sync.WaitGroup
@@ -115,7 +115,7 @@ func (m *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.I
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.followTask(ctx, st, caller, h.runID)
+			d.followTask(ctx, st, caller, h.runID)
 		}()
 	}
 	wg.Wait()
@@ -136,7 +136,7 @@ type subscribedTask struct {
 // readableTasks returns, once each and in the order given, the ids of wire
 // that name a run the caller may read. Ids that do not (malformed, unknown,
 // another tenant's) are dropped alike.
-func (m *Dialect) readableTasks(ctx context.Context, caller signals.Subject, wire []string) ([]subscribedTask, error) {
+func (d *Dialect) readableTasks(ctx context.Context, caller signals.Subject, wire []string) ([]subscribedTask, error) {
 	seen := map[string]bool{}
 	var out []subscribedTask
 	for _, w := range wire {
@@ -145,7 +145,7 @@ func (m *Dialect) readableTasks(ctx context.Context, caller signals.Subject, wir
 			continue
 		}
 		seen[id] = true
-		ok, err := m.Core.Tasks().Readable(ctx, caller, id)
+		ok, err := d.Core.Tasks().Readable(ctx, caller, id)
 		if err != nil {
 			return nil, err
 		}
@@ -161,29 +161,29 @@ func (m *Dialect) readableTasks(ctx context.Context, caller signals.Subject, wir
 // status message (the current step's name and counts, which the run
 // reports as its progress) or open input requests change, until the run
 // is terminal or ctx ends.
-func (m *Dialect) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
+func (d *Dialect) followTask(ctx context.Context, st *listenStream, caller signals.Subject, runID string) {
 	last := ""
 	observe := func(s signals.Snapshot) bool {
-		d := m.Projector.DetailedTask(s, caller)
-		keys := make([]string, 0, len(d.InputRequests))
-		for k := range d.InputRequests {
+		task := d.Projector.DetailedTask(s, caller)
+		keys := make([]string, 0, len(task.InputRequests))
+		for k := range task.InputRequests {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		if state := d.Status + "|" + d.StatusMessage + "|" + strings.Join(keys, ","); state != last {
+		if state := task.Status + "|" + task.StatusMessage + "|" + strings.Join(keys, ","); state != last {
 			last = state
-			st.notify("notifications/tasks", taskNotification{Task: d.Task, InputRequests: d.InputRequests,
-				Result: d.Result, Error: d.Error})
+			st.notify("notifications/tasks", taskNotification{Task: task.Task, InputRequests: task.InputRequests,
+				Result: task.Result, Error: task.Error})
 		}
 		return s.Status.Terminal()
 	}
-	snap, err := m.Core.Tasks().Follow(ctx, caller, runID, observe)
+	snap, err := d.Core.Tasks().Follow(ctx, caller, runID, observe)
 	switch {
 	case err == nil:
 		observe(snap) // the state read once the history ended
 	case ctx.Err() != nil:
 	default:
-		m.Core.RunLog(ctx, runID, "").Warn("subscriptions/listen: following a run failed; no more notifications for it",
+		d.Core.RunLog(ctx, runID, "").Warn("subscriptions/listen: following a run failed; no more notifications for it",
 			zap.Error(err))
 	}
 }

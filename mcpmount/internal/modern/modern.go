@@ -186,22 +186,22 @@ func decodeHeaderValue(v string) (string, bool) {
 }
 
 // Serve serves one checked 2026-07-28 request.
-func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+func (d *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	msg := &in.Msg
 	if msg.Method == "subscriptions/listen" {
-		m.serveListen(w, r, in)
+		d.serveListen(w, r, in)
 		return
 	}
 	// The transport checks, in the order of the go-sdk's stateless
 	// handler: Accept, then Last-Event-ID, then Mcp-Name against the
 	// typed params of tools/call.
 	if !in.Accept.JSONOK || !in.Accept.StreamOK {
-		m.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
+		d.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
 			Message: "Accept must contain both 'application/json' and 'text/event-stream'"})
 		return
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
-		m.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
+		d.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, ID: msg.ID, Code: wire.CodeInvalidRequest,
 			Message: "can't send Last-Event-ID for POST request"})
 		return
 	}
@@ -221,38 +221,38 @@ func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 		h.Set("Cache-Control", "no-cache, no-transform")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Connection", "keep-alive")
-		defer m.Observer.Stream()()
+		defer d.Observer.Stream()()
 		defer ex.stream.Stop()
 	}
 	if call != nil {
-		m.serveCall2026(w, r, in, call, ex)
+		d.serveCall2026(w, r, in, call, ex)
 		return
 	}
-	res, err := m.method2026(r.Context(), in)
-	ex.answer(m, res, err)
+	res, err := d.method2026(r.Context(), in)
+	ex.answer(d, res, err)
 }
 
 // method2026 runs the handler of a 2026-07-28 method but tools/call and
 // subscriptions/listen, under the request's span and metrics.
-func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
+func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
 	declared, err := CheckMetaTriple(in.Meta)
 	if err != nil {
 		return nil, err
 	}
 	var meta map[string]any // for the trace context it may carry
-	if m.Observer.Tracer != nil {
+	if d.Observer.Tracer != nil {
 		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
 	}
 	ctx = auth.WithSubject(ctx, in.Caller)
 	p := in.Params
-	return m.Observer.Observed(ctx, in.Msg.Method, meta, in.Header, "", func(ctx context.Context) (mcp.Result, error) {
+	return d.Observer.Observed(ctx, in.Msg.Method, meta, in.Header, "", func(ctx context.Context) (mcp.Result, error) {
 		switch in.Msg.Method {
 		case "tasks/get":
-			return m.Projector.GotTask(m.Core.Tasks().Get(ctx, declared, p["taskId"]))
+			return d.Projector.GotTask(d.Core.Tasks().Get(ctx, declared, p["taskId"]))
 		case "tasks/update":
-			return wire.Ack(m.Core.Tasks().Update(ctx, declared, p["taskId"], p["inputResponses"]))
+			return wire.Ack(d.Core.Tasks().Update(ctx, declared, p["taskId"], p["inputResponses"]))
 		case "tasks/cancel":
-			_, err := m.Core.Tasks().Cancel(ctx, declared, p["taskId"])
+			_, err := d.Core.Tasks().Cancel(ctx, declared, p["taskId"])
 			if errors.Is(err, core.ErrTerminal) {
 				err = nil // a run already ended is left alone, and that is no error
 			}
@@ -262,18 +262,18 @@ func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 			if err != nil {
 				return nil, err
 			}
-			res, err := m.Results.Read(ctx, uri)
+			res, err := d.Results.Read(ctx, uri)
 			return wire.ReadResource(res, err, true)
 		case "resources/list":
-			return wire.ListResources(true, m.CacheTTLMs), nil
+			return wire.ListResources(true, d.CacheTTLMs), nil
 		case "resources/templates/list":
-			return wire.ListResourceTemplates(true, m.CacheTTLMs), nil
+			return wire.ListResourceTemplates(true, d.CacheTTLMs), nil
 		case "tools/list":
 			l := wire.ListModern
 			l.Companions = !core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).FollowsRuns()
-			return m.Lister.List(ctx, l)
+			return d.Lister.List(ctx, l)
 		default: // server/discover: validateModern let no other method through
-			return m.discover(), nil
+			return d.discover(), nil
 		}
 	})
 }
@@ -281,30 +281,30 @@ func (m *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 // serveCall2026 serves a 2026-07-28 tools/call under the request-ownership
 // tracker: the run the call starts or continues is cancelled unless its
 // whole response is delivered.
-func (m *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange) {
+func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange) {
 	call.Response = ex
 	if ex.stream != nil {
 		call.Notify = ex
 	}
-	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	d.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ex.w = w
 		if ex.stream != nil {
 			ex.stream.W = w
 		}
-		call.Claim = m.tracker.Lookup(r.Header)
-		res, err := m.handleCall2026(r.Context(), in, call)
+		call.Claim = d.tracker.Lookup(r.Header)
+		res, err := d.handleCall2026(r.Context(), in, call)
 		if rej := ex.overload.Get(); rej != nil {
 			wire.WriteOverloaded(w, in.Msg.ID, rej, http.StatusServiceUnavailable)
 			return
 		}
 		call.Claim.Answering()
-		ex.answer(m, res, err)
+		ex.answer(d, res, err)
 	})).ServeHTTP(w, r)
 }
 
 // handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under
 // the request's span and metrics.
-func (m *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
+func (d *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
 	if _, err := CheckMetaTriple(in.Meta); err != nil {
 		return nil, err
 	}
@@ -312,15 +312,15 @@ func (m *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *c
 	_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
 	call.ProgressToken = meta["progressToken"]
 	ctx = auth.WithSubject(ctx, in.Caller)
-	return m.Observer.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
-		defer m.tracker.Track()()
+	return d.Observer.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
+		defer d.tracker.Track()()
 		key, err := core.IdempotencyKeyOf(in.Meta[core.MetaIdempotencyKey])
 		if err != nil {
 			return nil, err
 		}
 		call.IdempotencyKey = key
-		res, err := m.Core.CallTool(ctx, call)
-		return m.Projector.AnswerCall(res, err, true)
+		res, err := d.Core.CallTool(ctx, call)
+		return d.Projector.AnswerCall(res, err, true)
 	})
 }
 
@@ -463,14 +463,14 @@ func (r *discoverResult) SetMeta(meta map[string]any) { r.Meta = meta }
 
 // discover answers server/discover: the versions the endpoint serves, the
 // server's capabilities and instructions, cacheable for the CacheTTL.
-func (m *Dialect) discover() mcp.Result {
-	return &discoverResult{ResultType: wire.ResultComplete, TTLMs: m.CacheTTLMs, CacheScope: "public",
-		SupportedVersions: mcp.SupportedProtocolVersions(), Capabilities: m.Capabilities, Instructions: m.Instructions}
+func (d *Dialect) discover() mcp.Result {
+	return &discoverResult{ResultType: wire.ResultComplete, TTLMs: d.CacheTTLMs, CacheScope: "public",
+		SupportedVersions: mcp.SupportedProtocolVersions(), Capabilities: d.Capabilities, Instructions: d.Instructions}
 }
 
 // annotateServerInfo names the server in a result's _meta, as the SDK
 // does for every 2026-07-28 result (SEP-2575), unless the result names one.
-func (m *Dialect) annotateServerInfo(res mcp.Result) {
+func (d *Dialect) annotateServerInfo(res mcp.Result) {
 	if res == nil {
 		return
 	}
@@ -481,6 +481,6 @@ func (m *Dialect) annotateServerInfo(res mcp.Result) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[mcp.MetaKeyServerInfo] = m.Implementation
+	meta[mcp.MetaKeyServerInfo] = d.Implementation
 	res.SetMeta(meta)
 }

@@ -38,7 +38,7 @@ func Takes(req *jsonrpc.Request) bool {
 // once the claim is gone, the request is abandoned and nothing is written.
 // Progress of a call with a progressToken is sent as notifications on the
 // stream.
-func (m *Dialect) ServeMessage(ctx context.Context, caller signals.Subject, req *jsonrpc.Request, claim *ownership.Claim, send wire.Send) {
+func (d *Dialect) ServeMessage(ctx context.Context, caller signals.Subject, req *jsonrpc.Request, claim *ownership.Claim, send wire.Send) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer claim.AfterGone(cancel)()
@@ -47,12 +47,12 @@ func (m *Dialect) ServeMessage(ctx context.Context, caller signals.Subject, req 
 	var perr error
 	in.Params, in.Meta, perr = wire.DecodeParams(req.Params)
 	if e, bad := ValidateMessage(&in.Msg, in.Meta, perr); bad {
-		m.sendAnswer(ctx, send, id, nil, refusalError(e))
+		d.sendAnswer(ctx, send, id, nil, refusalError(e))
 		return
 	}
 	if req.Method != "tools/call" {
-		res, err := m.method2026(ctx, in)
-		m.sendAnswer(ctx, send, id, res, err)
+		res, err := d.method2026(ctx, in)
+		d.sendAnswer(ctx, send, id, res, err)
 		return
 	}
 	if aerr := catalog.CheckNumbers(in.Params["arguments"]); aerr != nil {
@@ -62,29 +62,29 @@ func (m *Dialect) ServeMessage(ctx context.Context, caller signals.Subject, req 
 	}
 	call, problem := decodeCallParams(in)
 	if problem != "" {
-		m.sendAnswer(ctx, send, id, nil, &jsonrpc.Error{Code: wire.CodeInvalidParams, Message: problem})
+		d.sendAnswer(ctx, send, id, nil, &jsonrpc.Error{Code: wire.CodeInvalidParams, Message: problem})
 		return
 	}
 	call.Claim = claim
 	if in.Meta["progressToken"] != nil {
 		call.Notify = streamNotifier{send}
 	}
-	res, err := m.handleCall2026(ctx, in, call)
-	m.sendAnswer(ctx, send, id, res, err)
+	res, err := d.handleCall2026(ctx, in, call)
+	d.sendAnswer(ctx, send, id, res, err)
 }
 
 // sendAnswer writes the response to request id: res, or err. A request
 // whose client went away gets nothing.
-func (m *Dialect) sendAnswer(ctx context.Context, send wire.Send, id json.RawMessage, res mcp.Result, err error) {
+func (d *Dialect) sendAnswer(ctx context.Context, send wire.Send, id json.RawMessage, res mcp.Result, err error) {
 	if err == nil {
-		m.annotateServerInfo(res)
+		d.annotateServerInfo(res)
 	} else if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 		return
 	}
 	body, _ := wire.EncodeResponse(id, res, err)
 	msg, derr := jsonrpc.DecodeMessage(body)
 	if derr != nil {
-		m.Log.Error("encode a 2026-07-28 answer on the message stream", zap.Error(derr))
+		d.Log.Error("encode a 2026-07-28 answer on the message stream", zap.Error(derr))
 		return
 	}
 	_ = send(context.WithoutCancel(ctx), msg)

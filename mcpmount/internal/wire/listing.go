@@ -39,15 +39,15 @@ type Lister struct {
 
 // List answers tools/list: the catalog's tools offered to the caller
 // (signals.ToolSpec.OfferedTo: its tenant may see them and its token
-// grants their scopes), listed as l says.
-func (m Lister) List(ctx context.Context, l Listing) (mcp.Result, error) {
-	caller, err := m.Core.Caller(ctx)
+// grants their scopes), listed as listing says.
+func (l Lister) List(ctx context.Context, listing Listing) (mcp.Result, error) {
+	caller, err := l.Core.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := m.Catalog.Tools(ctx)
+	tools, err := l.Catalog.Tools(ctx)
 	if err != nil {
-		m.Log.Error("read the tool catalog", zap.Error(err))
+		l.Log.Error("read the tool catalog", zap.Error(err))
 		return nil, core.Internal()
 	}
 	res := &ListToolsResult{Tools: []ToolDescriptor{}}
@@ -58,17 +58,17 @@ func (m Lister) List(ctx context.Context, l Listing) (mcp.Result, error) {
 		}
 		d := ToolDescriptor{Name: spec.Name, Description: spec.Description, InputSchema: t.InputSchema(),
 			OutputSchema: t.OutputSchema(), Annotations: spec.Annotations}
-		if l.Execution {
+		if listing.Execution {
 			d.Execution = &ToolExecution{TaskSupport: TaskSupport(spec)}
 		}
 		res.Tools = append(res.Tools, d)
 	}
-	for _, c := range m.Core.CompanionTools(l.Companions) {
+	for _, c := range l.Core.CompanionTools(listing.Companions) {
 		res.Tools = append(res.Tools, ToolDescriptor{Name: c.Name, Description: c.Description,
 			InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations})
 	}
-	if l.Labelled {
-		ttl := m.CacheTTLMs
+	if listing.Labelled {
+		ttl := l.CacheTTLMs
 		res.ResultType = ResultComplete
 		res.TTLMs = &ttl
 		res.CacheScope = "private"

@@ -97,35 +97,35 @@ type Metrics interface {
 }
 
 // Refuse writes a refusal of the request and records it.
-func (m Observer) Refuse(w http.ResponseWriter, in *Incoming, e Refusal) {
+func (o Observer) Refuse(w http.ResponseWriter, in *Incoming, e Refusal) {
 	WriteRefusal(w, e)
-	if m.Metrics != nil {
-		m.Metrics.Request(MethodLabel(in.Msg.Method), OutcomeRejected, time.Since(in.Start))
+	if o.Metrics != nil {
+		o.Metrics.Request(MethodLabel(in.Msg.Method), OutcomeRejected, time.Since(in.Start))
 	}
 }
 
 // Stream records an SSE response stream that opens; the returned func
 // records that it closed.
-func (m Observer) Stream() (closed func()) {
-	if m.Metrics == nil {
+func (o Observer) Stream() (closed func()) {
+	if o.Metrics == nil {
 		return func() {}
 	}
-	m.Metrics.SSEStream(1)
-	return func() { m.Metrics.SSEStream(-1) }
+	o.Metrics.SSEStream(1)
+	return func() { o.Metrics.SSEStream(-1) }
 }
 
 // Observed runs handle, the handler of one request of method, under the
 // request's server span (the child of the trace context of meta, its
 // params._meta, or without one there of header, its HTTP headers) and
 // records its metrics. tool names the tool of a tools/call ("" otherwise).
-func (m Observer) Observed(ctx context.Context, method string, meta map[string]any, header map[string][]string, tool string,
+func (o Observer) Observed(ctx context.Context, method string, meta map[string]any, header map[string][]string, tool string,
 	handle func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
-	if m.Tracer == nil && m.Metrics == nil {
+	if o.Tracer == nil && o.Metrics == nil {
 		return handle(ctx)
 	}
 	start := time.Now()
 	var span trace.Span
-	if m.Tracer != nil {
+	if o.Tracer != nil {
 		ctx = telemetry.Extract(ctx, meta, header)
 		name := method
 		attrs := []attribute.KeyValue{attrMethod.String(method)}
@@ -133,7 +133,7 @@ func (m Observer) Observed(ctx context.Context, method string, meta map[string]a
 			name += " " + tool
 			attrs = append(attrs, core.AttrTool.String(tool))
 		}
-		ctx, span = m.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		ctx, span = o.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	}
 	res, err := handle(ctx)
 	outcome := OutcomeOf(res, err)
@@ -150,8 +150,8 @@ func (m Observer) Observed(ctx context.Context, method string, meta map[string]a
 		span.SetAttributes(attribute.String("openwop.outcome", outcome))
 		span.End()
 	}
-	if m.Metrics != nil {
-		m.Metrics.Request(MethodLabel(method), outcome, time.Since(start))
+	if o.Metrics != nil {
+		o.Metrics.Request(MethodLabel(method), outcome, time.Since(start))
 	}
 	return res, err
 }
