@@ -16,6 +16,7 @@ import (
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/edge"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
@@ -24,30 +25,38 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
-	"github.com/openwop/temporal-mcp/telemetry"
 )
 
 // Options configure a Mount.
 type Options struct {
-	// Runs starts and operates runs. Required.
+	// Kit, when set, is what the mount shares with the REST API, built
+	// once (edge.New): the run service, the catalog, the authenticator,
+	// the request gate, tracing, admission and the MRTR round cap. The
+	// fields that are edge.Options' too (Runs, Catalog, Authenticate,
+	// OAuth, ScopeRefused, PublicURL, AllowedOrigins, AllowedHosts,
+	// TracerProvider, RunTrace, Admission, MRTRMaxRounds) are then
+	// ignored. Nil: New builds the mount's own from those fields.
+	Kit *edge.Kit
+
+	// Runs starts and operates runs (edge.Options.Runs). Required
+	// without a Kit.
 	Runs runs.Backend
-	// Catalog is where tools come from: catalog.Live for the tools live
-	// workers published, catalog.Static for a fixed list. Required.
+	// Catalog is where tools come from (edge.Options.Catalog). Required
+	// without a Kit.
 	Catalog catalog.Source
 	// Authenticate resolves the caller of each request from its
-	// credentials, e.g. (*auth.Keys).Authenticate. Nil is development
-	// mode: every caller is auth.Anonymous().
+	// credentials (edge.Options.Authenticate). Nil is development mode:
+	// every caller is auth.Anonymous().
 	Authenticate auth.Authenticator
 	// OAuth is the resource server whose tokens Authenticate accepts, if
-	// any. A caller whose token lacks a scope a tool needs
-	// (signals.ToolSpec.Scopes) does not see the tool in tools/list, and
-	// its tools/call is refused before any run starts: over HTTP with 403
-	// and OAuth's insufficient_scope challenge (OAuth.InsufficientScope:
-	// the scopes needed and the resource metadata), over stdio with a
-	// JSON-RPC error naming them. Nil: the challenge names no metadata.
+	// any (edge.Options.OAuth). A caller whose token lacks a scope a tool
+	// needs does not see the tool in tools/list, and its tools/call is
+	// refused before any run starts: over HTTP with 403 and OAuth's
+	// insufficient_scope challenge, over stdio with a JSON-RPC error
+	// naming the scopes.
 	OAuth *auth.OAuth
 	// ScopeRefused learns of each tools/call refused for want of a tool's
-	// scope (the assembly passes audit.Trail.ScopeRefused). Nil: none.
+	// scope (edge.Options.ScopeRefused). Nil: none.
 	ScopeRefused auth.ScopeRefused
 	// Logger receives operational logs; nil means no logging.
 	Logger *zap.Logger
@@ -56,21 +65,16 @@ type Options struct {
 	Name, Version string
 	// Instructions is the optional server/discover instructions text.
 	Instructions string
-	// PublicURL is the configured external base URL of the server (e.g.
-	// "https://wop.example.com"); its host and origin are accepted like
-	// AllowedHosts and AllowedOrigins. Empty: none.
-	PublicURL string
-	// AllowedOrigins lists the Origin header values (scheme://host[:port])
-	// accepted besides none at all. Localhost origins are accepted when the
-	// request arrived on a loopback address.
+	// PublicURL, AllowedOrigins and AllowedHosts are the settings of
+	// the request gate (Host and Origin; edge.Options.PublicURL,
+	// AllowedOrigins and AllowedHosts), shared with the REST API: the
+	// configured external URL of the server, whose host and origin pass,
+	// and the further Origin and Host header values that pass. Empty:
+	// a request that arrived on a loopback address must name a loopback
+	// Host, and carry a localhost Origin or none.
+	PublicURL      string
 	AllowedOrigins []string
-	// AllowedHosts lists further Host header values (host or host:port)
-	// accepted. A request that arrived on a loopback address must name a
-	// loopback Host or one of these (DNS-rebinding protection); with hosts
-	// configured (here or by PublicURL) a request on another address must
-	// name one of them. The checks are internal/httpgate's, shared with the
-	// REST API.
-	AllowedHosts []string
+	AllowedHosts   []string
 	// PollInterval is the pollIntervalMs suggested on the tasks of a tool
 	// whose runs this mount never saw end; once it saw some, a task's
 	// interval is a tenth of how long they took (100 ms..15 s). Four times
@@ -124,8 +128,9 @@ type Options struct {
 	// states do not survive a restart or work across replicas.
 	MRTRKey []byte
 	// MRTRMaxRounds caps the input rounds (multi-round-trip requests) of
-	// one task-less call (1..16, default 8). Past it the run is cancelled
-	// and the call answered isError (mcp_mrtr_rounds_exceeded).
+	// one task-less call (edge.Options.MRTRMaxRounds: 1..16, default
+	// DefaultMRTRMaxRounds). Past it the run is cancelled and the call
+	// answered isError (mcp_mrtr_rounds_exceeded).
 	MRTRMaxRounds int
 	// MRTRStateTTL is how long the requestState of a multi-round-trip
 	// request (MRTR) round stays valid. Default 15 min.
@@ -153,7 +158,7 @@ type Options struct {
 	// MaxSessions bounds the session-era HTTP sessions open at once; an
 	// initialize past it is answered 503. Default 10000.
 	MaxSessions int
-	// TracerProvider traces requests (telemetry/export.NewTracerProvider): each
+	// TracerProvider traces requests (edge.Options.TracerProvider): each
 	// request is a server span, the child of the traceparent of its
 	// params._meta or, without one, of its HTTP headers, and the run
 	// service's Temporal calls are its children when the Temporal client
@@ -161,20 +166,20 @@ type Options struct {
 	// nothing is traced, at no cost.
 	TracerProvider trace.TracerProvider
 	// RunTrace returns the span context of the request that started a run
-	// (runs.Service.StartTrace; invalid when it was not traced). With a
-	// TracerProvider, the span of a request about a run links to it, and
-	// the cancellation of a run whose request went away is traced in it.
-	// Nil: neither.
+	// (edge.Options.RunTrace). With a TracerProvider, the span of a
+	// request about a run links to it, and the cancellation of a run whose
+	// request went away is traced in it. Nil: neither.
 	RunTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 	// Metrics records the mount's metrics (telemetry/export.Metrics). Nil: none.
 	Metrics Recorder
 
-	// Admission bounds the run starts and waiting blocking calls (share
-	// one Controller with the REST API). A tools/call over a limit is
-	// refused before any run starts: a JSON-RPC error -32603 whose data
-	// holds retryAfter (seconds) and the reason, with HTTP status 503 and
-	// a Retry-After header for a 2026-07-28 request over HTTP (a
-	// session-era request gets status 200 and the header). Nil: no limits.
+	// Admission bounds the run starts and waiting blocking calls
+	// (edge.Options.Admission, one Controller shared with the REST API).
+	// A tools/call over a limit is refused before any run starts: a
+	// JSON-RPC error -32603 whose data holds retryAfter (seconds) and the
+	// reason, with HTTP status 503 and a Retry-After header for a
+	// 2026-07-28 request over HTTP (a session-era request gets status 200
+	// and the header). Nil: no limits.
 	Admission *admission.Controller
 }
 
@@ -182,11 +187,10 @@ type Options struct {
 const (
 	DefaultCacheTTL = 5 * time.Second
 	// DefaultMRTRMaxRounds caps the input rounds of one task-less
-	// tools/call under multi-round-trip requests (MRTR: the call answers
-	// an InputRequiredResult, the client retries it with the answers, and
-	// so on). The OpenWOP discovery document (restapi) advertises it as
-	// mcp.mrtr.maxRounds.
-	DefaultMRTRMaxRounds = 8
+	// tools/call under multi-round-trip requests (MRTR) when none is
+	// configured: edge.DefaultMRTRMaxRounds, which the OpenWOP discovery
+	// document (restapi) advertises as mcp.mrtr.maxRounds.
+	DefaultMRTRMaxRounds = edge.DefaultMRTRMaxRounds
 	DefaultMRTRStateTTL  = 15 * time.Minute
 	// DefaultMaxBlockingWait is below the shortest tool-call limit of
 	// the common MCP hosts (Claude's desktop app, about 60 s), with room
@@ -226,32 +230,31 @@ type Mount struct {
 // New builds the mount. It fails on a catalog it cannot serve: a duplicate
 // tool name or a schema that does not compile.
 func New(opts Options) (*Mount, error) {
-	if err := applyDefaults(&opts); err != nil {
-		return nil, err
-	}
-	m := &Mount{authenticate: opts.Authenticate, log: opts.Logger, catalog: opts.Catalog, maxBody: opts.MaxBodyBytes}
-	gate, err := httpgate.New(httpgate.Options{
-		PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
-	})
+	kit, err := kitOf(opts)
 	if err != nil {
 		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
-	m.gate = gate
+	if err := applyDefaults(&opts); err != nil {
+		return nil, err
+	}
+	authenticate := kit.Authenticate()
+	if authenticate == nil {
+		authenticate = auth.AnonymousAuthenticator
+	}
+	m := &Mount{authenticate: authenticate, log: opts.Logger, catalog: kit.Catalog(), maxBody: opts.MaxBodyBytes, gate: kit.Gate()}
 	states, err := newStates(opts)
 	if err != nil {
 		return nil, err
 	}
-	if opts.TracerProvider != nil {
-		m.obs.Tracer = opts.TracerProvider.Tracer(telemetry.ScopeName + "/mcpmount")
-	}
+	m.obs.Tracer = kit.Tracer("mcpmount")
 	if opts.Metrics != nil {
 		m.obs.Metrics = opts.Metrics
 	}
 	pacer := core.NewPacer(opts.PollInterval)
 	m.core, err = core.New(core.Options{
-		Runs: runs.Amend(opts.Runs, catalog.OutputCheck(opts.Catalog)), Catalog: opts.Catalog, OAuth: opts.OAuth, ScopeRefused: opts.ScopeRefused,
-		Log: m.log, Metrics: opts.Metrics, Admission: opts.Admission, Tracer: m.obs.Tracer, RunTrace: opts.RunTrace,
-		Pacer: pacer, States: states, MaxRounds: opts.MRTRMaxRounds, MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
+		Runs: kit.Runs(), Catalog: kit.Catalog(), OAuth: kit.OAuth(), ScopeRefused: kit.ScopeRefused(),
+		Log: m.log, Metrics: opts.Metrics, Admission: kit.Admission(), Tracer: m.obs.Tracer, RunTrace: kit.RunTrace(),
+		Pacer: pacer, States: states, MaxRounds: kit.MRTRMaxRounds(), MaxWait: opts.MaxBlockingWait, KeepAlive: opts.KeepAlive,
 		InlineWait: max(opts.InlineWait, 0), NoCompanions: opts.NoCompanionTools, ResultLimit: opts.ResultLimit, NoRunList: opts.NoRunListTool,
 		AfterStart: func(runID string) {
 			if m.afterStart != nil {
@@ -263,7 +266,7 @@ func New(opts Options) (*Mount, error) {
 		return nil, fmt.Errorf("mcpmount: %w", err)
 	}
 	proj := wire.Projector{Pacer: pacer, ResultLimit: opts.ResultLimit}
-	lister := wire.Lister{Core: m.core, Catalog: opts.Catalog, Log: m.log, CacheTTLMs: opts.CacheTTL.Milliseconds()}
+	lister := wire.Lister{Core: m.core, Catalog: kit.Catalog(), Log: m.log, CacheTTLMs: opts.CacheTTL.Milliseconds()}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}}
 	caps.AddExtension(ExtensionTasks, map[string]any{})
 	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version}
@@ -273,7 +276,7 @@ func New(opts Options) (*Mount, error) {
 		Capabilities: caps, Implementation: impl, Instructions: opts.Instructions, CacheTTLMs: opts.CacheTTL.Milliseconds(),
 		KeepAlive: opts.KeepAlive}
 	m.modern = modern.New(modern.Options{Parts: parts, Listening: listening})
-	m.session, err = session.New(session.Options{Parts: parts, Authenticate: opts.Authenticate,
+	m.session, err = session.New(session.Options{Parts: parts, Authenticate: authenticate,
 		MaxBodyBytes: opts.MaxBodyBytes, SessionIdleTimeout: opts.SessionIdleTimeout, MaxSessions: opts.MaxSessions})
 	if err != nil {
 		return nil, err
@@ -324,28 +327,31 @@ func (m *Mount) Shutdown(ctx context.Context) error {
 	return m.session.Shutdown(ctx)
 }
 
-// applyDefaults checks opts and fills in the defaults.
-func applyDefaults(opts *Options) error {
-	switch {
-	case opts.Runs == nil:
-		return errors.New("mcpmount: Options.Runs is required")
-	case opts.Catalog == nil:
-		return errors.New("mcpmount: Options.Catalog is required")
-	case opts.CacheTTL < 0:
-		return errors.New("mcpmount: Options.CacheTTL must not be negative")
+// kitOf is opts.Kit, or the Kit of the fields of opts that are
+// edge.Options'.
+func kitOf(opts Options) (*edge.Kit, error) {
+	if opts.Kit != nil {
+		return opts.Kit, nil
 	}
-	if opts.Authenticate == nil {
-		opts.Authenticate = auth.AnonymousAuthenticator
+	return edge.New(edge.Options{
+		Runs: opts.Runs, Catalog: opts.Catalog, Authenticate: opts.Authenticate, OAuth: opts.OAuth,
+		ScopeRefused: opts.ScopeRefused, PublicURL: opts.PublicURL, AllowedHosts: opts.AllowedHosts,
+		AllowedOrigins: opts.AllowedOrigins, TracerProvider: opts.TracerProvider, RunTrace: opts.RunTrace,
+		Admission: opts.Admission, MRTRMaxRounds: opts.MRTRMaxRounds,
+	})
+}
+
+// applyDefaults checks opts and fills in the defaults of the settings the
+// mount does not share with the REST API.
+func applyDefaults(opts *Options) error {
+	if opts.CacheTTL < 0 {
+		return errors.New("mcpmount: Options.CacheTTL must not be negative")
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
 	opts.Name = cmp.Or(opts.Name, "openwop-temporal-mcp")
 	opts.Version = cmp.Or(opts.Version, "dev")
-	opts.MRTRMaxRounds = cmp.Or(opts.MRTRMaxRounds, DefaultMRTRMaxRounds)
-	if opts.MRTRMaxRounds < 1 || opts.MRTRMaxRounds > 16 {
-		return fmt.Errorf("mcpmount: Options.MRTRMaxRounds %d is outside 1..16", opts.MRTRMaxRounds)
-	}
 	orDefault(&opts.PollInterval, 500*time.Millisecond)
 	opts.InlineWait = cmp.Or(opts.InlineWait, opts.PollInterval)
 	orDefault(&opts.CacheTTL, DefaultCacheTTL)

@@ -17,7 +17,7 @@ import (
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
-	"github.com/openwop/temporal-mcp/internal/httpgate"
+	"github.com/openwop/temporal-mcp/edge"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -36,59 +36,77 @@ const (
 
 // Options configure the handler returned by New.
 type Options struct {
-	// Runs performs the run operations. Required.
+	// Kit, when set, is what the REST API shares with the MCP mount,
+	// built once (edge.New): the run service, the catalog, the
+	// authenticator, the request gate, tracing, admission and the MRTR
+	// round cap. The fields that are edge.Options' too (Runs, Authenticate,
+	// OAuth, ScopeRefused, Catalog, PublicURL, AllowedHosts,
+	// AllowedOrigins, MRTRMaxRounds, Admission, TracerProvider, RunTrace)
+	// are then ignored. Nil: New builds the API's own from those fields.
+	Kit *edge.Kit
+
+	// Runs performs the run operations (edge.Options.Runs). Required
+	// without a Kit.
 	Runs runs.Backend
-	// Authenticate resolves the caller of every runs request. Required.
+	// Authenticate resolves the caller of every runs request
+	// (edge.Options.Authenticate). Required.
 	Authenticate auth.Authenticator
 	// OAuth is the resource server whose tokens Authenticate accepts, if
-	// any. A caller whose token lacks a scope a tool needs
-	// (signals.ToolSpec.Scopes) does not see the tool in GET /workflows,
-	// and its POST /runs of the tool is refused before any run starts:
-	// 403 forbidden with OAuth's insufficient_scope challenge
-	// (OAuth.InsufficientScope), as the MCP mount refuses its tools/call.
-	// Nil: the challenge names no metadata.
+	// any (edge.Options.OAuth). A caller whose token lacks a scope a tool
+	// needs (signals.ToolSpec.Scopes) does not see the tool in GET
+	// /workflows, and its POST /runs of the tool is refused before any run
+	// starts: 403 forbidden with OAuth's insufficient_scope challenge, as
+	// the MCP mount refuses its tools/call.
 	OAuth *auth.OAuth
 	// ScopeRefused learns of each POST /runs refused for want of a tool's
-	// scope (the assembly passes audit.Trail.ScopeRefused). Nil: none.
+	// scope (edge.Options.ScopeRefused). Nil: none.
 	ScopeRefused auth.ScopeRefused
-	// Catalog is where tools come from. POST /runs starts only its tools,
-	// and the fixtures of the discovery document are its tools whose names
-	// start with "conformance-" (the OpenWOP fixture ids). Required.
+	// Catalog is where tools come from (edge.Options.Catalog). POST /runs
+	// starts only its tools, and the fixtures of the discovery document
+	// are its tools whose names start with "conformance-" (the OpenWOP
+	// fixture ids). Required without a Kit.
 	Catalog catalog.Source
-	// BaseURL, when set, is the absolute external URL of the server (e.g.
-	// "https://wop.example.com"); absolute URLs in responses (Location,
-	// statusUrl, eventsUrl, the discovery document's URLs) start with it,
-	// and its host and origin pass the request gate. When empty they are
-	// built from the address the connection arrived on, never from the
-	// request's Host header. New refuses a BaseURL that is not an
-	// absolute http(s) URL (internal/app/config checks OPENWOP_PUBLIC_URL).
+	// PublicURL, when set, is the absolute external URL of the server
+	// (e.g. "https://wop.example.com"; edge.Options.PublicURL): absolute
+	// URLs in responses (Location, statusUrl, eventsUrl, the discovery
+	// document's URLs) start with it, and its host and origin pass the
+	// request gate. When empty they are built from the address the
+	// connection arrived on, never from the request's Host header. New
+	// refuses a PublicURL that is not an absolute http(s) URL
+	// (internal/app/config checks OPENWOP_PUBLIC_URL).
+	PublicURL string
+	// BaseURL is the former name of PublicURL, used when PublicURL is
+	// empty.
+	//
+	// Deprecated: set PublicURL, the name the MCP mount uses too.
 	BaseURL string
 	// AllowedHosts and AllowedOrigins are the further Host and Origin
-	// header values the request gate accepts (internal/httpgate, the same
-	// checks as the MCP mount's).
+	// header values the request gate accepts (edge.Options.AllowedHosts
+	// and AllowedOrigins, the same checks as the MCP mount's).
 	AllowedHosts, AllowedOrigins []string
 	// MCPPath is the path of the MCP mount (DefaultMCPPath when empty).
 	MCPPath string
-	// MRTRMaxRounds is the advertised mcp.mrtr.maxRounds (1..16,
-	// 8 when 0, the mount's default mcpmount.DefaultMRTRMaxRounds). It
-	// must match what the mount enforces (mcpmount.Options.MRTRMaxRounds).
+	// MRTRMaxRounds is the advertised mcp.mrtr.maxRounds
+	// (edge.Options.MRTRMaxRounds: 1..16, edge.DefaultMRTRMaxRounds when
+	// 0). Give the mount and the API one Kit, and what is advertised is
+	// what the mount enforces.
 	MRTRMaxRounds int
-	// Admission bounds the run starts (share one Controller with the MCP
-	// mount). A POST /runs over a limit is refused before any run starts:
-	// 503 overloaded with a Retry-After header. Nil: no limits.
+	// Admission bounds the run starts (edge.Options.Admission, one
+	// Controller shared with the MCP mount). A POST /runs over a limit is
+	// refused before any run starts: 503 overloaded with a Retry-After
+	// header. Nil: no limits.
 	Admission *admission.Controller
 	// Logger receives unexpected errors (zap.NewNop() when nil).
 	Logger *zap.Logger
 	// Now is the clock (time.Now when nil). It stamps refreshedAt.
 	Now func() time.Time
-	// TracerProvider traces requests (telemetry/export.NewTracerProvider): each
+	// TracerProvider traces requests (edge.Options.TracerProvider): each
 	// is a server span, the child of the request's traceparent header.
 	// Nil: nothing is traced.
 	TracerProvider trace.TracerProvider
 	// RunTrace returns the span context of the request that started a run
-	// (runs.Service.StartTrace; invalid when it was not traced). With a
-	// TracerProvider, the span of a request about a run links to it. Nil:
-	// not linked.
+	// (edge.Options.RunTrace). With a TracerProvider, the span of a
+	// request about a run links to it. Nil: not linked.
 	RunTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 }
 
@@ -112,10 +130,6 @@ type handler struct {
 	runTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 }
 
-// defaultMRTRMaxRounds is mcpmount.DefaultMRTRMaxRounds, which the mount
-// enforces when it is not configured (TestDiscoveryV2 holds the two equal).
-const defaultMRTRMaxRounds = 8
-
 // New returns the handler serving the discovery document and the REST runs
 // API. It uses Go 1.22 ServeMux patterns, so run ids in paths may use either
 // the projected form (tenant~2Fopaque) or a percent-encoded slash
@@ -125,33 +139,25 @@ const defaultMRTRMaxRounds = 8
 // Origin the gate refuses is 403 forbidden, a body that is not
 // application/json 415 unsupported_media_type, before authentication.
 //
-// An invalid option (a BaseURL that is not an absolute http(s) URL) is an
-// error.
+// An invalid option (a PublicURL that is not an absolute http(s) URL) is
+// an error.
 func New(opts Options) (http.Handler, error) {
-	gate, err := httpgate.New(httpgate.Options{
-		PublicURL: opts.BaseURL, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
-	})
+	kit, err := kitOf(opts)
 	if err != nil {
 		return nil, fmt.Errorf("restapi: %w", err)
 	}
+	gate := kit.Gate()
 	h := &handler{
-		runs:      runs.Amend(opts.Runs, catalog.OutputCheck(opts.Catalog)),
-		auth:      opts.Authenticate,
-		oauth:     opts.OAuth,
-		refused:   opts.ScopeRefused,
-		log:       opts.Logger,
-		baseURL:   strings.TrimRight(opts.BaseURL, "/"),
-		mcpPath:   opts.MCPPath,
-		maxRound:  opts.MRTRMaxRounds,
-		catalog:   opts.Catalog,
-		admission: opts.Admission,
-	}
-	if h.log == nil {
-		h.log = zap.NewNop()
-	}
-	h.mcpPath = cmp.Or(h.mcpPath, DefaultMCPPath)
-	if h.maxRound <= 0 {
-		h.maxRound = defaultMRTRMaxRounds
+		runs:      kit.Runs(),
+		auth:      kit.Authenticate(),
+		oauth:     kit.OAuth(),
+		refused:   kit.ScopeRefused(),
+		log:       cmp.Or(opts.Logger, zap.NewNop()),
+		baseURL:   kit.PublicURL(),
+		mcpPath:   cmp.Or(opts.MCPPath, DefaultMCPPath),
+		maxRound:  kit.MRTRMaxRounds(),
+		catalog:   kit.Catalog(),
+		admission: kit.Admission(),
 	}
 	now := opts.Now
 	if now == nil {
@@ -202,12 +208,26 @@ func New(opts Options) (http.Handler, error) {
 		}
 		mux.ServeHTTP(w, r)
 	})
-	if opts.TracerProvider != nil {
+	if tracer := kit.Tracer("restapi"); tracer != nil {
 		h.traced = true
-		h.runTrace = opts.RunTrace
-		serve = traced(opts.TracerProvider.Tracer(telemetry.ScopeName+"/restapi"), serve)
+		h.runTrace = kit.RunTrace()
+		serve = traced(tracer, serve)
 	}
 	return serve, nil
+}
+
+// kitOf is opts.Kit, or the Kit of the fields of opts that are
+// edge.Options'.
+func kitOf(opts Options) (*edge.Kit, error) {
+	if opts.Kit != nil {
+		return opts.Kit, nil
+	}
+	return edge.New(edge.Options{
+		Runs: opts.Runs, Catalog: opts.Catalog, Authenticate: opts.Authenticate, OAuth: opts.OAuth,
+		ScopeRefused: opts.ScopeRefused, PublicURL: cmp.Or(opts.PublicURL, opts.BaseURL), AllowedHosts: opts.AllowedHosts,
+		AllowedOrigins: opts.AllowedOrigins, TracerProvider: opts.TracerProvider, RunTrace: opts.RunTrace,
+		Admission: opts.Admission, MRTRMaxRounds: opts.MRTRMaxRounds,
+	})
 }
 
 // traced serves each request in a server span, the child of the trace
@@ -310,7 +330,7 @@ func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
 }
 
 // externalBase is the absolute base URL (scheme://host[:port][/prefix])
-// responses use: the configured BaseURL, else the address the connection
+// responses use: the configured PublicURL, else the address the connection
 // arrived on. Nothing the client sends (Host, X-Forwarded-*) goes into it.
 func (h *handler) externalBase(r *http.Request) string {
 	if h.baseURL != "" {

@@ -20,6 +20,7 @@ import (
 	"github.com/openwop/temporal-mcp/audit"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/edge"
 	"github.com/openwop/temporal-mcp/internal/app/config"
 	"github.com/openwop/temporal-mcp/internal/app/keycheck"
 	"github.com/openwop/temporal-mcp/internal/app/toolworker"
@@ -352,21 +353,26 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	if s.ready != nil {
 		served = readyCatalog{Live: live, ready: s.ready}
 	}
-	authenticate := s.opts.Audit.Authenticator(s.opts.Authenticate)
-	mopts := mcpmount.Options{
+	kit, err := edge.New(edge.Options{
 		Runs:         backend,
 		Catalog:      served,
-		Authenticate: authenticate,
+		Authenticate: s.opts.Audit.Authenticator(s.opts.Authenticate),
 		OAuth:        s.opts.OAuth,
 		ScopeRefused: s.opts.Audit.ScopeRefused,
-		Logger:       d.Logger.Named("mcp"),
-		MRTRKey:      s.opts.MRTRKey, NoCompanionTools: s.opts.NoCompanionTools, ResultLimit: s.opts.ResultLimit,
-		NoRunListTool: s.opts.NoRunListTool, MaxBlockingWait: s.opts.MaxBlockingWait,
 		PublicURL:    s.opts.PublicURL,
 		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
 		TracerProvider: d.Telemetry.TracerProvider(),
 		RunTrace:       svc.StartTrace,
 		Admission:      s.admission,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("edges: %w", err)
+	}
+	mopts := mcpmount.Options{
+		Kit:     kit,
+		Logger:  d.Logger.Named("mcp"),
+		MRTRKey: s.opts.MRTRKey, NoCompanionTools: s.opts.NoCompanionTools, ResultLimit: s.opts.ResultLimit,
+		NoRunListTool: s.opts.NoRunListTool, MaxBlockingWait: s.opts.MaxBlockingWait,
 	}
 	if m := d.Telemetry.Metrics(); m != nil {
 		s.metrics.Store(m)
@@ -376,19 +382,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MCP mount: %w", err)
 	}
-	rest, err := restapi.New(restapi.Options{
-		Runs:         backend,
-		Authenticate: authenticate,
-		OAuth:        s.opts.OAuth,
-		ScopeRefused: s.opts.Audit.ScopeRefused,
-		Catalog:      served,
-		Logger:       d.Logger.Named("rest"),
-		BaseURL:      s.opts.PublicURL,
-		AllowedHosts: s.opts.AllowedHosts, AllowedOrigins: s.opts.AllowedOrigins,
-		TracerProvider: d.Telemetry.TracerProvider(),
-		RunTrace:       svc.StartTrace,
-		Admission:      s.admission,
-	})
+	rest, err := restapi.New(restapi.Options{Kit: kit, Logger: d.Logger.Named("rest")})
 	if err != nil {
 		return nil, fmt.Errorf("REST API: %w", err)
 	}

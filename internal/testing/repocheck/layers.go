@@ -49,6 +49,7 @@ var layers = map[string]Layer{
 	"mcpcall/":                       LayerService,
 	"runs":                           LayerService,
 	"audit":                          LayerService,
+	"edge":                           LayerEdge,
 	"mcpmount":                       LayerEdge,
 	"mcpmount/internal/":             LayerEdge,
 	"restapi":                        LayerEdge,
