@@ -197,7 +197,7 @@ func TestGateRefusesCrossSiteOnEveryRoute(t *testing.T) {
 // public URL's, pass; others still do not.
 func TestGateConfiguredHostsAndOrigins(t *testing.T) {
 	srv, _, _ := gateServer(t, nil, func(o *restapi.Options) {
-		o.BaseURL = "https://wop.example.com/base"
+		o.PublicURL = "https://wop.example.com/base"
 		o.AllowedHosts = []string{"proxy.internal"}
 		o.AllowedOrigins = []string{"https://app.example.com"}
 	})
@@ -243,7 +243,7 @@ func TestLinksNeverFromHost(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, _, _ := gateServer(t, nil, func(o *restapi.Options) {
-				o.BaseURL = tt.baseURL
+				o.PublicURL = tt.baseURL
 				o.AllowedHosts = []string{"proxy.internal"}
 			})
 			want := tt.baseURL
@@ -358,9 +358,10 @@ func TestMalformedCursorIsRefusedAtOnce(t *testing.T) {
 	}
 }
 
-// TestNewRefusesBadBaseURL: New answers an error, never a panic, for a
-// BaseURL that is not an absolute http(s) URL.
-func TestNewRefusesBadBaseURL(t *testing.T) {
+// TestNewRefusesBadPublicURL: New answers an error, never a panic, for a
+// PublicURL (or the deprecated BaseURL) that is not an absolute http(s)
+// URL.
+func TestNewRefusesBadPublicURL(t *testing.T) {
 	cat, err := catalog.NewStatic(gateTool)
 	if err != nil {
 		t.Fatal(err)
@@ -368,6 +369,12 @@ func TestNewRefusesBadBaseURL(t *testing.T) {
 	for _, base := range []string{"wop.example.com", "ftp://wop.example.com", "https://", "://"} {
 		t.Run(base, func(t *testing.T) {
 			h, err := restapi.New(restapi.Options{Runs: runstest.New(), Authenticate: auth.AnonymousAuthenticator,
+				Catalog: cat, PublicURL: base})
+			if err == nil || h != nil {
+				t.Fatalf("New(PublicURL %q) = %v, %v; want an error", base, h, err)
+			}
+			//lint:ignore SA1019 the deprecated name must keep working
+			h, err = restapi.New(restapi.Options{Runs: runstest.New(), Authenticate: auth.AnonymousAuthenticator,
 				Catalog: cat, BaseURL: base})
 			if err == nil || h != nil {
 				t.Fatalf("New(BaseURL %q) = %v, %v; want an error", base, h, err)
@@ -375,7 +382,7 @@ func TestNewRefusesBadBaseURL(t *testing.T) {
 		})
 	}
 	if _, err := restapi.New(restapi.Options{Runs: runstest.New(), Authenticate: auth.AnonymousAuthenticator,
-		Catalog: cat, BaseURL: "https://wop.example.com/base"}); err != nil {
-		t.Fatalf("New with a valid BaseURL: %v", err)
+		Catalog: cat, PublicURL: "https://wop.example.com/base"}); err != nil {
+		t.Fatalf("New with a valid PublicURL: %v", err)
 	}
 }

@@ -216,10 +216,17 @@ func TestDiscoveryV2(t *testing.T) {
 		{"from request", "", nil, "http://HOST/mcp"},
 		{"forwarded proto ignored", "", []string{"X-Forwarded-Proto", "https"}, "http://HOST/mcp"},
 		{"configured base", "https://wop.example.com/", nil, "https://wop.example.com/mcp"},
+		{"deprecated BaseURL", "https://old.example.com/", nil, "https://old.example.com/mcp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestServer(t, func(o *Options) { o.BaseURL = tt.baseURL })
+			s := newTestServer(t, func(o *Options) {
+				if strings.HasPrefix(tt.name, "deprecated") {
+					o.BaseURL = tt.baseURL
+					return
+				}
+				o.PublicURL = tt.baseURL
+			})
 			hdr := append([]string{VersionHeader, "2.0"}, tt.header...)
 			r := call(t, http.MethodGet, s.URL+"/.well-known/openwop", "", "", hdr...)
 			if r.status != http.StatusOK {
