@@ -373,7 +373,6 @@ func TestNewRefusesBadPublicURL(t *testing.T) {
 			if err == nil || h != nil {
 				t.Fatalf("New(PublicURL %q) = %v, %v; want an error", base, h, err)
 			}
-			//lint:ignore SA1019 the deprecated name must keep working
 			h, err = restapi.New(restapi.Options{Runs: runstest.New(), Authenticate: auth.AnonymousAuthenticator,
 				Catalog: cat, BaseURL: base})
 			if err == nil || h != nil {
