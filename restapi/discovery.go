@@ -119,7 +119,7 @@ func (h *handler) discovery(w http.ResponseWriter, r *http.Request) {
 			Features:    []string{"server-discover", "mrtr", "cacheable-lists", "extensions"},
 			ServerMount: serverMount{Transports: []string{"streamable-http"}},
 			ServerURLs:  []string{base + h.mcpPath},
-			MRTR:        mrtrParameters{MaxRounds: h.maxRound},
+			MRTR:        mrtrParameters{MaxRounds: h.kit.MRTRMaxRounds()},
 		},
 		RunList: runListFamily{
 			familyRecord: supported,
@@ -137,7 +137,7 @@ func (h *handler) discovery(w http.ResponseWriter, r *http.Request) {
 // serves now.
 func (h *handler) fixtures(ctx context.Context) []string {
 	out := []string{}
-	tools, err := h.catalog.Tools(ctx)
+	tools, err := h.kit.Catalog().Tools(ctx)
 	if err != nil {
 		h.log.Warn("read the tool catalog for the discovery document", zap.Error(err))
 		return out

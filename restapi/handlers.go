@@ -59,7 +59,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusBadRequest, "validation_error", "workflowId is required")
 		return
 	}
-	t, err := h.catalog.ForCall(r.Context(), req.WorkflowID)
+	t, err := h.kit.Catalog().ForCall(r.Context(), req.WorkflowID)
 	var unav *catalog.UnavailableError
 	switch {
 	case errors.As(err, &unav) && unav.Visible(caller.Tenant):
@@ -97,12 +97,12 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		writeError(w, http.StatusBadRequest, "validation_error", "Idempotency-Key must be 1 to 255 printable ASCII characters (a bare or a quoted string)")
 		return
 	}
-	ticket, err := h.admission.Admit(caller.Tenant, admission.NeedStart)
+	ticket, err := h.kit.Admission().Admit(caller.Tenant, admission.NeedStart)
 	if err != nil {
 		h.writeRejection(w, err)
 		return
 	}
-	snap, err := h.runs.Start(r.Context(), runs.NewRun{
+	snap, err := h.kit.Runs().Start(r.Context(), runs.NewRun{
 		Tool:         spec,
 		Arguments:    args,
 		Caller:       caller,
@@ -132,7 +132,7 @@ func (h *handler) createRun(w http.ResponseWriter, r *http.Request, caller signa
 		StatusURL: status,
 		CreatedAt: snap.CreatedAt,
 	})
-	h.runs.Release(snap.RunID) // the answer naming the run was written
+	h.kit.Runs().Release(snap.RunID) // the answer naming the run was written
 }
 
 // idempotencyKey reads the Idempotency-Key header of a createRun (the IETF
@@ -191,7 +191,7 @@ func validatePreRun(t *catalog.Tool, answers map[string]json.RawMessage) (map[st
 
 // getRun serves GET /runs/{runId}.
 func (h *handler) getRun(w http.ResponseWriter, r *http.Request, caller signals.Subject, id string) {
-	snap, err := h.runs.Get(r.Context(), caller, id, runs.AllowStale())
+	snap, err := h.kit.Runs().Get(r.Context(), caller, id, runs.AllowStale())
 	if err != nil {
 		h.writeRunsError(w, r, "get", err)
 		return
@@ -230,7 +230,7 @@ func (h *handler) listRuns(w http.ResponseWriter, r *http.Request, caller signal
 		}
 		req.Limit = n
 	}
-	page, err := h.runs.List(r.Context(), caller, req)
+	page, err := h.kit.Runs().List(r.Context(), caller, req)
 	if err != nil {
 		h.writeRunsError(w, r, "list", err)
 		return
@@ -264,7 +264,7 @@ func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request, caller signa
 		return
 	}
 	req.Reason = cmp.Or(req.Reason, signals.ReasonCallerRequested)
-	snap, err := h.runs.Cancel(r.Context(), caller, id, req.Reason)
+	snap, err := h.kit.Runs().Cancel(r.Context(), caller, id, req.Reason)
 	if err != nil {
 		h.writeRunsError(w, r, "cancel", err)
 		return
@@ -311,13 +311,13 @@ func (h *handler) pollEvents(w http.ResponseWriter, r *http.Request, caller sign
 		}
 		wait = time.Duration(n) * time.Second
 	}
-	page, snap, err := h.runs.Events(r.Context(), caller, id, after, wait)
+	page, snap, err := h.kit.Runs().Events(r.Context(), caller, id, after, wait)
 	if err != nil && wait > 0 && r.Context().Err() == nil && !knownRunsError(err) {
 		// The wait can end in a transport error (a Temporal long poll
 		// whose deadline fired server-side first): answer what the log
 		// holds now, which a real failure will fail again.
 		h.log.Debug("long poll ended in an error; reading the log without waiting", zap.String("runId", id), zap.Error(err))
-		page, snap, err = h.runs.Events(r.Context(), caller, id, after, 0)
+		page, snap, err = h.kit.Runs().Events(r.Context(), caller, id, after, 0)
 	}
 	if err != nil {
 		h.writeRunsError(w, r, "events", err)
@@ -369,7 +369,7 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 	}
 	// A reading with no question at the node may predate it: the run is
 	// read anew (runs.AskingAt).
-	snap, err := h.runs.Get(r.Context(), caller, id, runs.AskingAt(nodeID))
+	snap, err := h.kit.Runs().Get(r.Context(), caller, id, runs.AskingAt(nodeID))
 	if err != nil {
 		h.writeRunsError(w, r, "get", err)
 		return
@@ -401,7 +401,7 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 		// Who may answer comes before what the answer says, as on every
 		// path. The run service refuses it against the reading, signalling
 		// nothing, and records the refusal (the audit trail).
-		_, rerr := h.runs.Resolve(r.Context(), caller, id, res, runs.Held(snap))
+		_, rerr := h.kit.Runs().Resolve(r.Context(), caller, id, res, runs.Held(snap))
 		h.writeRunsError(w, r, "resolve", cmp.Or(rerr, runs.ErrNotEligible))
 		return
 	}
@@ -423,7 +423,7 @@ func (h *handler) resolveInterrupt(w http.ResponseWriter, r *http.Request, calle
 		h.writeRunsError(w, r, "resolve", err)
 		return
 	}
-	after, err := h.runs.Resolve(r.Context(), caller, id, res)
+	after, err := h.kit.Runs().Resolve(r.Context(), caller, id, res)
 	if errors.Is(err, runs.ErrTerminal) {
 		// The run ended between the read and the resolution, possibly
 		// because a concurrent resolution of this interrupt completed it:
@@ -486,7 +486,7 @@ func (h *handler) writeNoOpenInterrupt(w http.ResponseWriter, r *http.Request, c
 func (h *handler) nodeClosed(r *http.Request, caller signals.Subject, runID, nodeID string) (typ, reason string, err error) {
 	after := -1
 	for range 1000 {
-		page, _, err := h.runs.Events(r.Context(), caller, runID, after, 0)
+		page, _, err := h.kit.Runs().Events(r.Context(), caller, runID, after, 0)
 		if err != nil {
 			return "", "", err
 		}

@@ -112,22 +112,13 @@ type Options struct {
 
 // handler serves the REST API.
 type handler struct {
-	runs     runs.Backend
-	auth     auth.Authenticator
-	oauth    *auth.OAuth
-	refused  auth.ScopeRefused
-	log      *zap.Logger
-	baseURL  string
-	mcpPath  string
-	maxRound int
+	// kit is what the API shares with the MCP mount.
+	kit     *edge.Kit
+	log     *zap.Logger
+	mcpPath string
 	// refreshedAt is when the discovery document was built.
 	refreshedAt time.Time
-	catalog     catalog.Source
 	traced      bool // requests are traced: link them to their run's trace
-	admission   *admission.Controller
-	// runTrace reads the trace a run was started in (Options.RunTrace;
-	// nil: none).
-	runTrace func(ctx context.Context, caller signals.Subject, runID string) (trace.SpanContext, error)
 }
 
 // New returns the handler serving the discovery document and the REST runs
@@ -147,18 +138,7 @@ func New(opts Options) (http.Handler, error) {
 		return nil, fmt.Errorf("restapi: %w", err)
 	}
 	gate := kit.Gate()
-	h := &handler{
-		runs:      kit.Runs(),
-		auth:      kit.Authenticate(),
-		oauth:     kit.OAuth(),
-		refused:   kit.ScopeRefused(),
-		log:       cmp.Or(opts.Logger, zap.NewNop()),
-		baseURL:   kit.PublicURL(),
-		mcpPath:   cmp.Or(opts.MCPPath, DefaultMCPPath),
-		maxRound:  kit.MRTRMaxRounds(),
-		catalog:   kit.Catalog(),
-		admission: kit.Admission(),
-	}
+	h := &handler{kit: kit, log: cmp.Or(opts.Logger, zap.NewNop()), mcpPath: cmp.Or(opts.MCPPath, DefaultMCPPath)}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -210,7 +190,6 @@ func New(opts Options) (http.Handler, error) {
 	})
 	if tracer := kit.Tracer("restapi"); tracer != nil {
 		h.traced = true
-		h.runTrace = kit.RunTrace()
 		serve = traced(tracer, serve)
 	}
 	return serve, nil
@@ -273,7 +252,7 @@ type authedHandler func(w http.ResponseWriter, r *http.Request, caller signals.S
 // authed authenticates the request before calling next.
 func (h *handler) authed(next authedHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		caller, err := h.auth(r)
+		caller, err := h.kit.Authenticate()(r)
 		if err != nil {
 			auth.Challenge(w, err)
 			if status := auth.Status(err); status == http.StatusForbidden {
@@ -319,10 +298,11 @@ func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
 	}
 	span := trace.SpanFromContext(r.Context())
 	span.SetAttributes(telemetry.RunIDKey.String(id))
-	if h.runTrace == nil {
+	runTrace := h.kit.RunTrace()
+	if runTrace == nil {
 		return
 	}
-	sc, err := h.runTrace(r.Context(), caller, id)
+	sc, err := runTrace(r.Context(), caller, id)
 	if err != nil {
 		return
 	}
@@ -333,8 +313,8 @@ func (h *handler) linkRun(r *http.Request, caller signals.Subject) {
 // responses use: the configured PublicURL, else the address the connection
 // arrived on. Nothing the client sends (Host, X-Forwarded-*) goes into it.
 func (h *handler) externalBase(r *http.Request) string {
-	if h.baseURL != "" {
-		return h.baseURL
+	if base := h.kit.PublicURL(); base != "" {
+		return base
 	}
 	scheme := "http"
 	if r.TLS != nil {

@@ -13,12 +13,12 @@ import (
 // required scopes is refused; the refusal is reported (Options.ScopeRefused). An API key is not
 // scoped, and passes.
 func (h *handler) permitStart(w http.ResponseWriter, caller signals.Subject, spec signals.ToolSpec) bool {
-	refusal := h.oauth.ToolRefusal(caller, "workflow", spec.Name, spec.Scopes)
+	refusal := h.kit.OAuth().ToolRefusal(caller, "workflow", spec.Name, spec.Scopes)
 	if refusal == nil {
 		return true
 	}
-	if h.refused != nil {
-		h.refused(caller, signals.TransportREST, spec.Name, refusal.Scopes)
+	if refused := h.kit.ScopeRefused(); refused != nil {
+		refused(caller, signals.TransportREST, spec.Name, refusal.Scopes)
 	}
 	auth.Challenge(w, refusal)
 	writeError(w, http.StatusForbidden, "forbidden", refusal.Error())

@@ -32,7 +32,7 @@ type listWorkflowsResponse struct {
 // grants their scopes: signals.ToolSpec.OfferedTo), sorted by id, as MCP's
 // tools/list lists them.
 func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request, caller signals.Subject) {
-	tools, err := h.catalog.Tools(r.Context())
+	tools, err := h.kit.Catalog().Tools(r.Context())
 	if err != nil {
 		h.log.Error("read the tool catalog", zap.Error(err))
 		writeError(w, http.StatusInternalServerError, "internal_error", "the tool catalog cannot be read now")
