@@ -13,6 +13,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/edge"
 	"github.com/openwop/temporal-mcp/internal/testing/runstest"
 	"github.com/openwop/temporal-mcp/mcpmount"
 	"github.com/openwop/temporal-mcp/signals"
@@ -175,13 +176,36 @@ func TestMCPGateRefusals(t *testing.T) {
 }
 
 // TestMCPHostsAndOrigins: the public URL's host and origin and the
-// allowed ones pass the same gate as REST's.
+// allowed ones pass the same gate as REST's, set as the mount's options or
+// in the Kit it shares with REST (whose settings then win).
 func TestMCPHostsAndOrigins(t *testing.T) {
-	srv, _ := gateMount(t, func(o *mcpmount.Options) {
+	fields := func(o *mcpmount.Options) {
 		o.PublicURL = "https://wop.example.com"
 		o.AllowedHosts = []string{"proxy.internal"}
 		o.AllowedOrigins = []string{"https://app.example.com"}
-	})
+	}
+	k, err := edge.New(edge.Options{Runs: runstest.New(), Catalog: mustStatic(t), PublicURL: "https://wop.example.com",
+		AllowedHosts: []string{"proxy.internal"}, AllowedOrigins: []string{"https://app.example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit := func(o *mcpmount.Options) {
+		o.Kit, o.Runs, o.Catalog = k, nil, nil
+		o.AllowedHosts = []string{"evil.example"} // ignored: the Kit's gate serves
+	}
+	for name, mutate := range map[string]func(*mcpmount.Options){"options": fields, "kit": kit} {
+		t.Run(name, func(t *testing.T) { checkHostsAndOrigins(t, mutate) })
+	}
+	if _, err := mcpmount.New(mcpmount.Options{Runs: runstest.New(), Catalog: mustStatic(t), PublicURL: "wop.example.com"}); err == nil {
+		t.Fatal("New accepted a public URL without a scheme")
+	}
+}
+
+// checkHostsAndOrigins checks the gate of a mount that mutate configures
+// with the public URL https://wop.example.com, the allowed host
+// proxy.internal and the allowed origin https://app.example.com.
+func checkHostsAndOrigins(t *testing.T, mutate func(*mcpmount.Options)) {
+	srv, _ := gateMount(t, mutate)
 	tests := []struct {
 		name, host, origin string
 		want               int
@@ -204,9 +228,6 @@ func TestMCPHostsAndOrigins(t *testing.T) {
 				t.Fatalf("= %d %s, want %d", r.status, r.raw, tt.want)
 			}
 		})
-	}
-	if _, err := mcpmount.New(mcpmount.Options{Runs: runstest.New(), Catalog: mustStatic(t), PublicURL: "wop.example.com"}); err == nil {
-		t.Fatal("New accepted a public URL without a scheme")
 	}
 }
 
