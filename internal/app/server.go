@@ -74,7 +74,8 @@ type ServerOptions struct {
 	// handoff (mcpmount.Options.MaxBlockingWait; 0: its default).
 	MaxBlockingWait time.Duration
 	// PublicURL, AllowedHosts and AllowedOrigins are the request gate's
-	// settings (internal/httpgate), the same for /mcp and the REST API.
+	// settings (edge.Options), the same for /mcp and the REST API; the
+	// REST API's links start with PublicURL.
 	PublicURL                    string
 	AllowedHosts, AllowedOrigins []string
 	// Admission, when set, are the limits of the admission control the
@@ -353,6 +354,28 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	if s.ready != nil {
 		served = readyCatalog{Live: live, ready: s.ready}
 	}
+	mount, rest, err := s.edges(d, svc, backend, served)
+	if err != nil {
+		return nil, err
+	}
+	s.live, s.mount, s.runs, s.served, s.backend = live, mount, svc, served, backend
+	close(s.built)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mount)
+	mux.Handle("/", rest)
+	if o := s.opts.OAuth; o != nil {
+		meta := o.MetadataHandler(func() []string { return toolScopes(live) })
+		mux.Handle(auth.MetadataPath, meta)
+		mux.Handle(auth.MetadataPath+auth.ResourcePath, meta)
+	}
+	return mux, nil
+}
+
+// edges builds what the MCP mount and the REST API share, once: one
+// edge.Kit (the audited run service with the output check, the catalog
+// served, the audited authenticator, the request gate, the tracer,
+// admission and the MRTR round cap); then both edges on it.
+func (s *Server) edges(d Deps, svc *runs.Service, backend runs.Backend, served catalog.Source) (*mcpmount.Mount, http.Handler, error) {
 	kit, err := edge.New(edge.Options{
 		Runs:         backend,
 		Catalog:      served,
@@ -366,7 +389,7 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 		Admission:      s.admission,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("edges: %w", err)
+		return nil, nil, fmt.Errorf("edges: %w", err)
 	}
 	mopts := mcpmount.Options{
 		Kit:     kit,
@@ -380,23 +403,13 @@ func (s *Server) handler(d Deps) (http.Handler, error) {
 	}
 	mount, err := mcpmount.New(mopts)
 	if err != nil {
-		return nil, fmt.Errorf("MCP mount: %w", err)
+		return nil, nil, fmt.Errorf("MCP mount: %w", err)
 	}
 	rest, err := restapi.New(restapi.Options{Kit: kit, Logger: d.Logger.Named("rest")})
 	if err != nil {
-		return nil, fmt.Errorf("REST API: %w", err)
+		return nil, nil, fmt.Errorf("REST API: %w", err)
 	}
-	s.live, s.mount, s.runs, s.served, s.backend = live, mount, svc, served, backend
-	close(s.built)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mount)
-	mux.Handle("/", rest)
-	if o := s.opts.OAuth; o != nil {
-		meta := o.MetadataHandler(func() []string { return toolScopes(live) })
-		mux.Handle(auth.MetadataPath, meta)
-		mux.Handle(auth.MetadataPath+auth.ResourcePath, meta)
-	}
-	return mux, nil
+	return mount, rest, nil
 }
 
 // toolScopes are the scopes the catalog's tools need, for the RFC 9728
