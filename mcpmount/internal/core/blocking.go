@@ -62,12 +62,12 @@ type blockingCall struct {
 	idempotencyKey string
 }
 
-// principal names the caller in a requestState and as the owner of a
+// Principal names the caller in a requestState and as the owner of a
 // session-era session: tenant, issuer and subject id (two identity
 // providers may use the same sub).
 func Principal(s signals.Subject) string { return s.Tenant + "|" + s.Issuer + "|" + s.SubjectID }
 
-// suspendsForInput reports whether the snapshot has an interrupt the client
+// SuspendsForInput reports whether the snapshot has an interrupt the client
 // can answer (external events are not the client's to answer).
 func SuspendsForInput(s signals.Snapshot) bool {
 	for _, it := range s.Interrupts {

@@ -10,7 +10,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 )
 
-// overloadNote carries a refusal by admission control from the tools/call
+// OverloadNote carries a refusal by admission control from the tools/call
 // handler to the HTTP layer, which answers it with status 503 and
 // Retry-After.
 type OverloadNote struct {
@@ -35,7 +35,7 @@ func (n *OverloadNote) Get() *admission.Rejection {
 	return n.rej
 }
 
-// writeOverloaded writes the answer to a call refused by admission control,
+// WriteOverloaded writes the answer to a call refused by admission control,
 // with status and a Retry-After header.
 func WriteOverloaded(w http.ResponseWriter, id json.RawMessage, rej *admission.Rejection, status int) {
 	w.Header().Set("Retry-After", strconv.Itoa(rej.RetryAfterSeconds()))
