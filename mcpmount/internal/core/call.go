@@ -239,7 +239,7 @@ func (m *Core) inline(ctx context.Context, c *blockingCall, snap signals.Snapsho
 
 // lookupTool finds the tool a call with the arguments args names, as the
 // caller's tenant sees the catalog: a tool it may not see is unknown, and
-// one whose scopes the caller's token lacks is refused (scopeRefusal).
+// one whose scopes the caller's token lacks is refused (ScopeRefusal).
 // During a ramp it is the version the call starts on (catalog.Source.ForCall,
 // Tool.ForArguments).
 func (m *Core) lookupTool(ctx context.Context, caller signals.Subject, name string, args json.RawMessage) (*catalog.Tool, error) {

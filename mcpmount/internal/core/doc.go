@@ -1,7 +1,7 @@
 // Package core is the version-neutral MCP core of the mount: a tools/call
 // becomes a run (CallTool), a task is read, answered and cancelled
-// (GetTask, UpdateTask, CancelTask), and the questions of a waiting call's
-// run are asked and their answers resolved, in the core's own terms.
+// (Tasks.Get, Tasks.Update, Tasks.Cancel), and the questions of a waiting
+// call's run are asked and their answers resolved, in the core's own terms.
 //
 // A wire dialect decodes its requests into a CallRequest (or a task id
 // and its inputResponses) and encodes the outcomes in its own shape: a

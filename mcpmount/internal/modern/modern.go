@@ -241,7 +241,7 @@ func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 	}
 	var meta map[string]any // for the trace context it may carry
 	if d.Observer.Tracer != nil {
-		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
+		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: Validate checked it
 	}
 	ctx = auth.WithSubject(ctx, in.Caller)
 	p := in.Params
@@ -272,7 +272,7 @@ func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 			l := wire.ListModern
 			l.Companions = !core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).FollowsRuns()
 			return d.Lister.List(ctx, l)
-		default: // server/discover: validateModern let no other method through
+		default: // server/discover: Validate let no other method through
 			return d.discover(), nil
 		}
 	})
@@ -309,7 +309,7 @@ func (d *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *c
 		return nil, err
 	}
 	var meta map[string]any
-	_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
+	_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: Validate checked it
 	call.ProgressToken = meta["progressToken"]
 	ctx = auth.WithSubject(ctx, in.Caller)
 	return d.Observer.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {

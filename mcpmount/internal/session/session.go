@@ -25,11 +25,10 @@ import (
 // The session era (2025-06-18, 2025-11-25 and before): the go-sdk serves
 // it, over the same endpoint, in HTTP sessions (the stateful handler, so
 // that a blocking call can ask the run's questions with elicitation/create;
-// dialect_session_http.go) or without one (its stateless handler), and over
-// stdio (dialect_session_stdio.go). This file routes checked session-era
-// requests to the SDK and decodes its requests into the core's terms
-// (middleware); the 2025-11-25 task methods are in
-// dialect_2025_11_25_tasks.go.
+// http.go) or without one (its stateless handler), and over stdio
+// (stdio.go). This file routes checked session-era requests to the SDK and
+// decodes its requests into the core's terms (middleware); the 2025-11-25
+// task methods are in tasks_2025_11_25.go.
 
 // Serve hands a checked session-era request to the SDK.
 func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {

@@ -139,7 +139,7 @@ func WriteBody(w http.ResponseWriter, body []byte, status int) {
 }
 
 // WriteHeaderMismatch writes the -32020 answer to a request whose headers
-// do not mirror its body, found after the checks of validateModern.
+// do not mirror its body, found after the checks of modern.Validate.
 func WriteHeaderMismatch(w http.ResponseWriter, id json.RawMessage, message string) {
 	body, _ := MarshalUnescaped(response{JSONRPC: "2.0", ID: CanonicalID(id),
 		Error: &jsonrpc.Error{Code: CodeHeaderMismatch, Message: message}})

@@ -110,7 +110,7 @@ type ToolExecution struct {
 }
 
 // TaskSupport returns the tool's task support on the wire; a spec that names
-// none is optional, as callTool treats it.
+// none is optional, as the core's CallTool treats it.
 func TaskSupport(spec signals.ToolSpec) string {
 	if spec.TaskSupport == "" {
 		return string(signals.TaskOptional)
