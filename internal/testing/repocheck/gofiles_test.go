@@ -12,8 +12,8 @@ import (
 )
 
 // goFileRefRE finds the name of a Go file in a comment: server.go,
-// internal/session/http.go. A pattern (*_test.go, <name>.go, a _test.go
-// file) is not one.
+// mcpmount/internal/session/http.go. A pattern (*_test.go, <name>.go, a
+// _test.go file) is not one.
 var goFileRefRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./*<>{}-])((?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9][A-Za-z0-9_]*\.go)\b`)
 
 // goFiles is the set of Go files git tracks, for looking up the files
