@@ -19,10 +19,10 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
-// The 2026-07-28 dialect: stateless streamable HTTP, one request per POST
-// with the _meta triple (protocol version, client capabilities, client
-// info), and the Tasks extension. The mount answers every method of it
-// itself: server/discover, tools/list, tools/call (a JSON response, or an
+// The modern dialect (2026-07-28): stateless streamable HTTP, one request
+// per POST with the _meta triple (protocol version, client capabilities,
+// client info), and the Tasks extension. The mount answers every method of
+// it itself: server/discover, tools/list, tools/call (a JSON response, or an
 // SSE stream for a client that prefers one or asked for progress, with
 // multi-round-trip requests (MRTR) for a run's questions),
 // tasks/get|update|cancel and subscriptions/listen. This file decodes the

@@ -25,7 +25,7 @@ type Options struct {
 	MaxSessions        int
 }
 
-// Dialect serves session-era requests, through the go-sdk.
+// Dialect serves session-dialect requests, through the go-sdk.
 type Dialect struct {
 	wire.Parts
 	tracker *ownership.Tracker

@@ -22,15 +22,15 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
-// The session era (2025-06-18, 2025-11-25 and before): the go-sdk serves
+// The session dialect (2025-06-18, 2025-11-25 and before): the go-sdk serves
 // it, over the same endpoint, in HTTP sessions (the stateful handler, so
 // that a blocking call can ask the run's questions with elicitation/create;
 // http.go) or without one (its stateless handler), and over stdio
-// (stdio.go). This file routes checked session-era requests to the SDK and
+// (stdio.go). This file routes checked session-dialect requests to the SDK and
 // decodes its requests into the core's terms (middleware); the 2025-11-25
 // task methods are in tasks_2025_11_25.go.
 
-// Serve hands a checked session-era request to the SDK.
+// Serve hands a checked session-dialect request to the SDK.
 func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	if e, bad := sdkMethodUnknown(in.Msg.Method, in.Msg.ID); bad {
 		m.Observer.Refuse(w, in, e)
@@ -51,7 +51,7 @@ func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 	}
 }
 
-// ServeBatch serves a session-era JSON-RPC batch (2026-07-28 has none): the
+// ServeBatch serves a session-dialect JSON-RPC batch (2026-07-28 has none): the
 // mount checks its elements, the SDK answers them.
 func (m *Dialect) ServeBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
 	if wire.ModernHeader(r) {
@@ -84,7 +84,7 @@ var sdkMethods = map[string]bool{
 	"tasks/get":              true, "tasks/update": true, "tasks/cancel": true, "tasks/result": true, "tasks/list": true,
 }
 
-// sdkMethodUnknown refuses, before the SDK sees it, a session-era message
+// sdkMethodUnknown refuses, before the SDK sees it, a session-dialect message
 // whose method the SDK does not take: -32601 with status 200, as a
 // method's error is answered in that protocol.
 func sdkMethodUnknown(method string, id json.RawMessage) (wire.Refusal, bool) {
@@ -107,7 +107,7 @@ type sdkRoute struct {
 	session string
 }
 
-// sessionRoute is the route of requests that belong to a session-era
+// sessionRoute is the route of requests that belong to a session-dialect
 // session (id "" for the initialize that starts one): the stateful
 // handler, always SSE.
 func (m *Dialect) sessionRoute(id string) sdkRoute {
@@ -127,9 +127,9 @@ type requestSide struct {
 	argumentsProblem error
 	// overload learns of a tools/call refused by admission control, whose
 	// response then carries a Retry-After header (status 200, as every
-	// session-era error is answered; nil for a batch and on stdio).
+	// session-dialect error is answered; nil for a batch and on stdio).
 	overload *wire.OverloadNote
-	// taskField: the request carried the 2025-11-25 dialect's task field,
+	// taskField: the request carried the 2025-11-25 task field,
 	// which the SDK's params types drop (taskRequested).
 	taskField bool
 }
@@ -213,8 +213,8 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 
 // middleware is the SDK server's dispatch of the mount's methods. It
 // decodes tools/call into the core's call request, answers tools/list from
-// the catalog, serves the 2025-11-25 dialect's tasks/* methods to
-// session-era requests, and rewrites initialize results: no Tasks
+// the catalog, serves the 2025-11-25 tasks/* methods to
+// session-dialect requests, and rewrites initialize results: no Tasks
 // extension (it is undefined before 2026-07-28), and the dialect's tasks
 // capability for 2025-11-25.
 func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -271,7 +271,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// sessionCall decodes a session-era tools/call the SDK decoded into a call
+// sessionCall decodes a session-dialect tools/call the SDK decoded into a call
 // request (2026-07-28 requests never come here: over HTTP and stdio alike
 // they go to their own dialect). A request that declared the Tasks
 // extension accepts a task; one with params.task wants one, and in
@@ -373,7 +373,7 @@ type plainErrorWriter struct {
 	http.ResponseWriter
 	id json.RawMessage
 	// overload, when set, learns of a call refused by admission control,
-	// whose answer the writer replaces: status 200 (as a session-era
+	// whose answer the writer replaces: status 200 (as a session-dialect
 	// request's error is answered) with a Retry-After header.
 	overload *wire.OverloadNote
 
@@ -436,7 +436,7 @@ func (w *plainErrorWriter) finish() {
 	wire.WriteRefusal(w.ResponseWriter, wire.Refusal{Status: w.status, ID: w.id, Code: code, Message: strings.TrimSpace(w.buf.String())})
 }
 
-// CheckBatch checks a session-era JSON-RPC batch before the SDK sees it:
+// CheckBatch checks a session-dialect JSON-RPC batch before the SDK sees it:
 // not empty, every element an object with a valid id (when present) and no
 // number a 64-bit float cannot represent; then, as the SDK reads a batch,
 // every element a JSON-RPC message (-32700 otherwise) and every request's
@@ -528,8 +528,8 @@ func requestMeta(req mcp.Request) map[string]any {
 	return p.GetMeta()
 }
 
-// ServeNotification answers a notification: 202, unless it belongs to a
-// session-era session, whose SDK handler takes it (notifications/
+// ServeNotification answers a notification: 202, unless it belongs to an
+// HTTP session, whose SDK handler takes it (notifications/
 // initialized, notifications/cancelled, ...).
 func (m *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	if in.Session == "" {
@@ -545,7 +545,7 @@ func (m *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *
 	m.serveSDK(w, r, in, m.sessionRoute(in.Session))
 }
 
-// newServer builds the go-sdk server of the session era and its
+// newServer builds the go-sdk server of the session dialect and its
 // HTTP handlers.
 func (m *Dialect) newServer(opts Options) error {
 	server := mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
@@ -572,7 +572,7 @@ func (m *Dialect) newServer(opts Options) error {
 		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
 		DisableLocalhostProtection: true,
 	})
-	// Session-era sessions: server requests (elicitation) need a session
+	// Session-dialect sessions: server requests (elicitation) need a session
 	// to answer on; responses are SSE so that they ride the call's stream.
 	m.sessionHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		JSONResponse: false, SessionTimeout: opts.SessionIdleTimeout, MaxRequestBodyBytes: m.maxBody,

@@ -28,7 +28,7 @@ type Divert struct {
 // ServeStdio serves one MCP client over a newline-delimited message stream
 // (stdin and stdout for a local client) as caller, until the input ends or
 // ctx is done: the requests divert takes go to their dialect, the others
-// to the session era's go-sdk server. The request-ownership rule holds as
+// to the session dialect's go-sdk server. The request-ownership rule holds as
 // on HTTP: a call owns the run it starts or continues until its response
 // is written; a notifications/cancelled naming the call, or the end of the
 // input, cancels the runs the unanswered calls own (reason

@@ -93,8 +93,8 @@ func CheckEnvelope(msg *Message) (Refusal, bool) {
 // CheckNumbers refuses a request whose params hold a number a 64-bit float
 // cannot represent (e.g. 1e309), which the SDK could not decode: -32602
 // naming where it is. (Such a number in tools/call arguments was set aside
-// before, in in.argumentsProblem.) The status is 400; the caller sets the
-// legacy protocol's.
+// before, in in.ArgumentsProblem.) The status is 400; the caller sets the
+// session dialect's.
 func CheckNumbers(msg *Message, in *Incoming) (Refusal, bool) {
 	raw := msg.Params
 	if in.ArgumentsProblem != nil {

@@ -21,7 +21,7 @@ type Incoming struct {
 	Msg    Message
 	// Params and Meta are the top-level fields of params and of its _meta.
 	Params, Meta map[string]json.RawMessage
-	// Session is the Mcp-Session-Id of a session-era request ("": none).
+	// Session is the Mcp-Session-Id of a session-dialect request ("": none).
 	Session string
 	// Modern: a 2026-07-28 request (its header or _meta names the
 	// per-request protocol).
@@ -87,8 +87,8 @@ func DecodeValid(raw json.RawMessage, v any) error {
 const HeaderProtocolVersion = "Mcp-Protocol-Version"
 
 // ModernHeader reports whether the MCP-Protocol-Version header names a
-// per-request protocol (anything but a session-era version).
+// per-request protocol (anything but a session-dialect version).
 func ModernHeader(r *http.Request) bool {
 	v := r.Header.Get(HeaderProtocolVersion)
-	return v != "" && !legacyVersion(v)
+	return v != "" && !sessionVersion(v)
 }

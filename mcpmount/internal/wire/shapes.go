@@ -15,9 +15,9 @@ import (
 // serves.
 const ProtocolVersion = "2026-07-28"
 
-// legacyVersion reports whether v is a session-era protocol version, served
-// unchanged by the SDK on the same endpoint.
-func legacyVersion(v string) bool {
+// sessionVersion reports whether v is a protocol version of the session
+// dialect, served unchanged by the SDK on the same endpoint.
+func sessionVersion(v string) bool {
 	switch v {
 	case "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
 		return true
@@ -104,7 +104,8 @@ type ToolDescriptor struct {
 	Execution *ToolExecution `json:"execution,omitempty"`
 }
 
-// ToolExecution is a tool's execution object in the 2025-11-25 dialect.
+// ToolExecution is a tool's execution object in the session dialect
+// (2025-11-25).
 type ToolExecution struct {
 	TaskSupport string `json:"taskSupport"`
 }
@@ -119,7 +120,7 @@ func TaskSupport(spec signals.ToolSpec) string {
 }
 
 // ListToolsResult answers tools/list. TTLMs and CacheScope are required on
-// 2026-07-28 and omitted for legacy requests.
+// 2026-07-28 and omitted for session-dialect requests.
 type ListToolsResult struct {
 	mcp.ResultBase
 	ResultType string           `json:"resultType,omitempty"`
