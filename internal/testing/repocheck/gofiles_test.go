@@ -3,6 +3,7 @@ package repocheck
 import (
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -78,6 +79,22 @@ func TestGoFileReferencesInComments(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestStaticcheckDocChecks fails when staticcheck.conf no longer turns on
+// the checks that the doc comment of every exported name starts with that
+// name (ST1020 functions, ST1021 types, ST1022 variables and constants),
+// which scripts/test.sh's staticcheck run enforces.
+func TestStaticcheckDocChecks(t *testing.T) {
+	conf, err := os.ReadFile(filepath.Join(repoRoot(t), "staticcheck.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, check := range []string{"ST1020", "ST1021", "ST1022"} {
+		if !strings.Contains(string(conf), `"`+check+`"`) {
+			t.Errorf("staticcheck.conf does not turn on %s", check)
 		}
 	}
 }
