@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
@@ -293,8 +292,8 @@ func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 		}
 		call.Claim = d.tracker.Lookup(r.Header)
 		res, err := d.handleCall2026(r.Context(), in, call)
-		if rej := ex.overload.Get(); rej != nil {
-			wire.WriteOverloaded(w, in.Msg.ID, rej, http.StatusServiceUnavailable)
+		if over := (*core.Overloaded)(nil); errors.As(err, &over) {
+			wire.WriteOverloaded(w, in.Msg.ID, over.Rejection, http.StatusServiceUnavailable)
 			return
 		}
 		call.Claim.Answering()
@@ -366,8 +365,6 @@ type exchange struct {
 	w      http.ResponseWriter
 	id     json.RawMessage
 	stream *wire.EventStream // nil: a JSON response
-	// overload learns of a tools/call refused by admission control.
-	overload wire.OverloadNote
 }
 
 // answer writes the response: res, or err. On a stream, a result or an
@@ -403,10 +400,6 @@ func (ex *exchange) KeepAlive(interval time.Duration) (stop func()) {
 	ex.stream.KeepAlive(interval)
 	return ex.stream.Stop
 }
-
-// Overloaded notes the refusal, which the response answers with status
-// 503 and Retry-After (core.Response).
-func (ex *exchange) Overloaded(rej *admission.Rejection) { ex.overload.Set(rej) }
 
 // NotifyProgress sends a progress notification as an event of the
 // request's stream.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -128,8 +130,10 @@ type requestSide struct {
 	argumentsProblem error
 	// overload learns of a tools/call refused by admission control, whose
 	// response then carries a Retry-After header (status 200, as every
-	// session-era error is answered; nil for a batch and on stdio).
-	overload *wire.OverloadNote
+	// session-era error is answered; nil for a batch and on stdio): the
+	// go-sdk writes the answer, and only the writer under it can add the
+	// header.
+	overload *overloadNote
 	// taskField: the request carried the 2025-11-25 dialect's task field,
 	// which the SDK's params types drop (taskRequested).
 	taskField bool
@@ -151,12 +155,45 @@ func (c *requestSide) KeepAlive(interval time.Duration) (stop func()) {
 	return c.stream.Stop
 }
 
-// Overloaded notes the refusal, whose response plainErrorWriter then
-// writes with a Retry-After header (core.Response).
-func (c *requestSide) Overloaded(rej *admission.Rejection) {
-	if c != nil && c.overload != nil {
-		c.overload.Set(rej)
+// sdkError is err as the go-sdk answers it. An *core.Overloaded is its
+// JSON-RPC form, and the refusal is noted for plainErrorWriter, which
+// writes the answer with a Retry-After header.
+func (c *requestSide) sdkError(err error) error {
+	over := (*core.Overloaded)(nil)
+	if !errors.As(err, &over) {
+		return err
 	}
+	if c != nil {
+		c.overload.set(over.Rejection)
+	}
+	return over.Unwrap()
+}
+
+// overloadNote carries a refusal by admission control from the go-sdk's
+// handler of a tools/call to the writer of its response.
+type overloadNote struct {
+	mu  sync.Mutex
+	rej *admission.Rejection
+}
+
+// set records the refusal; a nil note records nothing.
+func (n *overloadNote) set(rej *admission.Rejection) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	n.rej = rej
+	n.mu.Unlock()
+}
+
+// get returns the refusal recorded, nil when none (or n is nil).
+func (n *overloadNote) get() *admission.Rejection {
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.rej
 }
 
 // serveSDK hands a checked request to an SDK handler with the caller in
@@ -179,7 +216,7 @@ func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Inco
 	r = r.WithContext(auth.WithSubject(r.Context(), in.Caller))
 	side := &requestSide{argumentsProblem: in.ArgumentsProblem, taskField: len(id) > 0 && taskRequested(in.Msg.Method, in.Params)}
 	if id != nil {
-		side.overload = &wire.OverloadNote{}
+		side.overload = &overloadNote{}
 		pw.overload = side.overload
 	}
 	var out http.ResponseWriter = pw
@@ -240,7 +277,8 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			call.IdempotencyKey = key
 			res, err := m.Core.CallTool(ctx, call)
-			return m.tasks.answerCall(call, res, err)
+			res, err = m.tasks.answerCall(call, res, err)
+			return res, sideOf(call.Claim).sdkError(err)
 		case "resources/read":
 			r, ok := req.(*mcp.ReadResourceRequest)
 			if !ok || r.Params == nil || r.Params.URI == "" {
@@ -376,7 +414,7 @@ type plainErrorWriter struct {
 	// overload, when set, learns of a call refused by admission control,
 	// whose answer the writer replaces: status 200 (as a session-era
 	// request's error is answered) with a Retry-After header.
-	overload *wire.OverloadNote
+	overload *overloadNote
 
 	started bool // headers passed through
 	status  int  // the intercepted status; 0 when passing through
@@ -384,7 +422,7 @@ type plainErrorWriter struct {
 }
 
 func (w *plainErrorWriter) WriteHeader(code int) {
-	if !w.started && w.status == 0 && (w.overload.Get() != nil || code >= 400 &&
+	if !w.started && w.status == 0 && (w.overload.get() != nil || code >= 400 &&
 		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain")) {
 		w.status = code
 		return
@@ -397,7 +435,7 @@ func (w *plainErrorWriter) WriteHeader(code int) {
 }
 
 func (w *plainErrorWriter) Write(p []byte) (int, error) {
-	if !w.started && w.status == 0 && w.overload.Get() != nil {
+	if !w.started && w.status == 0 && w.overload.get() != nil {
 		w.status = http.StatusOK // an implicit WriteHeader
 	}
 	if w.status != 0 {
@@ -423,7 +461,7 @@ func (w *plainErrorWriter) finish() {
 		return
 	}
 	w.Header().Del("X-Content-Type-Options")
-	if rej := w.overload.Get(); rej != nil {
+	if rej := w.overload.get(); rej != nil {
 		wire.WriteOverloaded(w.ResponseWriter, w.id, rej, http.StatusOK)
 		return
 	}
