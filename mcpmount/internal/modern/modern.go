@@ -15,6 +15,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
@@ -285,12 +286,12 @@ func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 	if ex.stream != nil {
 		call.Notify = ex
 	}
-	d.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	d.tracker.HTTP(func(w http.ResponseWriter, r *http.Request, claim *ownership.Claim) {
 		ex.w = w
 		if ex.stream != nil {
 			ex.stream.W = w
 		}
-		call.Claim = d.tracker.Lookup(r.Header)
+		call.Claim = claim
 		res, err := d.handleCall2026(r.Context(), in, call)
 		if over := (*core.Overloaded)(nil); errors.As(err, &over) {
 			wire.WriteOverloaded(w, in.Msg.ID, over.Rejection, http.StatusServiceUnavailable)
@@ -298,7 +299,7 @@ func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 		}
 		call.Claim.Answering()
 		ex.answer(d, res, err)
-	})).ServeHTTP(w, r)
+	}).ServeHTTP(w, r)
 }
 
 // handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under

@@ -117,12 +117,15 @@ func (m *Dialect) sessionRoute(id string) sdkRoute {
 	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
 }
 
-// requestSide is what the transport adapter of a request (HTTP or stdio)
-// read of it before the SDK decoded it, and what its transport offers the
-// core, attached to the request's ownership claim (ownership.Claim.Attach):
-// a session's handlers see neither the HTTP request nor its context (a
-// session keeps the context of its initialize), but they find the claim.
+// requestSide is the session era's record of a request: its ownership
+// claim, what its transport adapter (HTTP or stdio) read of it before the
+// SDK decoded it, and what its transport offers the core. A session's
+// handlers see neither the HTTP request nor its context (a session keeps
+// the context of its initialize): they find the record by the request's
+// claimHeader (requests.of).
 type requestSide struct {
+	// claim is the request's ownership claim.
+	claim *ownership.Claim
 	// stream is the request's SSE stream, nil for a JSON response or stdio.
 	stream *wire.EventStream
 	// argumentsProblem is the tool-input error found in tools/call
@@ -137,12 +140,6 @@ type requestSide struct {
 	// taskField: the request carried the 2025-11-25 dialect's task field,
 	// which the SDK's params types drop (taskRequested).
 	taskField bool
-}
-
-// sideOf returns what the transport adapter attached to claim, or nil.
-func sideOf(claim *ownership.Claim) *requestSide {
-	side, _ := claim.Attached().(*requestSide)
-	return side
 }
 
 // KeepAlive starts the SSE keep-alives of the request's stream, if it has
@@ -201,8 +198,9 @@ func (n *overloadNote) get() *admission.Rejection {
 // or continues is cancelled unless its whole response is delivered. A
 // transport error the SDK answers in plain text is written as a JSON-RPC
 // error carrying it, and so is a tools/call refused by admission control.
-// The request's requestSide is attached to its claim, and a session's
-// request is recorded with its session, whose end settles it.
+// The request's record (requestSide, with its claim) is found by its
+// claimHeader, and a session's request is recorded with its session, whose
+// end settles it.
 func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incoming, route sdkRoute) {
 	id := in.Msg.ID
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
@@ -226,14 +224,14 @@ func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Inco
 		defer side.stream.Stop()
 		defer m.Observer.Stream()()
 	}
-	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claim := m.tracker.Lookup(r.Header)
-		claim.Attach(side)
+	m.tracker.HTTP(func(w http.ResponseWriter, r *http.Request, claim *ownership.Claim) {
+		side.claim = claim
+		r.Header.Set(claimHeader, m.requests.add(side))
 		if route.session != "" {
 			defer m.sessions.enter(route.session, claim)()
 		}
 		route.handler.ServeHTTP(w, r)
-	})).ServeHTTP(out, r)
+	}).ServeHTTP(out, r)
 }
 
 // argumentsSetAside is the body of a tools/call whose arguments the SDK
@@ -257,10 +255,9 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 // capability for 2025-11-25.
 func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if extra := req.GetExtra(); extra != nil {
-			// The SDK writes what this returns: the request's answer.
-			defer m.tracker.Lookup(extra.Header).Answering()
-		}
+		side := m.requests.of(req)
+		// The SDK writes what this returns: the request's answer.
+		defer side.requestClaim().Answering()
 		switch method {
 		case "tools/list":
 			return m.Lister.List(ctx, m.sessionListing(req))
@@ -270,7 +267,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, core.InvalidParams("tools/call requires params")
 			}
 			defer m.tracker.Track()()
-			call := m.sessionCall(r)
+			call := m.sessionCall(r, side)
 			key, err := idempotencyKey(r.Params.Meta)
 			if err != nil {
 				return nil, err
@@ -278,7 +275,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			call.IdempotencyKey = key
 			res, err := m.Core.CallTool(ctx, call)
 			res, err = m.tasks.answerCall(call, res, err)
-			return res, sideOf(call.Claim).sdkError(err)
+			return res, side.sdkError(err)
 		case "resources/read":
 			r, ok := req.(*mcp.ReadResourceRequest)
 			if !ok || r.Params == nil || r.Params.URI == "" {
@@ -300,7 +297,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, err
 			}
 			m.trackSession(ctx, req)
-			m.noteDeclaredTasks(req)
+			m.noteDeclaredTasks(req, side)
 			if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
 				return sessionInitializeResult(ir)
 			}
@@ -310,23 +307,21 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// sessionCall decodes a session-era tools/call the SDK decoded into a call
-// request (2026-07-28 requests never come here: over HTTP and stdio alike
-// they go to their own dialect). A request that declared the Tasks
+// sessionCall decodes a session-era tools/call the SDK decoded, whose
+// record is side, into a call request (2026-07-28 requests never come
+// here: over HTTP and stdio alike they go to their own dialect). A request that declared the Tasks
 // extension accepts a task; one with params.task wants one, and in
 // 2025-11-25 a tool that runs only as a task must be called with
 // params.task.
-func (m *Dialect) sessionCall(r *mcp.CallToolRequest) *core.CallRequest {
+func (m *Dialect) sessionCall(r *mcp.CallToolRequest, side *requestSide) *core.CallRequest {
 	p := r.Params
 	call := &core.CallRequest{Name: p.Name, Arguments: p.Arguments, Caps: core.CapsFromMeta(p.Meta),
 		RequestState: p.RequestState, InputResponses: p.InputResponses, ProgressToken: p.GetProgressToken()}
 	if call.Caps.Tasks() {
 		call.Task = core.TaskAccepted
 	}
-	if extra := r.GetExtra(); extra != nil {
-		call.Claim = m.tracker.Lookup(extra.Header)
-	}
-	if side := sideOf(call.Claim); side != nil {
+	if side != nil {
+		call.Claim = side.claim
 		call.Response = side
 		call.ArgumentsProblem = side.argumentsProblem
 		if side.taskField {
