@@ -152,9 +152,10 @@ func (c *requestSide) KeepAlive(interval time.Duration) (stop func()) {
 	return c.stream.Stop
 }
 
-// sdkError is err as the go-sdk answers it. An *core.Overloaded is its
-// JSON-RPC form, and the refusal is noted for plainErrorWriter, which
-// writes the answer with a Retry-After header.
+// sdkError is err as the go-sdk answers it: a *core.Overloaded becomes
+// its JSON-RPC form (the go-sdk keeps the code and data of a bare
+// *jsonrpc.Error only), and the refusal is noted for plainErrorWriter,
+// which writes the answer with a Retry-After header.
 func (c *requestSide) sdkError(err error) error {
 	over := (*core.Overloaded)(nil)
 	if !errors.As(err, &over) {
