@@ -268,7 +268,7 @@ func (m *Core) continueRun(ctx context.Context, c *blockingCall, token string, r
 	m.tracing.link(ctx, c.caller, c.runID)
 	// The retry waits for the run again: it needs a waiting slot before it
 	// resolves anything.
-	ticket, err := m.admit(c.response, c.caller.Tenant, admission.NeedWait)
+	ticket, err := m.admit(c.caller.Tenant, admission.NeedWait)
 	if err != nil {
 		return nil, err
 	}

@@ -163,13 +163,9 @@ func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 // marked as declaring the 2025-11-25 capabilities.tasks (the SDK's
 // capabilities type drops it), that its client follows runs as tasks;
 // the record ends with the session.
-func (m *Dialect) noteDeclaredTasks(req mcp.Request) {
+func (m *Dialect) noteDeclaredTasks(req mcp.Request, side *requestSide) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
-	extra := req.GetExtra()
-	if !ok || ss == nil || extra == nil {
-		return
-	}
-	if side := sideOf(m.tracker.Lookup(extra.Header)); side == nil || !side.taskField {
+	if !ok || ss == nil || side == nil || !side.taskField {
 		return
 	}
 	m.sessions.declareTasks(ss)

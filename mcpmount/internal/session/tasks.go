@@ -22,6 +22,8 @@ type taskMethods struct {
 	wire.Parts
 	tasks   *core.Tasks
 	tracker *ownership.Tracker
+	// requests finds a request's record (and its claim).
+	requests *requests
 }
 
 // register registers the tasks/* methods with the SDK server: the Tasks

@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
-	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -228,18 +227,15 @@ func (t *taskMethods) cancelSession(ctx context.Context, rawID json.RawMessage) 
 // requests (a stateless one) waits, and the task reads input_required
 // meanwhile.
 func (t *taskMethods) resultSession(ctx context.Context, req mcp.Request, rawID json.RawMessage) (mcp.Result, error) {
-	var claim *ownership.Claim
-	if extra := req.GetExtra(); extra != nil {
-		claim = t.tracker.Lookup(extra.Header)
-	}
+	side := t.requests.of(req)
 	defer t.tracker.Track()()
-	defer sideOf(claim).KeepAlive(t.KeepAlive)()
+	defer side.KeepAlive(t.KeepAlive)()
 	taskID := taskIDOf(rawID)
 	var asker core.Asker
 	if ss, _ := req.GetSession().(*mcp.ServerSession); canElicit(ss) {
 		asker = taskAsker{ss: ss, taskID: taskID}
 	}
-	snap, err := t.tasks.Result(ctx, claim, asker, rawID)
+	snap, err := t.tasks.Result(ctx, side.requestClaim(), asker, rawID)
 	if err != nil {
 		return nil, err
 	}
