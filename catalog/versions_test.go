@@ -167,7 +167,7 @@ func TestPublishVersionConflicts(t *testing.T) {
 
 // TestOtherVersionsRecentFor: after a version's workers stop, its spec
 // stays among the tool's other versions (its runs' results are checked
-// against it: runs.CheckOutputs) for RecentFor after its publication
+// against it: CheckOutput) for RecentFor after its publication
 // closed, and no longer; the listed version's spec is never among them.
 func TestOtherVersionsRecentFor(t *testing.T) {
 	env := testenv.Temporal(t)

@@ -15,8 +15,8 @@ import (
 
 // These tests prove on the wire, against real workflows on the embedded
 // Temporal server, that an answer outside its question is refused where it
-// enters, in every entry path: tasks/update, the MRTR retry, a session-era
-// elicitation/create response and the 2025-11-25 dialect's tasks/result.
+// enters, in every entry path: tasks/update, the MRTR retry, a session-dialect
+// elicitation/create response and the 2025-11-25 tasks/result.
 // The question stays open, the run never sees the answer, and a valid
 // answer then completes the run. (REST: restapi's TestIntegrationRefusedAnswers.)
 
@@ -151,7 +151,7 @@ func TestRefusedAnswerMRTR(t *testing.T) {
 	}
 }
 
-// stdioSession is a session-era client on stdio, driven by hand so that
+// stdioSession is a session-dialect client on stdio, driven by hand so that
 // it can answer off the schema (the go-sdk client checks its own answers).
 type stdioSession struct {
 	t    *testing.T
@@ -256,7 +256,7 @@ func wantAskedAgain(t *testing.T, s *stack, ss *stdioSession, runID string, tt b
 	return again
 }
 
-// TestRefusedAnswerSessionElicitation: a session-era (2025-06-18) blocking
+// TestRefusedAnswerSessionElicitation: a session-dialect (2025-06-18) blocking
 // call whose client answers the server's elicitation/create off its
 // schema is asked again, and its valid answer then completes the call.
 func TestRefusedAnswerSessionElicitation(t *testing.T) {
@@ -277,7 +277,7 @@ func TestRefusedAnswerSessionElicitation(t *testing.T) {
 	}
 }
 
-// TestRefusedAnswerDialect: the 2025-11-25 dialect's answer path, the
+// TestRefusedAnswerDialect: the session dialect's answer path, the
 // elicitation/create that tasks/result carries for an input_required task.
 // After the refused answer the task still reads input_required.
 func TestRefusedAnswerDialect(t *testing.T) {

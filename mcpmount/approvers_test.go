@@ -161,7 +161,7 @@ func TestApproverRefusalMRTR(t *testing.T) {
 	}
 }
 
-// TestApproverSessionNotAsked: a session-era client with elicitation that
+// TestApproverSessionNotAsked: a session-dialect client with elicitation that
 // is no approver is not asked a question it may not answer (nor is a
 // 2025-11-25 task's tasks/result): the call waits for the approvers and,
 // at the bound, hands the run over saying who may answer; the question

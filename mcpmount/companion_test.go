@@ -41,7 +41,7 @@ func TestCompanionListing(t *testing.T) {
 			t.Errorf("%s: tools/list = %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	// A session-era client that declared elicitation is asked its
+	// A session-dialect client that declared elicitation is asked its
 	// questions during the call, and follows the handoff at the bound with
 	// the companion tools.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -57,7 +57,7 @@ func TestCompanionListing(t *testing.T) {
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil || len(tools.Tools) != 8 {
-		t.Fatalf("eliciting session-era client lists %d tools (%v), want the catalog's 4 and the 4 companion tools", len(tools.Tools), err)
+		t.Fatalf("eliciting session-dialect client lists %d tools (%v), want the catalog's 4 and the 4 companion tools", len(tools.Tools), err)
 	}
 }
 
@@ -197,8 +197,8 @@ func modernCompanion(c *client) companionCaller {
 	}
 }
 
-// sessionCompanion is the go-sdk client in a session-era session, with no
-// elicitation handler: it declares neither capability.
+// sessionCompanion is the go-sdk client in an HTTP session of the session
+// dialect, with no elicitation handler: it declares neither capability.
 func sessionCompanion(t *testing.T, url string) companionCaller {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)

@@ -39,7 +39,7 @@ var conformanceScenarios = []string{
 	// 2026-07-28 core.
 	"server-stateless", "tools-list", "dns-rebinding-protection", "caching", "http-header-validation",
 	"input-required-result-unsupported-methods", "input-required-result-validate-input",
-	// The session-era protocol on the same endpoint.
+	// The session-dialect protocol on the same endpoint.
 	"server-initialize", "server-session-lifecycle", "ping", "logging-set-level", "server-sse-multiple-streams",
 }
 

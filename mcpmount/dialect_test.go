@@ -19,9 +19,9 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// legacyClient sends session-era requests without a session (the SDK
+// legacyClient sends session-dialect requests without a session (the SDK
 // serves them statelessly): no _meta triple, MCP-Protocol-Version naming
-// the session-era revision.
+// the session-dialect revision.
 type legacyClient struct {
 	t       *testing.T
 	url     string
@@ -83,8 +83,8 @@ func relatedTask(res map[string]any) any {
 	return rt["taskId"]
 }
 
-// TestDialectInitialize checks the capabilities of the legacy initialize
-// results: the 2025-11-25 dialect's tasks object exactly, never the Tasks
+// TestDialectInitialize checks the capabilities of the session dialect's
+// initialize results: the 2025-11-25 tasks object exactly, never the Tasks
 // extension; and each tool's execution.taskSupport in tools/list.
 func TestDialectInitialize(t *testing.T) {
 	s := newTestServer(t, nil)

@@ -2,7 +2,7 @@
 // HTTP at one endpoint (and over stdio): MCP 2026-07-28 with the Tasks
 // extension (io.modelcontextprotocol/tasks, revision 2026-07-28), where a
 // task is a run and every task operation is a run operation of the run
-// service (runs.Backend), and the session era (2025-06-18, 2025-11-25 and
+// service (runs.Backend), and the session dialect (2025-06-18, 2025-11-25 and
 // before) with elicitation and the 2025-11-25 task methods, on the same
 // runs.
 //
@@ -16,20 +16,21 @@
 //     Origin, credential, content type, body, the one decode of the body,
 //     the 2026-07-28 header and _meta checks, a tool's scopes), then goes
 //     to its dialect.
-//   - internal/modern: the 2026-07-28 dialect, over HTTP and stdio. It
-//     answers every method of it itself (server/discover, tools/list, tools/call,
-//     tasks/get|update|cancel, subscriptions/listen); its answers are held
-//     to testdata/wire-2026-07-28.golden.
-//   - internal/session: the session era, served by the go-sdk (its
+//   - internal/modern: the modern dialect (2026-07-28), over HTTP and
+//     stdio. It answers every method of it itself (server/discover,
+//     tools/list, tools/call, tasks/get|update|cancel,
+//     subscriptions/listen); its answers are held to
+//     testdata/wire-2026-07-28.golden.
+//   - internal/session: the session dialect, served by the go-sdk (its
 //     stateful handler for HTTP sessions, its stateless one for requests of
 //     no session, stdio); a session that declared elicitation gives its
 //     calls an asker (elicitation/create) for a run's questions. The
 //     2025-11-25 task methods (params.task, tasks/get|result|list|cancel)
-//     of session-era clients are served there too.
+//     of session-dialect clients are served there too.
 //   - internal/wire: what every dialect shares. The one JSON-RPC writer,
 //     the one content negotiation and the one SSE stream with keep-alives;
 //     the request checks; the Tasks extension's shapes of runs (also for
-//     session-era requests that declared the extension) and the poll
+//     session-dialect requests that declared the extension) and the poll
 //     interval of a task; tools/list; the spans and metrics of a request.
 //   - internal/core: the version-neutral core. A dialect decodes tools/call
 //     into a core.CallRequest and the task methods into a task id and its

@@ -49,7 +49,7 @@ var fuzzWireSeeds = []string{
 }
 
 // FuzzDecode feeds the mount's decoding of a POST (Mount.decode, and for
-// a batch Mount.checkBatch) arbitrary bodies and 2026-07-28 headers. It
+// a batch session.CheckBatch) arbitrary bodies and 2026-07-28 headers. It
 // must not panic; a refusal must be one JSON-RPC error whose id is null or
 // a valid id, of bounded size; a request it accepts must have a valid
 // envelope that decodes the same after encoding, and, when it is a

@@ -22,25 +22,25 @@ import (
 
 // ServeHTTP serves one MCP request. Checks run in this order: Host and
 // Origin (403, internal/httpgate's gate shared with the REST API), method
-// (405; GET and DELETE only for a session-era session), credential (401),
-// content type (415), body (413, 408, -32700 for a body that is not JSON or
-// nests deeper than maxNesting, -32600 for a message that is not a JSON-RPC
-// request: an id that is not a string or an integer, an empty batch), the
-// session of a session-era request that names one (404 unless it is live
-// and the caller's), notifications (202), then for 2026-07-28 requests the
-// _meta keys (-32602), the headers against the body (-32020), the version
-// (-32022) and the method (-32601, 404), and for every request a number
-// too large for a 64-bit float (-32602; in tools/call arguments it is set
-// aside for the tool-input error, a CallToolResult with isError, that
-// callTool answers once it knows the tool), then for a tools/call the
-// tool's scopes (403 insufficient_scope with the Bearer challenge, as a
-// token without the required scopes gets; permitCall). Method-specific
-// checks (the Tasks extension gate, then the task lookup) happen in the
-// method handlers.
+// (405; GET and DELETE only in an HTTP session of the session dialect),
+// credential (401), content type (415), body (413, 408, -32700 for a body
+// that is not JSON or nests deeper than wire.MaxNesting, -32600 for a
+// message that is not a JSON-RPC request: an id that is not a string or an
+// integer, an empty batch), the session of a session-dialect request that
+// names one (404 unless it is live and the caller's), notifications (202),
+// then for 2026-07-28 requests the _meta keys (-32602), the headers against
+// the body (-32020), the version (-32022) and the method (-32601, 404), and
+// for every request a number too large for a 64-bit float (-32602; in
+// tools/call arguments it is set aside for the tool-input error, a
+// CallToolResult with isError, that the core's CallTool answers once it
+// knows the tool), then for a tools/call the tool's scopes (403
+// insufficient_scope with the Bearer challenge, as a token without the
+// required scopes gets; permitCall). Method-specific checks (the Tasks
+// extension gate, then the task lookup) happen in the method handlers.
 //
 // One route per dialect: the mount's own handlers answer every 2026-07-28
-// request (dialect_2026.go); the go-sdk serves the session era
-// (dialect_session.go), in HTTP sessions when a request belongs to one (an
+// request (internal/modern); the go-sdk serves the session dialect
+// (internal/session), in HTTP sessions when a request belongs to one (an
 // Mcp-Session-Id header, or an initialize, which starts one) and without
 // one otherwise, as before sessions existed.
 //
@@ -113,7 +113,7 @@ func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 
 // decode decodes the body, once, and checks the message: nesting, batch,
 // envelope, session, notification, then the 2026-07-28 checks
-// (validateModern) and numbers. It answers (and returns false) a request
+// (modern.Validate) and numbers. It answers (and returns false) a request
 // that does not pass, and batches, responses and notifications, which
 // have nothing more to check.
 func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming) bool {
@@ -132,7 +132,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 	}
 	msg := &in.Msg
 	if in.Session != "" && msg.Method == "" && wire.IsResponse(msg) {
-		// A session-era client answering a request of the server (an
+		// A session-dialect client answering a request of the server (an
 		// elicitation): the SDK matches it to the waiting request.
 		m.session.ServeResponse(w, r, in)
 		return false
@@ -159,8 +159,8 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 		}
 	}
 	if msg.Method == "tools/call" {
-		// Arguments that cannot be decoded are a tool-input error, which
-		// callTool answers once it knows the tool: set them aside.
+		// Arguments that cannot be decoded are a tool-input error, which the
+		// core's CallTool answers once it knows the tool: set them aside.
 		if aerr := catalog.CheckNumbers(in.Params["arguments"]); aerr != nil {
 			in.ArgumentsProblem = aerr
 			in.Params["arguments"] = json.RawMessage("{}")
@@ -168,7 +168,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 	}
 	if e, bad := wire.CheckNumbers(msg, in); bad {
 		if !in.Modern {
-			// As the SDK answers a method's error in the legacy protocol.
+			// As the SDK answers a method's error in the session dialect.
 			e.Status = http.StatusOK
 		}
 		m.obs.Refuse(w, in, e)

@@ -100,7 +100,7 @@ func TestIdempotentCallWire(t *testing.T) {
 	}
 }
 
-// TestIdempotentCallSession: a session-era client (the go-sdk client)
+// TestIdempotentCallSession: a session-dialect client (the go-sdk client)
 // carries the key in its call's _meta; its retry answers the same run.
 func TestIdempotentCallSession(t *testing.T) {
 	s := newStack(t, nil, "")

@@ -34,7 +34,7 @@ func (a *awaitCounter) Await(ctx context.Context, caller signals.Subject, runID 
 	return a.Backend.Await(ctx, caller, runID, done, opts...)
 }
 
-// listenStream is the client end of a subscriptions/listen SSE response.
+// sseStream is the client end of a subscriptions/listen SSE response.
 type sseStream struct {
 	conn net.Conn
 	resp *http.Response

@@ -150,13 +150,14 @@ type Options struct {
 	// them while its run does not change. Default 15 s.
 	KeepAlive time.Duration
 
-	// SessionIdleTimeout ends a session-era (2025-xx) HTTP session that
-	// has had no POST in flight for this long: its Mcp-Session-Id then
-	// answers 404 and the client initializes again. A blocking call keeps
-	// its session alive; an open GET stream does not. Default 30 min.
+	// SessionIdleTimeout ends an HTTP session of the session dialect
+	// (2025-06-18, 2025-11-25) that has had no POST in flight for this long:
+	// its Mcp-Session-Id then answers 404 and the client initializes again.
+	// A blocking call keeps its session alive; an open GET stream does not.
+	// Default 30 min.
 	SessionIdleTimeout time.Duration
-	// MaxSessions bounds the session-era HTTP sessions open at once; an
-	// initialize past it is answered 503. Default 10000.
+	// MaxSessions bounds the HTTP sessions of the session dialect open at
+	// once; an initialize past it is answered 503. Default 10000.
 	MaxSessions int
 	// TracerProvider traces requests (edge.Options.TracerProvider): each
 	// request is a server span, the child of the traceparent of its
@@ -178,8 +179,8 @@ type Options struct {
 	// A tools/call over a limit is refused before any run starts: a
 	// JSON-RPC error -32603 whose data holds retryAfter (seconds) and the
 	// reason, with HTTP status 503 and a Retry-After header for a
-	// 2026-07-28 request over HTTP (a session-era request gets status 200
-	// and the header). Nil: no limits.
+	// 2026-07-28 request over HTTP (a session-dialect request gets status
+	// 200 and the header). Nil: no limits.
 	Admission *admission.Controller
 }
 
@@ -309,16 +310,16 @@ func newStates(opts Options) (*requeststate.Codec, error) {
 // ServeStdio returns once those cancellations are done. Nothing but MCP
 // messages is written to out.
 func (m *Mount) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser) error {
-	// 2026-07-28 requests go to their own dialect, the others to the
-	// session era's.
+	// 2026-07-28 requests go to the modern dialect, the others to the
+	// session dialect.
 	return m.session.ServeStdio(ctx, caller, in, out, session.Divert{Takes: modern.Takes, Serve: m.modern.ServeMessage})
 }
 
 // Shutdown ends the mount's long-lived streams, so that a graceful HTTP
 // shutdown is not held by streams that never end by themselves: every
 // subscriptions/listen stream ends, now and from now on, with its listen
-// result, and every session-era HTTP session is closed (a session closes
-// once its calls in flight have returned; its GET stream then ends).
+// result, and every HTTP session of the session dialect is closed (a session
+// closes once its calls in flight have returned; its GET stream then ends).
 // Clients may start new sessions afterwards. Call it as the server starts
 // shutting down (http.Server.RegisterOnShutdown). It returns when every
 // session is closed, or with ctx's error when ctx ends first.
@@ -397,7 +398,7 @@ const ExtensionTasks = core.ExtensionTasks
 
 // ProtocolVersion is the per-request (stateless) MCP revision the mount
 // serves. Requests without the per-request _meta triple are served by the
-// SDK's legacy path.
+// session dialect (the go-sdk).
 const ProtocolVersion = wire.ProtocolVersion
 
 // Recorder records the mount's metrics. telemetry/export.Metrics implements

@@ -19,7 +19,7 @@ func rawRequest(t *testing.T, addr string, caps map[string]any, accept string) n
 	return rawCall(t, addr, caps, accept, false)
 }
 
-// rawCall writes a tools/call of slow; legacy sends it session-era style
+// rawCall writes a tools/call of slow; legacy sends it session-dialect style
 // (no MCP-Protocol-Version header, no _meta).
 func rawCall(t *testing.T, addr string, caps map[string]any, accept string, legacy bool) net.Conn {
 	t.Helper()

@@ -265,7 +265,7 @@ func TestIntegrationAdmission(t *testing.T) {
 				if len(got) != 1 || got[0] != tc.reason {
 					t.Fatalf("OnReject reasons %v; want [%s]", got, tc.reason)
 				}
-				// A session-era request: the same error, with status 200 as
+				// A session-dialect request: the same error, with status 200 as
 				// that protocol answers errors, and Retry-After.
 				if !tc.tasked {
 					legacy := post(t, s.URL+"/mcp", map[string]string{"Content-Type": "application/json", "Accept": acceptJSON,

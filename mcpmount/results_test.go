@@ -71,10 +71,17 @@ type resultStack struct {
 	mcp, rest *httptest.Server
 }
 
+// limitedResult is limited_result's own result limit, below the server's.
+const limitedResult = 10_000
+
 func newResultStack(t *testing.T) *resultStack {
 	t.Helper()
 	env := testenv.Temporal(t)
-	reg, err := workflows.NewRegistry([]workflows.Tool{workflows.NewTool("big_result", "returns a result of the size asked for", bigResult)})
+	reg, err := workflows.NewRegistry([]workflows.Tool{
+		workflows.NewTool("big_result", "returns a result of the size asked for", bigResult),
+		workflows.NewTool("limited_result", "returns a result of the size asked for, over its own limit", bigResult,
+			workflows.WithResultLimit(limitedResult)),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,6 +310,51 @@ func TestLargeResult(t *testing.T) {
 			t.Fatalf("result = %v, want its one text block and its structuredContent", r)
 		}
 	})
+}
+
+// TestToolResultLimit: a tool's own result limit (workflows.WithResultLimit)
+// wins over the server's: a result over it is answered with a head of that
+// size, a note naming the tool's limit and resource_links, and
+// resources/read serves the whole in pages of that size.
+func TestToolResultLimit(t *testing.T) {
+	s := newResultStack(t)
+	const textBytes = 45_000
+	alice := s.client(t, "ka", map[string]any{})
+	res := wantResult(t, alice.call("tools/call", map[string]any{"name": "limited_result", "arguments": map[string]any{"textBytes": textBytes, "dataBytes": 0}}, nil))
+	blocks := resultBlocks(t, res)
+	if len(blocks) != 4 || blocks[2]["type"] != "resource_link" || blocks[2]["name"] != "result" {
+		t.Fatalf("content = %d blocks, want head, note and the resource_links of the text and the structuredContent", len(blocks))
+	}
+	head, _ := blocks[0]["text"].(string)
+	note, _ := blocks[1]["text"].(string)
+	if len(head) > limitedResult || len(head) < limitedResult-4 || !strings.HasPrefix(bigText(textBytes), head) {
+		t.Fatalf("head is %d bytes, want the first %d of the text", len(head), limitedResult)
+	}
+	if !strings.Contains(note, fmt.Sprintf("this tool's limit of %d", limitedResult)) {
+		t.Fatalf("note %q does not name the tool's limit", note)
+	}
+	var pages []string
+	for next := blocks[2]["uri"].(string); next != ""; {
+		r := wantResult(t, alice.call("resources/read", map[string]any{"uri": next}, nil))
+		raw, _ := json.Marshal(r["contents"])
+		var contents []struct {
+			Text string
+			Meta map[string]struct{ Next string } `json:"_meta"`
+		}
+		if err := json.Unmarshal(raw, &contents); err != nil || len(contents) != 1 || len(contents[0].Text) > limitedResult {
+			t.Fatalf("resources/read %s = %.200s, want one page of at most %d bytes", next, raw, limitedResult)
+		}
+		pages = append(pages, contents[0].Text)
+		next = contents[0].Meta["io.openwop/page"].Next
+	}
+	if len(pages) != 5 || strings.Join(pages, "") != bigText(textBytes) {
+		t.Fatalf("%d pages, %d bytes in all; want 5 pages making the whole text", len(pages), len(strings.Join(pages, "")))
+	}
+	// big_result, with no limit of its own, answers the same text whole.
+	whole := resultBlocks(t, wantResult(t, alice.call("tools/call", map[string]any{"name": "big_result", "arguments": map[string]any{"textBytes": textBytes, "dataBytes": 0}}, nil)))
+	if len(whole) != 1 || whole[0]["text"] != bigText(textBytes) {
+		t.Fatalf("big_result answered %d blocks, want the whole text in one", len(whole))
+	}
 }
 
 // TestResourcesListed: the mount advertises the resources capability,

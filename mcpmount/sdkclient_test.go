@@ -11,7 +11,7 @@ import (
 
 // TestGoSDKClient points the go-sdk client at the mount, both as a
 // 2026-07-28 client (server/discover, per-request _meta) and as a
-// session-era one (initialize 2025-11-25).
+// session-dialect one (initialize 2025-11-25).
 func TestGoSDKClient(t *testing.T) {
 	s := newTestServer(t, nil)
 	for _, version := range []string{ProtocolVersion, "2025-11-25"} {

@@ -19,7 +19,7 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// These tests prove elicitation for session-era clients (2025-06-18,
+// These tests prove elicitation for session-dialect clients (2025-06-18,
 // 2025-11-25) on the wire against the whole product on the embedded
 // Temporal server: a blocking tools/call whose run asks for approval gets a
 // real elicitation/create on its stream, and the answer resolves the
@@ -30,7 +30,7 @@ var reportArgs = map[string]any{"title": "Q3", "topic": "sales", "sections": 1}
 
 // sessionClient connects the go-sdk client to the stack at version,
 // answering elicitations with answer (nil: no elicitation capability). Its
-// automatic MRTR retries are off, as session-era clients have none: only
+// automatic MRTR retries are off, as session-dialect clients have none: only
 // elicitation/create requests reach answer.
 func sessionClient(t *testing.T, s *stack, version string, answer func(*mcp.ElicitRequest) (*mcp.ElicitResult, error),
 	onProgress func(*mcp.ProgressNotificationClientRequest)) *mcp.ClientSession {
@@ -69,7 +69,7 @@ func resultText(t *testing.T, res *mcp.CallToolResult) string {
 	return tc.Text
 }
 
-// TestSessionElicitation: the go-sdk client at each session-era version,
+// TestSessionElicitation: the go-sdk client at each session-dialect version,
 // with an elicitation handler, calls publish_report without a task. The
 // run's approval reaches it as elicitation/create during the call; accept
 // publishes the report (the tool's result text), decline and cancel take
@@ -122,7 +122,7 @@ func TestSessionElicitation(t *testing.T) {
 	}
 }
 
-// TestSessionElicitationStdio: a session-era client on stdio declares
+// TestSessionElicitationStdio: a session-dialect client on stdio declares
 // elicitation in initialize; publish_report's approval reaches it as an
 // elicitation/create request on stdout, and its answer on stdin completes
 // the call.
@@ -213,7 +213,7 @@ func rawSession(t *testing.T, s *stack, key string) string {
 	return id
 }
 
-// sessionCall writes a session-era tools/call on a raw socket and returns
+// sessionCall writes a session-dialect tools/call on a raw socket and returns
 // the connection and a reader of its SSE response.
 func sessionCall(t *testing.T, s *stack, session, key string, id int, name string, args map[string]any) (net.Conn, sseReader) {
 	t.Helper()
@@ -301,7 +301,7 @@ func TestSessionElicitationRaw(t *testing.T) {
 	}
 }
 
-// TestSessionElicitationDisconnectCancels: the client of a session-era
+// TestSessionElicitationDisconnectCancels: the client of a session-dialect
 // blocking call closes its socket while the elicitation is pending. The
 // call owned its run, so the run is cancelled with mcp-request-cancelled.
 func TestSessionElicitationDisconnectCancels(t *testing.T) {
@@ -363,7 +363,7 @@ func TestProgressNotifications(t *testing.T) {
 	}
 }
 
-// TestSessionCallEndsWithoutAnswer: a session-era blocking call whose
+// TestSessionCallEndsWithoutAnswer: a session-dialect blocking call whose
 // client will not get its answer owns its run, although the connection
 // stays up: the client sends notifications/cancelled for it (what the TS
 // client does at its request timeout), or ends the session with DELETE.
@@ -475,7 +475,7 @@ func TestSessionElicitationLateAnswer(t *testing.T) {
 	}
 }
 
-// TestSessionElicitationQuestions: a session-era client is asked a tool's
+// TestSessionElicitationQuestions: a session-dialect client is asked a tool's
 // pre-run input before the run starts, and each of a run's successive
 // questions while the call waits, all by elicitation/create; the answers
 // reach the tool.

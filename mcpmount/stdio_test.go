@@ -215,7 +215,7 @@ func TestStdioOwnership(t *testing.T) {
 }
 
 // TestStdioModern: a 2026-07-28 client over stdio is served by the
-// 2026-07-28 dialect's own front door, with no initialize: discovery, the
+// modern dialect's own front door, with no initialize: discovery, the
 // tool list, a short call answered inline, a task followed and cancelled,
 // and the version check, as over HTTP.
 func TestStdioModern(t *testing.T) {

@@ -68,9 +68,9 @@ func TestToolsList(t *testing.T) {
 	}
 }
 
-// TestLegacyClient checks that a session-era client (no MCP-Protocol-Version
-// header, no _meta) still lists and calls tools on the same endpoint, and
-// never sees the Tasks extension.
+// TestLegacyClient checks that a session-dialect client (no
+// MCP-Protocol-Version header, no _meta) still lists and calls tools on the
+// same endpoint, and never sees the Tasks extension.
 func TestLegacyClient(t *testing.T) {
 	s := newTestServer(t, nil)
 	hdr := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

@@ -59,7 +59,7 @@ func wantShape(t *testing.T, tools any) {
 
 // TestToolsListShape: every dialect's tools/list shows each tool's output
 // schema and annotations: the 2026-07-28 handlers, the stateless
-// session-era requests of 2025-11-25 (the Tasks dialect) and 2025-06-18,
+// session-dialect requests of 2025-11-25 (the Tasks dialect) and 2025-06-18,
 // and a go-sdk client session.
 func TestToolsListShape(t *testing.T) {
 	s := newStack(t, nil, "")

@@ -24,7 +24,7 @@ import (
 // cancelling until its execution closes (a run whose code never honours
 // the request stays so, and can be cancelled again: Temporal keeps the
 // first request), then cancelled. A run of the run
-// contract that this process started or read lately (Service.known) is
+// contract that this process started or read lately (reader.known) is
 // cancelled with the same two calls as the raw SDK's: the signal fails if
 // the run has closed. Any other run is described first, to check its
 // tenant, whether it is open and whether it is plain (Temporal accepts a

@@ -47,7 +47,7 @@ func (rd *reader) markCancelRequested(ctx context.Context, id string, desc *work
 // cancelRequest returns when the cancellation of the open run id was
 // requested and its reason (the CancelRequest that Cancel sends as the
 // request's cause; caller-requested for another), from the last
-// WorkflowExecutionCancelRequested event of its history, which Service.known
+// WorkflowExecutionCancelRequested event of its history, which reader.known
 // remembers. It returns zero values when the history cannot be read.
 func (rd *reader) cancelRequest(ctx context.Context, id string) (time.Time, string) {
 	if e, ok := rd.known.entry(id); ok && !e.cancelAt.IsZero() {

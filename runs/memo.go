@@ -12,7 +12,7 @@ import (
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
-// runsRemembered bounds Service.known.
+// runsRemembered bounds reader.known.
 const runsRemembered = 16384
 
 // runFacts are facts about a run that never change once true.

@@ -88,11 +88,11 @@ type reading struct {
 // The query waits at most Options.QueryPatience: no worker answers it
 // while none polls the run's task queue, and Temporal would hold it until
 // the deadline. A run that does not answer in time marks its task queue
-// unserved (Service.workers), and while it is, reads of its runs skip the
+// unserved (reader.workers), and while it is, reads of its runs skip the
 // query and answer from the describe call at once. A run whose queue is not
 // known yet is described first while any queue is unserved.
 //
-// What Service.known remembers saves the round trips that would carry no
+// What reader.known remembers saves the round trips that would carry no
 // information: a run known to be closed skips the query (its close event
 // is read at once), a run known to be plain skips it too (it is described
 // at once).
@@ -305,7 +305,7 @@ func (rd *reader) awaitQuery(ctx context.Context, id string, t target, mark bool
 	return nil, true, nil
 }
 
-// facts is what r tells about the run for Service.known.
+// facts is what r tells about the run for reader.known.
 func (r reading) facts() runFacts {
 	if r.plain {
 		return factPlain

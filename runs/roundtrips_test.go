@@ -320,9 +320,9 @@ func TestPlainRoundTrips(t *testing.T) {
 
 // TestAwaitCalls pins what following a run costs: a plain run this
 // service started is followed by the long poll of its close event alone
-// (Start + that poll, as the raw SDK's ExecuteWorkflow + Get), and
-// AwaitPublished asks getRun only after a workflow task that changed what
-// the run publishes, not after the tasks of signals the run ignores.
+// (Start + that poll, as the raw SDK's ExecuteWorkflow + Get), and Await
+// with PublishedOnly asks getRun only after a workflow task that changed
+// what the run publishes, not after the tasks of signals the run ignores.
 func TestAwaitCalls(t *testing.T) {
 	s, log, _, c := countedSetup(t)
 	ctx := ctxT(t)
@@ -403,19 +403,19 @@ func TestAwaitCalls(t *testing.T) {
 	}
 	res := <-followed
 	if res.err != nil || res.snap.Status != signals.StatusCancelled {
-		t.Fatalf("AwaitPublished = %+v, %v", res.snap.Status, res.err)
+		t.Fatalf("Await(PublishedOnly) = %+v, %v", res.snap.Status, res.err)
 	}
 	// The follower's own: its first read, and at most the tasks that
 	// published cancelling and cancelled.
 	if got := queries() - before - ignored; got > 3 {
-		t.Errorf("AwaitPublished asked getRun %d times over %d ignored signals and a cancellation (calls %v), want at most 3",
+		t.Errorf("Await(PublishedOnly) asked getRun %d times over %d ignored signals and a cancellation (calls %v), want at most 3",
 			got, ignored, log.of(id))
 	}
 }
 
-// TestAwaitShared: callers of AwaitPublished that wait on one run at the
-// same time share one follower: one describe and one history long poll,
-// not one per caller; each sees the run's end.
+// TestAwaitShared: callers of Await with PublishedOnly that wait on one
+// run at the same time share one follower: one describe and one history
+// long poll, not one per caller; each sees the run's end.
 func TestAwaitShared(t *testing.T) {
 	s, log, _, _ := countedSetup(t)
 	ctx := ctxT(t)
@@ -434,20 +434,20 @@ func TestAwaitShared(t *testing.T) {
 	// One describe to start following and one at the close, a query at
 	// most per published change (one each would make eight of either).
 	if count[callDescribe] > 2 || count[callQuery] > 3 {
-		t.Errorf("%d callers of AwaitPublished made the Temporal calls %v, want one follower's", callers, calls)
+		t.Errorf("%d callers of Await(PublishedOnly) made the Temporal calls %v, want one follower's", callers, calls)
 	}
 }
 
-// TestAwaitSharedHandOff: the first caller of AwaitPublished follows the
-// run itself; when it stops waiting while others still wait (its request
-// cancelled, or its deadline passed), a follower takes over for them, and
-// each sees the run's end.
+// TestAwaitSharedHandOff: the first caller of Await (PublishedOnly)
+// follows the run itself; when it stops waiting while others still wait
+// (its request cancelled, or its deadline passed), a follower takes over
+// for them, and each sees the run's end.
 func TestAwaitSharedHandOff(t *testing.T) {
 	cases := []struct {
 		name    string
 		timeout time.Duration // the first caller's deadline (0: none)
 		cancel  bool          // cancel the first caller once the others joined
-		want    error         // what the first caller's AwaitPublished returns
+		want    error         // what the first caller's Await returns
 	}{
 		{name: "cancelled", cancel: true, want: context.Canceled},
 		{name: "deadline", timeout: 3 * time.Second, want: context.DeadlineExceeded},
@@ -501,12 +501,12 @@ func handOff(t *testing.T, ctx, firstCtx context.Context, s *runs.Service, id st
 	select {
 	case <-led:
 	case err := <-first:
-		t.Fatalf("the first caller's AwaitPublished = %v before it read the run", err)
+		t.Fatalf("the first caller's Await(PublishedOnly) = %v before it read the run", err)
 	}
 	ends := joinWaiters(t, ctx, s, id, 3)
 	leave()
 	if err := <-first; !errors.Is(err, want) {
-		t.Fatalf("the first caller's AwaitPublished = %v, want %v", err, want)
+		t.Fatalf("the first caller's Await(PublishedOnly) = %v, want %v", err, want)
 	}
 	if _, err := s.Cancel(ctx, alice, id, ""); err != nil {
 		t.Fatal(err)
@@ -525,8 +525,8 @@ func approvalAsked(t *testing.T, s *runs.Service) string {
 	return id
 }
 
-// joinWaiters starts n callers of AwaitPublished of run id, as bob, that
-// wait until the run ends, and returns once each saw a snapshot of it.
+// joinWaiters starts n callers of Await (PublishedOnly) of run id, as bob,
+// that wait until the run ends, and returns once each saw a snapshot of it.
 // ends waits for them and returns the status each saw the run end with.
 func joinWaiters(t *testing.T, ctx context.Context, s *runs.Service, id string, n int) (ends func() []signals.Status) {
 	t.Helper()
@@ -543,7 +543,7 @@ func joinWaiters(t *testing.T, ctx context.Context, s *runs.Service, id string, 
 				return false
 			}, runs.PublishedOnly())
 			if err != nil {
-				t.Errorf("AwaitPublished: %v", err)
+				t.Errorf("Await: %v", err)
 			}
 			results <- snap.Status
 		}()

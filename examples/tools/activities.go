@@ -48,7 +48,7 @@ type Activities struct {
 	cancelled map[string][]string // run id -> activities that saw cancellation
 }
 
-// New returns Activities logging to logger.
+// NewActivities returns Activities logging to logger.
 func NewActivities(logger *zap.Logger, opts ActivityOptions) *Activities {
 	if logger == nil {
 		logger = zap.NewNop()

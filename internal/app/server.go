@@ -248,7 +248,7 @@ func (s *Server) Parts() Parts {
 			deps = d
 			return s.handler(d)
 		},
-		// Session-era MCP clients hold a GET stream open for as long as
+		// Session-dialect MCP clients hold a GET stream open for as long as
 		// their session lives, and subscriptions/listen streams last until
 		// their tasks end: end both so the drain is not held.
 		OnShutdown: func() {

@@ -37,6 +37,7 @@ func TestParseRefusesBadEntries(t *testing.T) {
 		{"bad duration", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"timeout":"soon"}}}]}`, "upstreams file:"},
 		{"negative timeout", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"timeout":"-1s"}}}]}`, "must be positive"},
 		{"heartbeat over timeout", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"timeout":"1s","heartbeat":"2s"}}}]}`, "heartbeat 2s is longer than the timeout 1s"},
+		{"result limit too small", `{"upstreams":[{"name":"a","command":"x","policy":{"t":{"resultLimit":10}}}]}`, `policy: tool "t": result limit 10: want a number of bytes from 1000`},
 		{"forwardCaller empty", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{}}]}`, "forwardCaller: give tenantHeader, subjectHeader or meta"},
 		{"forwardCaller unknown field", `{"upstreams":[{"name":"a","url":"http://h/mcp","forwardCaller":{"header":"X-T"}}]}`, `unknown field "header"`},
 		{"forwardCaller header on stdio", `{"upstreams":[{"name":"a","command":"x","forwardCaller":{"tenantHeader":"X-Tenant"}}]}`, "forwardCaller: only a url (streamable HTTP) upstream sends headers"},
@@ -67,7 +68,7 @@ func TestParseRefusesBadEntries(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	f, err := Parse([]byte(`{"upstreams":[
-		{"name":"local","command":"srv","args":["-v"],"env":{"MODE":"x"},"tools":["echo"],"policy":{"echo":{"timeout":"1m","retry":false}}},
+		{"name":"local","command":"srv","args":["-v"],"env":{"MODE":"x"},"tools":["echo"],"policy":{"echo":{"timeout":"1m","retry":false,"resultLimit":20000}}},
 		{"name":"remote","url":"https://h/mcp","headerEnv":{"Authorization":"TOKEN"},"prefix":""}
 	]}`), env(map[string]string{"TOKEN": "Bearer s"}))
 	if err != nil {
@@ -84,7 +85,7 @@ func TestParse(t *testing.T) {
 		t.Errorf("header from the environment: %q", got)
 	}
 	p := local.policy("echo")
-	if time.Duration(p.Timeout) != time.Minute || time.Duration(p.Heartbeat) != DefaultHeartbeat || p.Retry == nil || *p.Retry {
+	if time.Duration(p.Timeout) != time.Minute || time.Duration(p.Heartbeat) != DefaultHeartbeat || p.Retry == nil || *p.Retry || p.ResultLimit != 20_000 {
 		t.Errorf("policy of echo: %+v", p)
 	}
 	if d := local.policy("other"); time.Duration(d.Timeout) != DefaultTimeout || d.Retry != nil {

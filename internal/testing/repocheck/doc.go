@@ -7,8 +7,9 @@
 // production function may be; and that the documentation holds (README.md
 // stays a front door whose Go code is the code of an example the
 // end-to-end tests build, its other blocks parse, and every path, relative
-// link and heading that README.md and docs/ name, and every page the code
-// names, exists).
+// link and heading that README.md and docs/ name, every page the code
+// names, and every Go file a comment names, exists); and that
+// staticcheck.conf keeps the doc-comment checks on.
 //
 // It has no API; docs/architecture.md describes the layers it enforces and
 // docs/testing.md the checks.

@@ -103,7 +103,7 @@ func TestMCPDialectsApart(t *testing.T) {
 		}
 	}
 	if dialects < 2 {
-		t.Errorf("found %d dialect packages under mcpmount/internal, want the 2026-07-28 and the session-era ones", dialects)
+		t.Errorf("found %d dialect packages under mcpmount/internal, want the modern and the session ones", dialects)
 	}
 }
 

@@ -10,11 +10,9 @@ import (
 	"github.com/openwop/temporal-mcp/admission"
 )
 
-// admit takes the admission slots a tools/call needs. A refusal is the
-// JSON-RPC overload error (errOverloaded), which the call's response also
-// learns (Response.Overloaded), so that a transport can answer it as an
-// overload (HTTP status 503 and a Retry-After header).
-func (m *Core) admit(response Response, tenant string, need admission.Need) (*admission.Ticket, error) {
+// admit takes the admission slots a tools/call needs. A refusal is an
+// *Overloaded.
+func (m *Core) admit(tenant string, need admission.Need) (*admission.Ticket, error) {
 	t, err := m.admission.Admit(tenant, need)
 	if err == nil {
 		return t, nil
@@ -24,22 +22,29 @@ func (m *Core) admit(response Response, tenant string, need admission.Need) (*ad
 		m.log.Error("admission", zap.Error(err))
 		return nil, Internal()
 	}
-	if response != nil {
-		response.Overloaded(rej)
-	}
-	return nil, errOverloaded(rej)
-}
-
-// errOverloaded is the answer to a call refused by admission control:
-// -32603 (the call was not run; no code of the MCP-reserved range means
-// overload) with a message that says to retry and data
-// {"retryAfter": seconds, "reason": ...} (OverloadData).
-func errOverloaded(rej *admission.Rejection) *jsonrpc.Error {
 	data, _ := json.Marshal(OverloadData(rej))
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rej.Error(), Data: data}
+	return nil, &Overloaded{Rejection: rej,
+		rpc: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rej.Error(), Data: data}}
 }
 
-// OverloadData is the data of errOverloaded.
+// Overloaded is the core's error for a call that admission control
+// refused: the call was not run. It wraps its JSON-RPC form, -32603 (no
+// code of the MCP-reserved range means overload) with a message that says
+// to retry and data {"retryAfter": seconds, "reason": ...} (OverloadData),
+// which errors.As finds; a transport that can also answers it as an
+// overload (HTTP status 503 and a Retry-After header).
+type Overloaded struct {
+	// Rejection is admission control's refusal.
+	Rejection *admission.Rejection
+	rpc       *jsonrpc.Error
+}
+
+func (e *Overloaded) Error() string { return e.Rejection.Error() }
+
+// Unwrap returns the JSON-RPC form of the error.
+func (e *Overloaded) Unwrap() error { return e.rpc }
+
+// OverloadData is the data of the JSON-RPC form of an Overloaded.
 func OverloadData(rej *admission.Rejection) map[string]any {
 	return map[string]any{"retryAfter": rej.RetryAfterSeconds(), "reason": rej.Reason}
 }

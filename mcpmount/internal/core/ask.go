@@ -19,7 +19,7 @@ import (
 
 // Asker asks the client of a call one question while the call runs and
 // returns its answer. A dialect that can reach its client during a call
-// (the session era's elicitation/create) supplies one in CallRequest; the
+// (the session dialect's elicitation/create) supplies one in CallRequest; the
 // core decides what to ask and what the answer does.
 type Asker interface {
 	// Ask sends the question and waits for the answer; it returns when

@@ -62,12 +62,12 @@ type blockingCall struct {
 	idempotencyKey string
 }
 
-// principal names the caller in a requestState and as the owner of a
-// session-era session: tenant, issuer and subject id (two identity
-// providers may use the same sub).
+// Principal names the caller in a requestState and as the owner of an HTTP
+// session of the session dialect: tenant, issuer and subject id (two
+// identity providers may use the same sub).
 func Principal(s signals.Subject) string { return s.Tenant + "|" + s.Issuer + "|" + s.SubjectID }
 
-// suspendsForInput reports whether the snapshot has an interrupt the client
+// SuspendsForInput reports whether the snapshot has an interrupt the client
 // can answer (external events are not the client's to answer).
 func SuspendsForInput(s signals.Snapshot) bool {
 	for _, it := range s.Interrupts {
@@ -97,8 +97,9 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 	bound := waitBound(c.tool.Spec(), m.maxWait)
 	wctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	// A session-era request's handler context is not tied to its connection, so
-	// also stop waiting when the transport says the request is gone.
+	// A session-dialect request's handler context is not tied to its
+	// connection, so also stop waiting when the transport says the request
+	// is gone.
 	defer c.claim.AfterGone(cancel)()
 	prog := m.startProgress(wctx, c)
 	defer prog.stop()
@@ -267,7 +268,7 @@ func (m *Core) continueRun(ctx context.Context, c *blockingCall, token string, r
 	m.tracing.link(ctx, c.caller, c.runID)
 	// The retry waits for the run again: it needs a waiting slot before it
 	// resolves anything.
-	ticket, err := m.admit(c.response, c.caller.Tenant, admission.NeedWait)
+	ticket, err := m.admit(c.caller.Tenant, admission.NeedWait)
 	if err != nil {
 		return nil, err
 	}

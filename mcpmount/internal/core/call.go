@@ -70,10 +70,6 @@ type Response interface {
 	// interval, or nothing when the response is no stream); the returned
 	// func stops them.
 	KeepAlive(interval time.Duration) (stop func())
-	// Overloaded learns that admission control refused the call, before
-	// the overload error is returned, so that the transport can
-	// answer it as an overload (an HTTP 503 with Retry-After).
-	Overloaded(rej *admission.Rejection)
 }
 
 // TaskMode is what a call says about running as a task.
@@ -239,7 +235,7 @@ func (m *Core) inline(ctx context.Context, c *blockingCall, snap signals.Snapsho
 
 // lookupTool finds the tool a call with the arguments args names, as the
 // caller's tenant sees the catalog: a tool it may not see is unknown, and
-// one whose scopes the caller's token lacks is refused (scopeRefusal).
+// one whose scopes the caller's token lacks is refused (ScopeRefusal).
 // During a ramp it is the version the call starts on (catalog.Source.ForCall,
 // Tool.ForArguments).
 func (m *Core) lookupTool(ctx context.Context, caller signals.Subject, name string, args json.RawMessage) (*catalog.Tool, error) {
@@ -285,7 +281,7 @@ func (m *Core) startRun(ctx context.Context, call *blockingCall, args json.RawMe
 	if !tasked {
 		need |= admission.NeedWait
 	}
-	ticket, err := m.admit(call.response, call.caller.Tenant, need)
+	ticket, err := m.admit(call.caller.Tenant, need)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}

@@ -253,7 +253,7 @@ func (m *companions) companionWait(ctx context.Context, resp Response, caller si
 	if wait = min(wait, m.maxWait); wait <= 0 {
 		return m.runs.Get(ctx, caller, id)
 	}
-	ticket, err := m.admit(resp, caller.Tenant, admission.NeedWait)
+	ticket, err := m.admit(caller.Tenant, admission.NeedWait)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}

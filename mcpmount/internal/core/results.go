@@ -200,8 +200,8 @@ func withoutHead(res *ToolResult) *ToolResult {
 // ResourceResult is a ReadResourceResult: one page of a result resource.
 type ResourceResult struct {
 	mcp.ResultBase
-	// ResultType is "complete" for 2026-07-28 requests, omitted for legacy
-	// ones.
+	// ResultType is "complete" for 2026-07-28 requests, omitted for
+	// session-dialect ones.
 	ResultType string                  `json:"resultType,omitempty"`
 	Contents   []*mcp.ResourceContents `json:"contents"`
 }

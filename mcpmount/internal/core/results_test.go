@@ -119,3 +119,41 @@ func TestParseResultURI(t *testing.T) {
 		}
 	}
 }
+
+// TestRunResultToolLimit: a run whose tool set a result limit
+// (Snapshot.ResultLimit) is fitted to that limit, below or above the
+// server's, and its note says the limit is the tool's.
+func TestRunResultToolLimit(t *testing.T) {
+	run := func(textBytes, own int) signals.Snapshot {
+		return signals.Snapshot{RunID: "acme/r0123456789abcdef", Status: signals.StatusCompleted, ResultLimit: own,
+			Result: &signals.ToolResult{Content: []Content{{Type: "text", Text: strings.Repeat("x", textBytes)}}}}
+	}
+	tests := []struct {
+		name   string
+		snap   signals.Snapshot
+		server int
+		head   int    // bytes of the first block
+		whose  string // in the note; "" when the result is whole
+	}{
+		{"below the server's", run(5_000, 1_000), 100_000, 1_000, "this tool's limit of 1000"},
+		{"above the server's", run(5_000, 10_000), 1_000, 5_000, ""},
+		{"none: the server's", run(5_000, 0), 2_000, 2_000, "this server's limit of 2000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := RunResult(tt.snap, tt.server)
+			if got := len(res.Content[0].Text); got != tt.head {
+				t.Fatalf("first block is %d bytes, want %d", got, tt.head)
+			}
+			if tt.whose == "" {
+				if len(res.Content) != 1 {
+					t.Fatalf("result = %d blocks, want the whole in one", len(res.Content))
+				}
+				return
+			}
+			if len(res.Content) < 3 || !strings.Contains(res.Content[1].Text, tt.whose) {
+				t.Fatalf("note = %q, want it to name %q", res.Content[1].Text, tt.whose)
+			}
+		})
+	}
+}

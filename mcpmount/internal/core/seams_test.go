@@ -349,7 +349,6 @@ type fakeResponse struct {
 	mu         sync.Mutex
 	keepAlives []time.Duration
 	stopped    int
-	overloaded []*admission.Rejection
 }
 
 func (r *fakeResponse) KeepAlive(interval time.Duration) func() {
@@ -361,12 +360,6 @@ func (r *fakeResponse) KeepAlive(interval time.Duration) func() {
 		defer r.mu.Unlock()
 		r.stopped++
 	}
-}
-
-func (r *fakeResponse) Overloaded(rej *admission.Rejection) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.overloaded = append(r.overloaded, rej)
 }
 
 // TestCallToolOwnedByItsResponse: a blocking call keeps its response alive
@@ -431,8 +424,8 @@ func TestCallToolOwnedByItsResponse(t *testing.T) {
 	}
 }
 
-// TestCallToolOverloaded: a call admission control refuses tells its
-// Response before it is answered the overload error, and starts nothing.
+// TestCallToolOverloaded: a call admission control refuses returns an
+// *Overloaded, which wraps the -32603 overload error, and starts nothing.
 func TestCallToolOverloaded(t *testing.T) {
 	ctl, err := admission.New(admission.Options{TenantMax: 1, RetryAfter: 3 * time.Second})
 	if err != nil {
@@ -445,15 +438,18 @@ func TestCallToolOverloaded(t *testing.T) {
 	defer held.Done()
 	f := runstest.New()
 	c := newSeamCore(t, f, func(o *Options) { o.Admission = ctl })
-	resp := &fakeResponse{}
-	_, err = c.CallTool(anon(), &CallRequest{Name: "slow", Arguments: json.RawMessage(`{}`), Response: resp})
+	_, err = c.CallTool(anon(), &CallRequest{Name: "slow", Arguments: json.RawMessage(`{}`), Response: &fakeResponse{}})
+	var over *Overloaded
+	if !errors.As(err, &over) || over.Rejection.Reason != admission.ReasonTenant {
+		t.Fatalf("error = %v, want an *Overloaded for the tenant", err)
+	}
 	var rpc *jsonrpc.Error
 	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInternalError {
 		t.Fatalf("error = %v, want the -32603 overload", err)
 	}
 	assertJSON(t, rpc.Data, `{"retryAfter":3,"reason":"tenant"}`)
-	if len(resp.overloaded) != 1 || resp.overloaded[0].Reason != admission.ReasonTenant || resp.overloaded[0].Error() != rpc.Message {
-		t.Fatalf("Overloaded learnt %+v, want the tenant rejection answered", resp.overloaded)
+	if rpc.Message != over.Rejection.Error() {
+		t.Fatalf("message = %q, want the rejection's %q", rpc.Message, over.Rejection.Error())
 	}
 	if f.StartCount() != 0 {
 		t.Fatal("a run started")

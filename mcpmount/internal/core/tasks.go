@@ -152,7 +152,7 @@ func (t *Tasks) Cancel(ctx context.Context, declared bool, rawID json.RawMessage
 
 // resolveInputs resolves the open interrupts that responses answer (keyed
 // by interruptId, each an ElicitResult), in key order. It is the one path of
-// tasks/update, of MRTR retries and of the session-era elicitation answers:
+// tasks/update, of MRTR retries and of the session-dialect elicitation answers:
 // every answer is first checked against its question and the caller
 // (answersOf), so that an answer the caller may not give (not one of the
 // question's approvers) or that does not fit is refused (-32602 naming the

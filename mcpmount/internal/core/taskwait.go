@@ -14,7 +14,7 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// List lists the caller's tasks (the session era's tasks/list): its
+// List lists the caller's tasks (the session dialect's tasks/list): its
 // tenant's runs, from Temporal visibility, a page at a time with the run
 // service's sealed cursors (cursor "" for the first page). It returns the
 // page's runs and the cursor of the next page ("" after the last).
@@ -34,7 +34,7 @@ func (t *Tasks) List(ctx context.Context, cursor string) ([]signals.Snapshot, st
 	return page.Runs, page.NextCursor, nil
 }
 
-// Result waits for the end of the task rawID's run (the session era's
+// Result waits for the end of the task rawID's run (the session dialect's
 // tasks/result) and returns its last reading, terminal: the dialect
 // answers what the tools/call would have answered (RunResult, or the run's
 // JSON-RPC error). Until then claim owns the run, as a blocking call's

@@ -104,7 +104,7 @@ type Content = signals.Content
 type ToolResult struct {
 	mcp.ResultBase
 	// ResultType is "complete" for 2026-07-28 requests and omitted for
-	// legacy ones (and inside a task's inlined result).
+	// session-dialect ones (and inside a task's inlined result).
 	ResultType string `json:"resultType,omitempty"`
 	signals.ToolResult
 }
@@ -169,8 +169,8 @@ type ElicitationCaps struct {
 	URL  json.RawMessage `json:"url,omitempty"`
 }
 
-// Tasks reports whether the request declared the Tasks extension. The legacy
-// capabilities.tasks slot does not count.
+// Tasks reports whether the request declared the Tasks extension. The
+// 2025-11-25 capabilities.tasks slot does not count.
 func (c ClientCaps) Tasks() bool {
 	_, ok := c.Extensions[ExtensionTasks]
 	return ok
@@ -190,7 +190,7 @@ func (c ClientCaps) ElicitationForm() bool {
 }
 
 // CapsFromMeta decodes the request's _meta clientCapabilities. A request
-// without them (legacy) declares nothing.
+// without them (of the session dialect) declares nothing.
 func CapsFromMeta(meta map[string]any) ClientCaps {
 	var c ClientCaps
 	raw, ok := meta[mcp.MetaKeyClientCapabilities]

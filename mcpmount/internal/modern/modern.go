@@ -13,16 +13,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
-// The 2026-07-28 dialect: stateless streamable HTTP, one request per POST
-// with the _meta triple (protocol version, client capabilities, client
-// info), and the Tasks extension. The mount answers every method of it
-// itself: server/discover, tools/list, tools/call (a JSON response, or an
+// The modern dialect (2026-07-28): stateless streamable HTTP, one request
+// per POST with the _meta triple (protocol version, client capabilities,
+// client info), and the Tasks extension. The mount answers every method of
+// it itself: server/discover, tools/list, tools/call (a JSON response, or an
 // SSE stream for a client that prefers one or asked for progress, with
 // multi-round-trip requests (MRTR) for a run's questions),
 // tasks/get|update|cancel and subscriptions/listen. This file decodes the
@@ -241,7 +241,7 @@ func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 	}
 	var meta map[string]any // for the trace context it may carry
 	if d.Observer.Tracer != nil {
-		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
+		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: Validate checked it
 	}
 	ctx = auth.WithSubject(ctx, in.Caller)
 	p := in.Params
@@ -272,7 +272,7 @@ func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 			l := wire.ListModern
 			l.Companions = !core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).FollowsRuns()
 			return d.Lister.List(ctx, l)
-		default: // server/discover: validateModern let no other method through
+		default: // server/discover: Validate let no other method through
 			return d.discover(), nil
 		}
 	})
@@ -286,20 +286,20 @@ func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 	if ex.stream != nil {
 		call.Notify = ex
 	}
-	d.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	d.tracker.HTTP(func(w http.ResponseWriter, r *http.Request, claim *ownership.Claim) {
 		ex.w = w
 		if ex.stream != nil {
 			ex.stream.W = w
 		}
-		call.Claim = d.tracker.Lookup(r.Header)
+		call.Claim = claim
 		res, err := d.handleCall2026(r.Context(), in, call)
-		if rej := ex.overload.Get(); rej != nil {
-			wire.WriteOverloaded(w, in.Msg.ID, rej, http.StatusServiceUnavailable)
+		if over := (*core.Overloaded)(nil); errors.As(err, &over) {
+			wire.WriteOverloaded(w, in.Msg.ID, over.Rejection, http.StatusServiceUnavailable)
 			return
 		}
 		call.Claim.Answering()
 		ex.answer(d, res, err)
-	})).ServeHTTP(w, r)
+	}).ServeHTTP(w, r)
 }
 
 // handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under
@@ -309,7 +309,7 @@ func (d *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *c
 		return nil, err
 	}
 	var meta map[string]any
-	_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: validateModern checked it
+	_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: Validate checked it
 	call.ProgressToken = meta["progressToken"]
 	ctx = auth.WithSubject(ctx, in.Caller)
 	return d.Observer.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
@@ -366,8 +366,6 @@ type exchange struct {
 	w      http.ResponseWriter
 	id     json.RawMessage
 	stream *wire.EventStream // nil: a JSON response
-	// overload learns of a tools/call refused by admission control.
-	overload wire.OverloadNote
 }
 
 // answer writes the response: res, or err. On a stream, a result or an
@@ -403,10 +401,6 @@ func (ex *exchange) KeepAlive(interval time.Duration) (stop func()) {
 	ex.stream.KeepAlive(interval)
 	return ex.stream.Stop
 }
-
-// Overloaded notes the refusal, which the response answers with status
-// 503 and Retry-After (core.Response).
-func (ex *exchange) Overloaded(rej *admission.Rejection) { ex.overload.Set(rej) }
 
 // NotifyProgress sends a progress notification as an event of the
 // request's stream.

@@ -26,8 +26,8 @@ import (
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
-// The 2026-07-28 dialect's checks and encodings, over a real core on the
-// fake run service.
+// The modern dialect's checks and encodings, over a real core on the fake
+// run service.
 
 // created is when every run of these tests was created; updated when it
 // was last updated.

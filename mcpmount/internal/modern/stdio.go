@@ -17,7 +17,7 @@ import (
 
 // Takes reports whether req, read from a message stream (stdio), is this
 // dialect's: a request whose _meta names a per-request protocol version.
-// subscriptions/listen is left to the session era's front door, which
+// subscriptions/listen is left to the session dialect's front door, which
 // holds the stream's notifications.
 func Takes(req *jsonrpc.Request) bool {
 	if !req.IsCall() || req.Method == "subscriptions/listen" {

@@ -7,9 +7,11 @@
 //
 // One mechanism serves every transport. A transport adapter (Tracker.HTTP
 // for streamable HTTP, Tracker.Transport for stdio) opens a Claim for each
-// incoming request and passes its key to the MCP handlers in the request's
-// extra headers (ClaimHeader). The handler that starts or resumes a run
-// looks the claim up (Tracker.Lookup) and records the run with Claim.Own.
-// When the adapter knows whether the response was delivered, it settles the
-// claim: delivered runs are released, the others are cancelled.
+// incoming request and hands it to the request's handler (the func HTTP
+// wraps, the Route of a stream). The handler that starts or resumes a run
+// records the run with Claim.Own. When the adapter knows whether the
+// response was delivered, it settles the claim: delivered runs are
+// released, the others are cancelled. A handler the claim must reach
+// through a library that carries no Go values (the go-sdk's server) is the
+// caller's concern: package session keys its claims by a header.
 package ownership

@@ -6,8 +6,8 @@ import (
 	"net/http"
 )
 
-// HTTP wraps an MCP streamable-HTTP handler. Each request gets a claim; once
-// next has returned, what it wrote and did not flush is flushed to the
+// HTTP wraps an MCP streamable-HTTP handler. Each request gets a claim,
+// which next is called with; once next has returned, what it wrote and did not flush is flushed to the
 // connection and the claim is settled: delivered when no write failed and
 // the client was still connected as the answer was handed to the
 // connection, not delivered otherwise.
@@ -20,15 +20,13 @@ import (
 // delivery. When the handler never called Answering, the check is made
 // once next has returned. TCP leaves a residual window: bytes the kernel
 // accepted may still never reach a client that vanished at that instant.
-func (t *Tracker) HTTP(next http.Handler) http.Handler {
+func (t *Tracker) HTTP(next func(w http.ResponseWriter, r *http.Request, claim *Claim)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		claim := t.Open(r.Context())
-		r.Header.Del(ClaimHeader)
-		r.Header.Set(ClaimHeader, claim.Key())
 		rw := &recordingWriter{ResponseWriter: w, ctx: r.Context(), claim: claim}
 		delivered := false
 		defer func() { claim.Settle(delivered) }()
-		next.ServeHTTP(rw, r)
+		next(rw, r, claim)
 		if !rw.answerFlushed {
 			rw.gone = r.Context().Err() != nil
 			rw.flush()

@@ -2,9 +2,6 @@ package ownership
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"net/http"
 	"sync"
 	"time"
 
@@ -12,11 +9,6 @@ import (
 
 	"github.com/openwop/temporal-mcp/signals"
 )
-
-// ClaimHeader is the request header that carries a claim key from a
-// transport adapter to the MCP handlers. Adapters strip any value a client
-// sent.
-const ClaimHeader = "X-Openwop-Request-Claim"
 
 // CancelFunc cancels a run on behalf of the caller that owned it, with reason
 // signals.ReasonMCPRequestCancelled. It must return nil or an error for a run
@@ -35,9 +27,7 @@ type Tracker struct {
 	// with: released to its handle, or cancelled.
 	release func(runID string)
 
-	mu     sync.Mutex
-	claims map[string]*Claim
-	wg     sync.WaitGroup // tracked handlers and cancellations in progress
+	wg sync.WaitGroup // tracked handlers and cancellations in progress
 }
 
 // NewTracker returns a Tracker that cancels unreleased runs with cancel.
@@ -45,7 +35,7 @@ func NewTracker(cancel CancelFunc, logger *zap.Logger) *Tracker {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Tracker{cancel: cancel, log: logger, claims: map[string]*Claim{}}
+	return &Tracker{cancel: cancel, log: logger}
 }
 
 // OnRelease sets a function told of each owned run the tracker is done
@@ -61,7 +51,6 @@ func (t *Tracker) released(runID string) {
 
 // Claim records the runs one request owns.
 type Claim struct {
-	key    string
 	t      *Tracker
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -69,36 +58,13 @@ type Claim struct {
 	mu        sync.Mutex
 	owned     []ownedRun
 	settled   bool
+	delivered bool // how it settled
 	abandoned bool
 	// answering is set once the request's handler hands its answer to
 	// the transport (Answering).
 	answering bool
-	// attached is what the transport adapter attached (Attach).
-	attached any
-}
-
-// Attach records v with the claim: what the request's transport adapter
-// read of the request before the MCP SDK decoded it, and what it offers
-// the request's handlers (its response stream, say). A handler that found
-// the claim with Lookup reads it with Attached. A nil claim records
-// nothing.
-func (c *Claim) Attach(v any) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.attached = v
-}
-
-// Attached returns what Attach recorded, or nil.
-func (c *Claim) Attached() any {
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.attached
+	// afterSettle are the functions AfterSettle arranged for.
+	afterSettle []func(delivered bool)
 }
 
 type ownedRun struct {
@@ -117,22 +83,13 @@ func (o ownedRun) logFields(extra ...zap.Field) []zap.Field {
 	return append(f[:len(f):len(f)], extra...)
 }
 
-// Open registers a new claim for a request whose transport context is
-// request (it ends when the transport knows the client left). The caller
-// must Settle the claim.
+// Open opens a claim for a request whose transport context is request (it
+// ends when the transport knows the client left). The caller must Settle
+// the claim.
 func (t *Tracker) Open(request context.Context) *Claim {
-	b := make([]byte, 16)
-	rand.Read(b) // crypto/rand.Read never fails
 	ctx, cancel := context.WithCancel(request)
-	c := &Claim{key: base64.RawURLEncoding.EncodeToString(b), t: t, ctx: ctx, cancel: cancel}
-	t.mu.Lock()
-	t.claims[c.key] = c
-	t.mu.Unlock()
-	return c
+	return &Claim{t: t, ctx: ctx, cancel: cancel}
 }
-
-// Key is the claim's key, as carried in ClaimHeader.
-func (c *Claim) Key() string { return c.key }
 
 // Gone returns a channel closed when the request is known to be gone (the
 // client disconnected or cancelled it) or the claim settled. A handler that
@@ -156,16 +113,23 @@ func (c *Claim) AfterGone(f func()) (stop func() bool) {
 	return context.AfterFunc(c.ctx, f)
 }
 
-// Lookup returns the claim whose key the request headers carry, or nil (for
-// a request that came in through no adapter, which then owns nothing).
-func (t *Tracker) Lookup(h http.Header) *Claim {
-	key := h.Get(ClaimHeader)
-	if key == "" {
-		return nil
+// AfterSettle arranges for f to be called once the claim settles, with
+// whether it settled as delivered, in the goroutine that settles it (f
+// must not block). A claim settled already calls f at once; a nil claim
+// never calls it.
+func (c *Claim) AfterSettle(f func(delivered bool)) {
+	if c == nil {
+		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.claims[key]
+	c.mu.Lock()
+	if !c.settled {
+		c.afterSettle = append(c.afterSettle, f)
+		c.mu.Unlock()
+		return
+	}
+	delivered := c.delivered
+	c.mu.Unlock()
+	f(delivered)
 }
 
 // Own records that the request owns runID, started or resumed for caller.
@@ -237,30 +201,25 @@ func (c *Claim) Settle(delivered bool) {
 	if c.abandoned {
 		delivered = false
 	}
-	c.settled = true
+	c.settled, c.delivered = true, delivered
 	c.cancel()
-	owned := c.owned
-	c.owned = nil
+	owned, after := c.owned, c.afterSettle
+	c.owned, c.afterSettle = nil, nil
 	c.mu.Unlock()
 
-	if delivered {
-		c.t.forget(c.key)
-		for _, o := range owned {
-			c.t.log.Debug("response delivered; run released to its handle", o.logFields()...)
-			c.t.released(o.runID)
-		}
+	for _, f := range after {
+		f(delivered)
+	}
+	if !delivered {
+		// A handler still running may record a run later; Own then
+		// cancels it.
+		c.t.cancelRuns(owned)
 		return
 	}
-	c.t.cancelRuns(owned)
-	// A handler still running may look the claim up and record a run
-	// later; Own then cancels it. Keep the claim findable for a while.
-	time.AfterFunc(cancelTimeout, func() { c.t.forget(c.key) })
-}
-
-func (t *Tracker) forget(key string) {
-	t.mu.Lock()
-	delete(t.claims, key)
-	t.mu.Unlock()
+	for _, o := range owned {
+		c.t.log.Debug("response delivered; run released to its handle", o.logFields()...)
+		c.t.released(o.runID)
+	}
 }
 
 func (t *Tracker) cancelRuns(runs []ownedRun) {

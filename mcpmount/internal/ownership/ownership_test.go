@@ -42,12 +42,12 @@ func (r *recorder) cancelled() []string {
 
 // ownAndAnswer is an MCP-like handler: it owns run "t/run", waits for
 // release (or the client going away), then writes a response.
-func ownAndAnswer(tr *Tracker, started chan<- struct{}, release <-chan struct{}) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func ownAndAnswer(started chan<- struct{}, release <-chan struct{}) func(http.ResponseWriter, *http.Request, *Claim) {
+	return func(w http.ResponseWriter, r *http.Request, claim *Claim) {
 		// net/http notices a client leaving only once the body is consumed,
 		// as the MCP handler does first.
 		_, _ = io.ReadAll(r.Body)
-		tr.Lookup(r.Header).Own(signals.Subject{Tenant: "t"}, "t/run")
+		claim.Own(signals.Subject{Tenant: "t"}, "t/run")
 		close(started)
 		select {
 		case <-release:
@@ -55,7 +55,7 @@ func ownAndAnswer(tr *Tracker, started chan<- struct{}, release <-chan struct{})
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
-	})
+	}
 }
 
 func rawPost(t *testing.T, addr string) net.Conn {
@@ -77,7 +77,7 @@ func TestHTTPDisconnectBeforeResponseCancels(t *testing.T) {
 	rec := newRecorder()
 	tr := NewTracker(rec.cancel, nil)
 	started, release := make(chan struct{}), make(chan struct{})
-	srv := httptest.NewServer(tr.HTTP(ownAndAnswer(tr, started, release)))
+	srv := httptest.NewServer(tr.HTTP(ownAndAnswer(started, release)))
 	defer srv.Close()
 
 	conn := rawPost(t, srv.Listener.Addr().String())
@@ -98,7 +98,7 @@ func TestHTTPDeliveredResponseReleases(t *testing.T) {
 	rec := newRecorder()
 	tr := NewTracker(rec.cancel, nil)
 	started, release := make(chan struct{}), make(chan struct{})
-	srv := httptest.NewServer(tr.HTTP(ownAndAnswer(tr, started, release)))
+	srv := httptest.NewServer(tr.HTTP(ownAndAnswer(started, release)))
 	defer srv.Close()
 
 	conn := rawPost(t, srv.Listener.Addr().String())
@@ -139,9 +139,9 @@ func TestHTTPClientLeavesAfterLastEvent(t *testing.T) {
 			rec := newRecorder()
 			tr := NewTracker(rec.cancel, nil)
 			started, answer := make(chan struct{}), make(chan struct{})
-			srv := httptest.NewServer(tr.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := httptest.NewServer(tr.HTTP(func(w http.ResponseWriter, r *http.Request, claim *Claim) {
 				_, _ = io.ReadAll(r.Body)
-				tr.Lookup(r.Header).Own(signals.Subject{Tenant: "t"}, "t/run")
+				claim.Own(signals.Subject{Tenant: "t"}, "t/run")
 				w.Header().Set("Content-Type", "text/event-stream")
 				w.WriteHeader(http.StatusOK)
 				http.NewResponseController(w).Flush()
@@ -150,13 +150,13 @@ func TestHTTPClientLeavesAfterLastEvent(t *testing.T) {
 				if tc.noAnswer {
 					return
 				}
-				tr.Lookup(r.Header).Answering()
+				claim.Answering()
 				_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
 				http.NewResponseController(w).Flush()
 				// The SDK's handler returns some time after its last
 				// event: the client is gone by then.
 				<-r.Context().Done()
-			})))
+			}))
 			defer srv.Close()
 
 			conn := rawPost(t, srv.Listener.Addr().String())
@@ -203,9 +203,6 @@ func TestOwnAfterSettleCancels(t *testing.T) {
 	case <-c.Gone():
 	default:
 		t.Fatal("a settled claim's Gone channel is open")
-	}
-	if tr.Lookup(http.Header{ClaimHeader: {c.Key()}}) != c {
-		t.Fatal("a settled, undelivered claim must stay findable for late owners")
 	}
 	c.Own(signals.Subject{Tenant: "t"}, "t/late")
 	tr.Wait()
@@ -256,21 +253,29 @@ func TestAfterGone(t *testing.T) {
 }
 
 func TestNilClaimOwnsNothing(t *testing.T) {
-	tr := NewTracker(newRecorder().cancel, nil)
-	var c *Claim = tr.Lookup(http.Header{})
+	var c *Claim
 	c.Own(signals.Subject{}, "x") // must not panic
+	c.AfterSettle(func(bool) { t.Error("a nil claim settled") })
 }
 
-func TestClientCannotForgeClaim(t *testing.T) {
+// TestHTTPClaimPerRequest: each request through HTTP gets a claim of its
+// own, settled once the handler returned.
+func TestHTTPClaimPerRequest(t *testing.T) {
 	tr := NewTracker(newRecorder().cancel, nil)
-	victim := tr.Open(context.Background())
-	var seen string
-	h := tr.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Get(ClaimHeader) }))
-	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	req.Header.Set(ClaimHeader, victim.Key())
-	h.ServeHTTP(httptest.NewRecorder(), req)
-	if seen == victim.Key() || seen == "" {
-		t.Fatalf("handler saw claim %q; want a fresh one", seen)
+	var seen []*Claim
+	h := tr.HTTP(func(w http.ResponseWriter, r *http.Request, claim *Claim) { seen = append(seen, claim) })
+	for range 2 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
+	}
+	if len(seen) != 2 || seen[0] == nil || seen[0] == seen[1] {
+		t.Fatalf("claims handed = %v, want two distinct ones", seen)
+	}
+	for _, c := range seen {
+		select {
+		case <-c.Gone():
+		default:
+			t.Fatal("a claim is not settled once its handler returned")
+		}
 	}
 }
 
@@ -330,36 +335,31 @@ func TestReleaseAfterSettle(t *testing.T) {
 	}
 }
 
-// TestAttach: what a transport adapter attaches to a claim is what a
-// handler that found the claim by its header reads; a nil claim (a
-// request that came in through no adapter) carries nothing.
-func TestAttach(t *testing.T) {
-	tr := NewTracker(newRecorder().cancel, nil)
-	c := tr.Open(context.Background())
-	defer c.Settle(true)
-	type side struct{ task bool }
+// TestAfterSettle: AfterSettle's functions learn how the claim settled,
+// once, whether arranged before or after it settled.
+func TestAfterSettle(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		claim *Claim
-		put   any
-		want  any
+		name               string
+		delivered, abandon bool
+		want               bool
 	}{
-		{"nothing attached", c, nil, nil},
-		{"attached", c, &side{task: true}, nil},
-		{"nil claim", nil, &side{}, nil},
+		{name: "delivered", delivered: true, want: true},
+		{name: "not delivered"},
+		{name: "abandoned", delivered: true, abandon: true},
 	} {
-		if tc.put != nil {
-			tc.claim.Attach(tc.put)
-			if tc.claim != nil {
-				tc.want = tc.put
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewTracker(newRecorder().cancel, nil).Open(context.Background())
+			var got []bool
+			c.AfterSettle(func(d bool) { got = append(got, d) })
+			if tc.abandon {
+				c.Abandon()
 			}
-		}
-		found := tr.Lookup(http.Header{ClaimHeader: {c.Key()}})
-		if tc.claim == nil {
-			found = nil
-		}
-		if got := found.Attached(); got != tc.want {
-			t.Errorf("%s: Attached() = %v, want %v", tc.name, got, tc.want)
-		}
+			c.Settle(tc.delivered)
+			c.Settle(!tc.delivered) // settles once
+			c.AfterSettle(func(d bool) { got = append(got, d) })
+			if !slices.Equal(got, []bool{tc.want, tc.want}) {
+				t.Fatalf("learnt %v, want %t twice", got, tc.want)
+			}
+		})
 	}
 }

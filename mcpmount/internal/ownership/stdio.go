@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -15,14 +14,25 @@ import (
 // gets a claim, which settles when its response is written (delivered if
 // the write succeeded), when a notifications/cancelled names the call (not
 // delivered; its response is then dropped, as the client no longer waits
-// for it), or when the connection's input ends (not delivered).
-func (t *Tracker) Transport(inner mcp.Transport) mcp.Transport {
-	return &transport{inner: inner, t: t}
+// for it), or when the connection's input ends (not delivered). Each call
+// goes to route with its claim before the connection's reader sees it (a
+// nil route takes none).
+func (t *Tracker) Transport(inner mcp.Transport, route Route) mcp.Transport {
+	return &transport{inner: inner, t: t, route: route}
 }
+
+// Route is handed each call a Transport reads, with its claim. It reports
+// whether it serves the call itself, writing the answer with send (which
+// settles the claim as the connection's writes do); the connection's
+// reader never sees such a call. A call it does not take is returned by
+// the connection's Read, and its claim settles as the reader's answer to
+// it is written.
+type Route func(req *jsonrpc.Request, claim *Claim, send func(context.Context, jsonrpc.Message) error) (taken bool)
 
 type transport struct {
 	inner mcp.Transport
 	t     *Tracker
+	route Route
 }
 
 func (tr *transport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -30,14 +40,15 @@ func (tr *transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &connection{Connection: c, t: tr.t, ctx: context.WithoutCancel(ctx), calls: map[string]*Claim{},
+	return &connection{Connection: c, t: tr.t, route: tr.route, ctx: context.WithoutCancel(ctx), calls: map[string]*Claim{},
 		cancelled: map[string]bool{}}, nil
 }
 
 type connection struct {
 	mcp.Connection
-	t   *Tracker
-	ctx context.Context // the connection's context, without its cancellation
+	t     *Tracker
+	route Route
+	ctx   context.Context // the connection's context, without its cancellation
 
 	mu    sync.Mutex
 	calls map[string]*Claim // by request id
@@ -50,29 +61,47 @@ type connection struct {
 // idKey names a JSON-RPC id, keeping 1 and "1" apart.
 func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
 
+// Read returns the next message for the connection's reader, handing on
+// the way each call to the route.
 func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err != nil {
-		c.closeAll()
-		return msg, err
-	}
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok {
-		return msg, nil
-	}
-	if req.ID.IsValid() {
-		claim := c.t.Open(c.ctx)
-		c.mu.Lock()
-		if old := c.calls[idKey(req.ID)]; old != nil {
-			// A reused id: the earlier call's response was never written.
-			defer old.Settle(false)
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.closeAll()
+			return msg, err
 		}
-		c.calls[idKey(req.ID)] = claim
-		delete(c.cancelled, idKey(req.ID))
-		c.mu.Unlock()
-		req.Extra = &mcp.RequestExtra{Header: http.Header{ClaimHeader: []string{claim.Key()}}}
-		return req, nil
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			return msg, nil
+		}
+		if !req.ID.IsValid() {
+			c.notified(req)
+			return msg, nil
+		}
+		if claim := c.open(req.ID); c.route == nil || !c.route(req, claim, c.Write) {
+			return req, nil
+		}
 	}
+}
+
+// open opens the claim of call id.
+func (c *connection) open(id jsonrpc.ID) *Claim {
+	claim := c.t.Open(c.ctx)
+	c.mu.Lock()
+	old := c.calls[idKey(id)]
+	c.calls[idKey(id)] = claim
+	delete(c.cancelled, idKey(id))
+	c.mu.Unlock()
+	if old != nil {
+		// A reused id: the earlier call's response was never written.
+		old.Settle(false)
+	}
+	return claim
+}
+
+// notified acts on a notification: a notifications/cancelled cancels the
+// call it names.
+func (c *connection) notified(req *jsonrpc.Request) {
 	if req.Method == "notifications/cancelled" {
 		var p struct {
 			RequestID any `json:"requestId"`
@@ -83,7 +112,6 @@ func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 		}
 	}
-	return msg, nil
 }
 
 func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {

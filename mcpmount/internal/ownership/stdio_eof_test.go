@@ -49,18 +49,21 @@ func TestStdioEOFDuringResponseWrite(t *testing.T) {
 	rec := newRecorder()
 	tr := NewTracker(rec.cancel, nil)
 	inner := &scriptedConn{in: make(chan jsonrpc.Message, 1)}
-	conn, err := tr.Transport(scriptedTransport{inner}).Connect(context.Background())
+	var claim *Claim
+	route := func(_ *jsonrpc.Request, c *Claim, _ func(context.Context, jsonrpc.Message) error) bool {
+		claim = c
+		return false
+	}
+	conn, err := tr.Transport(scriptedTransport{inner}, route).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	id, _ := jsonrpc.MakeID(float64(1))
 	inner.in <- &jsonrpc.Request{ID: id, Method: "tools/call"}
-	msg, err := conn.Read(context.Background())
-	if err != nil {
+	if _, err := conn.Read(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	req := msg.(*jsonrpc.Request)
-	tr.Lookup(req.Extra.(*mcp.RequestExtra).Header).Own(signals.Subject{Tenant: "t"}, "t/task")
+	claim.Own(signals.Subject{Tenant: "t"}, "t/task")
 
 	// The write is in progress when the input ends.
 	inner.during = func() {

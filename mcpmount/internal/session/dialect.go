@@ -25,7 +25,7 @@ type Options struct {
 	MaxSessions        int
 }
 
-// Dialect serves session-era requests, through the go-sdk.
+// Dialect serves session-dialect requests, through the go-sdk.
 type Dialect struct {
 	wire.Parts
 	tracker *ownership.Tracker
@@ -42,6 +42,9 @@ type Dialect struct {
 	sessionHandler http.Handler
 	sessions       sessions
 	maxSessions    int
+	// requests are the records of the requests in flight, which the
+	// go-sdk's handlers find by their claimHeader.
+	requests requests
 }
 
 // New builds the dialect and its go-sdk server.
@@ -50,7 +53,7 @@ func New(o Options) (*Dialect, error) {
 		Parts: o.Parts, tracker: o.Core.Tracker(), authenticate: o.Authenticate,
 		maxBody: o.MaxBodyBytes, maxSessions: o.MaxSessions,
 	}
-	m.tasks = &taskMethods{Parts: o.Parts, tasks: o.Core.Tasks(), tracker: m.tracker}
+	m.tasks = &taskMethods{Parts: o.Parts, tasks: o.Core.Tasks(), tracker: m.tracker, requests: &m.requests}
 	if err := m.newServer(o); err != nil {
 		return nil, err
 	}

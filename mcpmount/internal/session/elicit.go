@@ -6,10 +6,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sessionElicits reports whether a session-era client can be asked
-// questions with elicitation/create during a call: its session (HTTP
-// session or stdio) declared form elicitation in initialize. A stateless
-// legacy request has no declared capabilities.
+// sessionElicits reports whether a session-dialect client can be asked
+// questions with elicitation/create during a call: its session (HTTP session
+// or stdio) declared form elicitation in initialize. A stateless request has
+// no declared capabilities.
 func sessionElicits(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
@@ -22,7 +22,7 @@ func sessionElicits(ss *mcp.ServerSession) bool {
 	return e.Form != nil || e.URL == nil // {} means form
 }
 
-// sessionAsker is the session era's asker: an elicitation/create request
+// sessionAsker is the session dialect's asker: an elicitation/create request
 // on the session, which rides the call's stream.
 type sessionAsker struct{ ss *mcp.ServerSession }
 

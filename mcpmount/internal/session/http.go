@@ -16,14 +16,14 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
-// HeaderSessionID is the session header of the session-era (2025-xx)
-// streamable HTTP transport.
+// HeaderSessionID is the session header of the streamable HTTP transport
+// of the session dialect (2025-06-18, 2025-11-25).
 const HeaderSessionID = "Mcp-Session-Id"
 
-// sessions records the live session-era HTTP sessions of the stateful SDK
-// handler and the caller each belongs to. A session is bound to the caller
-// that initialized it: any other credential naming it is told the session
-// does not exist.
+// sessions records the live HTTP sessions of the stateful SDK handler and
+// the caller each belongs to. A session is bound to the caller that
+// initialized it: any other credential naming it is told the session does
+// not exist.
 type sessions struct {
 	mu    sync.Mutex
 	owner map[string]string             // session id -> principal
@@ -163,13 +163,9 @@ func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 // marked as declaring the 2025-11-25 capabilities.tasks (the SDK's
 // capabilities type drops it), that its client follows runs as tasks;
 // the record ends with the session.
-func (m *Dialect) noteDeclaredTasks(req mcp.Request) {
+func (m *Dialect) noteDeclaredTasks(req mcp.Request, side *requestSide) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
-	extra := req.GetExtra()
-	if !ok || ss == nil || extra == nil {
-		return
-	}
-	if side := sideOf(m.tracker.Lookup(extra.Header)); side == nil || !side.taskField {
+	if !ok || ss == nil || side == nil || !side.taskField {
 		return
 	}
 	m.sessions.declareTasks(ss)
@@ -179,7 +175,7 @@ func (m *Dialect) noteDeclaredTasks(req mcp.Request) {
 	}()
 }
 
-// SessionOf returns the Mcp-Session-Id of a session-era request, or ""
+// SessionOf returns the Mcp-Session-Id of a session-dialect request, or ""
 // (no header, or a 2026-07-28 request, which is stateless whatever it
 // carries).
 func (m *Dialect) SessionOf(r *http.Request) string {
@@ -201,7 +197,7 @@ func (m *Dialect) CheckSession(w http.ResponseWriter, id, owner string, reqID js
 }
 
 // ServeStream serves GET (the session's standalone SSE stream) and
-// DELETE (end the session) for a session-era client.
+// DELETE (end the session) for a session-dialect client.
 func (m *Dialect) ServeStream(w http.ResponseWriter, r *http.Request, id string) {
 	caller, err := m.authenticate(r)
 	if err != nil {
@@ -263,7 +259,7 @@ func (m *Dialect) Shutdown(ctx context.Context) error {
 	}
 }
 
-// ServeResponse hands a session-era client's response to a request of the
+// ServeResponse hands a session-dialect client's response to a request of the
 // server (an elicitation) to the session's SDK handler, which matches it
 // to the waiting request, once the session is checked.
 func (m *Dialect) ServeResponse(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {

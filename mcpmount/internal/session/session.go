@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -22,16 +24,15 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
-// The session era (2025-06-18, 2025-11-25 and before): the go-sdk serves
+// The session dialect (2025-06-18, 2025-11-25 and before): the go-sdk serves
 // it, over the same endpoint, in HTTP sessions (the stateful handler, so
 // that a blocking call can ask the run's questions with elicitation/create;
-// dialect_session_http.go) or without one (its stateless handler), and over
-// stdio (dialect_session_stdio.go). This file routes checked session-era
-// requests to the SDK and decodes its requests into the core's terms
-// (middleware); the 2025-11-25 task methods are in
-// dialect_2025_11_25_tasks.go.
+// http.go) or without one (its stateless handler), and over stdio
+// (stdio.go). This file routes checked session-dialect requests to the SDK
+// and decodes its requests into the core's terms (middleware); the
+// 2025-11-25 task methods are in tasks_2025_11_25.go.
 
-// Serve hands a checked session-era request to the SDK.
+// Serve hands a checked session-dialect request to the SDK.
 func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	if e, bad := sdkMethodUnknown(in.Msg.Method, in.Msg.ID); bad {
 		m.Observer.Refuse(w, in, e)
@@ -52,7 +53,7 @@ func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 	}
 }
 
-// ServeBatch serves a session-era JSON-RPC batch (2026-07-28 has none): the
+// ServeBatch serves a session-dialect JSON-RPC batch (2026-07-28 has none): the
 // mount checks its elements, the SDK answers them.
 func (m *Dialect) ServeBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
 	if wire.ModernHeader(r) {
@@ -85,7 +86,7 @@ var sdkMethods = map[string]bool{
 	"tasks/get":              true, "tasks/update": true, "tasks/cancel": true, "tasks/result": true, "tasks/list": true,
 }
 
-// sdkMethodUnknown refuses, before the SDK sees it, a session-era message
+// sdkMethodUnknown refuses, before the SDK sees it, a session-dialect message
 // whose method the SDK does not take: -32601 with status 200, as a
 // method's error is answered in that protocol.
 func sdkMethodUnknown(method string, id json.RawMessage) (wire.Refusal, bool) {
@@ -108,19 +109,22 @@ type sdkRoute struct {
 	session string
 }
 
-// sessionRoute is the route of requests that belong to a session-era
+// sessionRoute is the route of requests that belong to a session-dialect
 // session (id "" for the initialize that starts one): the stateful
 // handler, always SSE.
 func (m *Dialect) sessionRoute(id string) sdkRoute {
 	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
 }
 
-// requestSide is what the transport adapter of a request (HTTP or stdio)
-// read of it before the SDK decoded it, and what its transport offers the
-// core, attached to the request's ownership claim (ownership.Claim.Attach):
-// a session's handlers see neither the HTTP request nor its context (a
-// session keeps the context of its initialize), but they find the claim.
+// requestSide is the session dialect's record of a request: its ownership
+// claim, what its transport adapter (HTTP or stdio) read of it before the
+// SDK decoded it, and what its transport offers the core. A session's
+// handlers see neither the HTTP request nor its context (a session keeps
+// the context of its initialize): they find the record by the request's
+// claimHeader (requests.of).
 type requestSide struct {
+	// claim is the request's ownership claim.
+	claim *ownership.Claim
 	// stream is the request's SSE stream, nil for a JSON response or stdio.
 	stream *wire.EventStream
 	// argumentsProblem is the tool-input error found in tools/call
@@ -128,17 +132,13 @@ type requestSide struct {
 	argumentsProblem error
 	// overload learns of a tools/call refused by admission control, whose
 	// response then carries a Retry-After header (status 200, as every
-	// session-era error is answered; nil for a batch and on stdio).
-	overload *wire.OverloadNote
-	// taskField: the request carried the 2025-11-25 dialect's task field,
+	// session-dialect error is answered; nil for a batch and on stdio): the
+	// go-sdk writes the answer, and only the writer under it can add the
+	// header.
+	overload *overloadNote
+	// taskField: the request carried the 2025-11-25 task field,
 	// which the SDK's params types drop (taskRequested).
 	taskField bool
-}
-
-// sideOf returns what the transport adapter attached to claim, or nil.
-func sideOf(claim *ownership.Claim) *requestSide {
-	side, _ := claim.Attached().(*requestSide)
-	return side
 }
 
 // KeepAlive starts the SSE keep-alives of the request's stream, if it has
@@ -151,12 +151,46 @@ func (c *requestSide) KeepAlive(interval time.Duration) (stop func()) {
 	return c.stream.Stop
 }
 
-// Overloaded notes the refusal, whose response plainErrorWriter then
-// writes with a Retry-After header (core.Response).
-func (c *requestSide) Overloaded(rej *admission.Rejection) {
-	if c != nil && c.overload != nil {
-		c.overload.Set(rej)
+// sdkError is err as the go-sdk answers it: a *core.Overloaded becomes
+// its JSON-RPC form (the go-sdk keeps the code and data of a bare
+// *jsonrpc.Error only), and the refusal is noted for plainErrorWriter,
+// which writes the answer with a Retry-After header.
+func (c *requestSide) sdkError(err error) error {
+	over := (*core.Overloaded)(nil)
+	if !errors.As(err, &over) {
+		return err
 	}
+	if c != nil {
+		c.overload.set(over.Rejection)
+	}
+	return over.Unwrap()
+}
+
+// overloadNote carries a refusal by admission control from the go-sdk's
+// handler of a tools/call to the writer of its response.
+type overloadNote struct {
+	mu  sync.Mutex
+	rej *admission.Rejection
+}
+
+// set records the refusal; a nil note records nothing.
+func (n *overloadNote) set(rej *admission.Rejection) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	n.rej = rej
+	n.mu.Unlock()
+}
+
+// get returns the refusal recorded, nil when none (or n is nil).
+func (n *overloadNote) get() *admission.Rejection {
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.rej
 }
 
 // serveSDK hands a checked request to an SDK handler with the caller in
@@ -164,8 +198,9 @@ func (c *requestSide) Overloaded(rej *admission.Rejection) {
 // or continues is cancelled unless its whole response is delivered. A
 // transport error the SDK answers in plain text is written as a JSON-RPC
 // error carrying it, and so is a tools/call refused by admission control.
-// The request's requestSide is attached to its claim, and a session's
-// request is recorded with its session, whose end settles it.
+// The request's record (requestSide, with its claim) is found by its
+// claimHeader, and a session's request is recorded with its session, whose
+// end settles it.
 func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incoming, route sdkRoute) {
 	id := in.Msg.ID
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
@@ -179,7 +214,7 @@ func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Inco
 	r = r.WithContext(auth.WithSubject(r.Context(), in.Caller))
 	side := &requestSide{argumentsProblem: in.ArgumentsProblem, taskField: len(id) > 0 && taskRequested(in.Msg.Method, in.Params)}
 	if id != nil {
-		side.overload = &wire.OverloadNote{}
+		side.overload = &overloadNote{}
 		pw.overload = side.overload
 	}
 	var out http.ResponseWriter = pw
@@ -189,14 +224,14 @@ func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Inco
 		defer side.stream.Stop()
 		defer m.Observer.Stream()()
 	}
-	m.tracker.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claim := m.tracker.Lookup(r.Header)
-		claim.Attach(side)
+	m.tracker.HTTP(func(w http.ResponseWriter, r *http.Request, claim *ownership.Claim) {
+		side.claim = claim
+		r.Header.Set(claimHeader, m.requests.add(side))
 		if route.session != "" {
 			defer m.sessions.enter(route.session, claim)()
 		}
 		route.handler.ServeHTTP(w, r)
-	})).ServeHTTP(out, r)
+	}).ServeHTTP(out, r)
 }
 
 // argumentsSetAside is the body of a tools/call whose arguments the SDK
@@ -214,16 +249,15 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 
 // middleware is the SDK server's dispatch of the mount's methods. It
 // decodes tools/call into the core's call request, answers tools/list from
-// the catalog, serves the 2025-11-25 dialect's tasks/* methods to
-// session-era requests, and rewrites initialize results: no Tasks
+// the catalog, serves the 2025-11-25 tasks/* methods to
+// session-dialect requests, and rewrites initialize results: no Tasks
 // extension (it is undefined before 2026-07-28), and the dialect's tasks
 // capability for 2025-11-25.
 func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if extra := req.GetExtra(); extra != nil {
-			// The SDK writes what this returns: the request's answer.
-			defer m.tracker.Lookup(extra.Header).Answering()
-		}
+		side := m.requests.of(req)
+		// The SDK writes what this returns: the request's answer.
+		defer side.requestClaim().Answering()
 		switch method {
 		case "tools/list":
 			return m.Lister.List(ctx, m.sessionListing(req))
@@ -233,14 +267,15 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, core.InvalidParams("tools/call requires params")
 			}
 			defer m.tracker.Track()()
-			call := m.sessionCall(r)
+			call := m.sessionCall(r, side)
 			key, err := idempotencyKey(r.Params.Meta)
 			if err != nil {
 				return nil, err
 			}
 			call.IdempotencyKey = key
 			res, err := m.Core.CallTool(ctx, call)
-			return m.tasks.answerCall(call, res, err)
+			res, err = m.tasks.answerCall(call, res, err)
+			return res, side.sdkError(err)
 		case "resources/read":
 			r, ok := req.(*mcp.ReadResourceRequest)
 			if !ok || r.Params == nil || r.Params.URI == "" {
@@ -262,7 +297,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, err
 			}
 			m.trackSession(ctx, req)
-			m.noteDeclaredTasks(req)
+			m.noteDeclaredTasks(req, side)
 			if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
 				return sessionInitializeResult(ir)
 			}
@@ -272,23 +307,21 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// sessionCall decodes a session-era tools/call the SDK decoded into a call
-// request (2026-07-28 requests never come here: over HTTP and stdio alike
-// they go to their own dialect). A request that declared the Tasks
-// extension accepts a task; one with params.task wants one, and in
-// 2025-11-25 a tool that runs only as a task must be called with
+// sessionCall decodes a session-dialect tools/call the SDK decoded, whose
+// record is side, into a call request (2026-07-28 requests never come here:
+// over HTTP and stdio alike they go to their own dialect). A request that
+// declared the Tasks extension accepts a task; one with params.task wants
+// one, and in 2025-11-25 a tool that runs only as a task must be called with
 // params.task.
-func (m *Dialect) sessionCall(r *mcp.CallToolRequest) *core.CallRequest {
+func (m *Dialect) sessionCall(r *mcp.CallToolRequest, side *requestSide) *core.CallRequest {
 	p := r.Params
 	call := &core.CallRequest{Name: p.Name, Arguments: p.Arguments, Caps: core.CapsFromMeta(p.Meta),
 		RequestState: p.RequestState, InputResponses: p.InputResponses, ProgressToken: p.GetProgressToken()}
 	if call.Caps.Tasks() {
 		call.Task = core.TaskAccepted
 	}
-	if extra := r.GetExtra(); extra != nil {
-		call.Claim = m.tracker.Lookup(extra.Header)
-	}
-	if side := sideOf(call.Claim); side != nil {
+	if side != nil {
+		call.Claim = side.claim
 		call.Response = side
 		call.ArgumentsProblem = side.argumentsProblem
 		if side.taskField {
@@ -374,9 +407,9 @@ type plainErrorWriter struct {
 	http.ResponseWriter
 	id json.RawMessage
 	// overload, when set, learns of a call refused by admission control,
-	// whose answer the writer replaces: status 200 (as a session-era
+	// whose answer the writer replaces: status 200 (as a session-dialect
 	// request's error is answered) with a Retry-After header.
-	overload *wire.OverloadNote
+	overload *overloadNote
 
 	started bool // headers passed through
 	status  int  // the intercepted status; 0 when passing through
@@ -384,7 +417,7 @@ type plainErrorWriter struct {
 }
 
 func (w *plainErrorWriter) WriteHeader(code int) {
-	if !w.started && w.status == 0 && (w.overload.Get() != nil || code >= 400 &&
+	if !w.started && w.status == 0 && (w.overload.get() != nil || code >= 400 &&
 		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain")) {
 		w.status = code
 		return
@@ -397,7 +430,7 @@ func (w *plainErrorWriter) WriteHeader(code int) {
 }
 
 func (w *plainErrorWriter) Write(p []byte) (int, error) {
-	if !w.started && w.status == 0 && w.overload.Get() != nil {
+	if !w.started && w.status == 0 && w.overload.get() != nil {
 		w.status = http.StatusOK // an implicit WriteHeader
 	}
 	if w.status != 0 {
@@ -423,7 +456,7 @@ func (w *plainErrorWriter) finish() {
 		return
 	}
 	w.Header().Del("X-Content-Type-Options")
-	if rej := w.overload.Get(); rej != nil {
+	if rej := w.overload.get(); rej != nil {
 		wire.WriteOverloaded(w.ResponseWriter, w.id, rej, http.StatusOK)
 		return
 	}
@@ -437,7 +470,7 @@ func (w *plainErrorWriter) finish() {
 	wire.WriteRefusal(w.ResponseWriter, wire.Refusal{Status: w.status, ID: w.id, Code: code, Message: strings.TrimSpace(w.buf.String())})
 }
 
-// CheckBatch checks a session-era JSON-RPC batch before the SDK sees it:
+// CheckBatch checks a session-dialect JSON-RPC batch before the SDK sees it:
 // not empty, every element an object with a valid id (when present) and no
 // number a 64-bit float cannot represent; then, as the SDK reads a batch,
 // every element a JSON-RPC message (-32700 otherwise) and every request's
@@ -529,8 +562,8 @@ func requestMeta(req mcp.Request) map[string]any {
 	return p.GetMeta()
 }
 
-// ServeNotification answers a notification: 202, unless it belongs to a
-// session-era session, whose SDK handler takes it (notifications/
+// ServeNotification answers a notification: 202, unless it belongs to an
+// HTTP session, whose SDK handler takes it (notifications/
 // initialized, notifications/cancelled, ...).
 func (m *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	if in.Session == "" {
@@ -546,7 +579,7 @@ func (m *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *
 	m.serveSDK(w, r, in, m.sessionRoute(in.Session))
 }
 
-// newServer builds the go-sdk server of the session era and its
+// newServer builds the go-sdk server of the session dialect and its
 // HTTP handlers.
 func (m *Dialect) newServer(opts Options) error {
 	server := mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
@@ -573,7 +606,7 @@ func (m *Dialect) newServer(opts Options) error {
 		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
 		DisableLocalhostProtection: true,
 	})
-	// Session-era sessions: server requests (elicitation) need a session
+	// Session-dialect sessions: server requests (elicitation) need a session
 	// to answer on; responses are SSE so that they ride the call's stream.
 	m.sessionHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		JSONResponse: false, SessionTimeout: opts.SessionIdleTimeout, MaxRequestBodyBytes: m.maxBody,

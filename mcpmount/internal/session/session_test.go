@@ -22,10 +22,10 @@ import (
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
-// The session era's encodings, on a message stream (ServeStdio) served
+// The session dialect's encodings, on a message stream (ServeStdio) served
 // by a real core over the fake run service: the 2025-11-25 task dialect
-// (params.task, its nested and flat Task, its errors) and the results of
-// a session-era call.
+// (params.task, its nested and flat Task, its errors) and the results of a
+// session-dialect call.
 
 var (
 	created = time.Date(2025, 11, 25, 8, 0, 0, 0, time.UTC)
@@ -159,8 +159,8 @@ func addRun(t *testing.T, f *runstest.Fake, status signals.Status, mutate ...fun
 	return runid.Project(id)
 }
 
-// legacyTaskJSON is the dialect's Task of a run of these tests.
-func legacyTaskJSON(taskID, status, message string, poll int) string {
+// sessionTaskJSON is the dialect's Task of a run of these tests.
+func sessionTaskJSON(taskID, status, message string, poll int) string {
 	b, _ := json.Marshal(map[string]any{"taskId": taskID, "status": status, "statusMessage": message,
 		"createdAt": "2025-11-25T08:00:00Z", "lastUpdatedAt": "2025-11-25T08:00:03Z", "ttl": nil, "pollInterval": poll})
 	return string(b)
@@ -193,7 +193,7 @@ func TestTaskDialectEncoding(t *testing.T) {
 
 	answer := cl.call("tools/call", `{"name":"slow","arguments":{},"task":{"ttl":60000}}`)
 	taskID := runid.Project(f.LastID())
-	assertJSON(t, answer, `{"jsonrpc":"2.0","id":2,"result":{"task":`+legacyTaskJSON(taskID, "working", running, 500)+`}}`)
+	assertJSON(t, answer, `{"jsonrpc":"2.0","id":2,"result":{"task":`+sessionTaskJSON(taskID, "working", running, 500)+`}}`)
 
 	// The ended runs are of another tool: each ended run read teaches the
 	// pacer its tool's pace (3 s: a 300 ms poll), and slow's stays 500 ms
@@ -210,20 +210,20 @@ func TestTaskDialectEncoding(t *testing.T) {
 		name, method, params, want string
 	}{
 		{"tasks/get", "tasks/get", `{"taskId":"` + taskID + `"}`,
-			`{"result":` + legacyTaskJSON(taskID, "working", running, 500) + `}`},
+			`{"result":` + sessionTaskJSON(taskID, "working", running, 500) + `}`},
 		{"tasks/get of a tool error is failed", "tasks/get", `{"taskId":"` + toolError + `"}`,
-			`{"result":` + legacyTaskJSON(toolError, "failed", signals.StatusFailed.Message(), 300) + `}`},
+			`{"result":` + sessionTaskJSON(toolError, "failed", signals.StatusFailed.Message(), 300) + `}`},
 		{"tasks/get of an unknown task", "tasks/get", `{"taskId":"nope"}`,
 			`{"error":{"code":-32602,"message":"task not found"}}`},
 		{"tasks/result", "tasks/result", `{"taskId":"` + done + `"}`,
 			`{"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"` + done + `"}},"content":[{"type":"text","text":"yes"}],"isError":false}}`},
 		{"tasks/list", "tasks/list", `{}`,
-			`{"result":{"tasks":[` + legacyTaskJSON(taskID, "working", running, 500) + `],"nextCursor":"next"}}`},
+			`{"result":{"tasks":[` + sessionTaskJSON(taskID, "working", running, 500) + `],"nextCursor":"next"}}`},
 		{"tasks/cancel", "tasks/cancel", `{"taskId":"` + taskID + `"}`,
-			`{"result":` + legacyTaskJSON(taskID, "cancelled", signals.StatusCancelled.Message(), 300) + `}`},
+			`{"result":` + sessionTaskJSON(taskID, "cancelled", signals.StatusCancelled.Message(), 300) + `}`},
 		{"tasks/cancel of an ended task", "tasks/cancel", `{"taskId":"` + done + `"}`,
 			`{"error":{"code":-32602,"message":"task ` + done + ` is already completed; a terminal task cannot be cancelled"}}`},
-		{"a session-era call's result has no resultType", "tools/call", `{"name":"greet","arguments":{"name":"Ada"}}`,
+		{"a session-dialect call's result has no resultType", "tools/call", `{"name":"greet","arguments":{"name":"Ada"}}`,
 			`{"result":{"content":[{"type":"text","text":"Hello, Ada!"}],"isError":false}}`},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +29,7 @@ type Divert struct {
 // ServeStdio serves one MCP client over a newline-delimited message stream
 // (stdin and stdout for a local client) as caller, until the input ends or
 // ctx is done: the requests divert takes go to their dialect, the others
-// to the session era's go-sdk server. The request-ownership rule holds as
+// to the session dialect's go-sdk server. The request-ownership rule holds as
 // on HTTP: a call owns the run it starts or continues until its response
 // is written; a notifications/cancelled naming the call, or the end of the
 // input, cancels the runs the unanswered calls own (reason
@@ -36,11 +37,8 @@ type Divert struct {
 // done. Nothing but MCP messages is written to out.
 func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser, divert Divert) error {
 	ctx = auth.WithSubject(ctx, caller)
-	var t mcp.Transport = m.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out})
-	if divert.Takes != nil {
-		t = divertTransport{Transport: t, ctx: ctx, caller: caller, tracker: m.tracker, divert: divert}
-	}
-	err := m.server.Run(ctx, taskFieldTransport{t, m.tracker})
+	t := m.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out}, m.stdioRoute(ctx, caller, divert))
+	err := m.server.Run(ctx, t)
 	m.tracker.Wait()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve MCP over stdio: %w", err)
@@ -48,88 +46,34 @@ func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.
 	return nil
 }
 
-// taskFieldTransport notes, for the requests that carry the 2025-11-25
-// task dialect's field (params.task of tools/call, capabilities.tasks of
-// initialize), which the SDK's params types drop, a requestSide attached
-// to the request's ownership claim, as serveSDK does on HTTP. It wraps the
-// tracker's transport, which gave each call its claim.
-type taskFieldTransport struct {
-	mcp.Transport
-	tracker *ownership.Tracker
-}
-
-// Connect wraps the connection.
-func (t taskFieldTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
+// stdioRoute routes the calls of a message stream, each with its claim:
+// those divert takes go to their dialect, served in a goroutine of their
+// own; the others go on to the go-sdk server with a record (requestSide)
+// that notes the 2025-11-25 task dialect's field (params.task of
+// tools/call, capabilities.tasks of initialize), which the SDK's params
+// types drop, as serveSDK does on HTTP.
+func (m *Dialect) stdioRoute(ctx context.Context, caller signals.Subject, divert Divert) ownership.Route {
+	return func(req *jsonrpc.Request, claim *ownership.Claim, send func(context.Context, jsonrpc.Message) error) bool {
+		if divert.Takes != nil && divert.Takes(req) {
+			done := m.tracker.Track()
+			go func() {
+				defer done()
+				divert.Serve(ctx, caller, req, claim, send)
+			}()
+			return true
+		}
+		side := &requestSide{claim: claim, taskField: stdioTaskField(req)}
+		req.Extra = &mcp.RequestExtra{Header: http.Header{claimHeader: {m.requests.add(side)}}}
+		return false
 	}
-	return taskFieldConn{c, t.tracker}, nil
 }
 
-type taskFieldConn struct {
-	mcp.Connection
-	tracker *ownership.Tracker
-}
-
-func (c taskFieldConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || req.Method != "tools/call" && req.Method != "initialize" {
-		return msg, err
+// stdioTaskField reports whether a call read from a message stream carries
+// the 2025-11-25 task dialect's field (taskRequested).
+func stdioTaskField(req *jsonrpc.Request) bool {
+	if req.Method != "tools/call" && req.Method != "initialize" {
+		return false
 	}
 	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil || !taskRequested(req.Method, params) {
-		return msg, nil
-	}
-	if extra, _ := req.Extra.(*mcp.RequestExtra); extra != nil {
-		c.tracker.Lookup(extra.Header).Attach(&requestSide{taskField: true})
-	}
-	return req, nil
-}
-
-// divertTransport hands the requests its Divert takes to their front
-// door; it wraps the tracker's transport, which gave each call its claim
-// and settles it when the answer is written.
-type divertTransport struct {
-	mcp.Transport
-	ctx     context.Context
-	caller  signals.Subject
-	tracker *ownership.Tracker
-	divert  Divert
-}
-
-// Connect wraps the connection.
-func (t divertTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return divertConn{Connection: c, t: t}, nil
-}
-
-type divertConn struct {
-	mcp.Connection
-	t divertTransport
-}
-
-// Read returns the next message for the go-sdk server, serving on the way
-// the requests the Divert takes.
-func (c divertConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		msg, err := c.Connection.Read(ctx)
-		req, ok := msg.(*jsonrpc.Request)
-		if err != nil || !ok || !c.t.divert.Takes(req) {
-			return msg, err
-		}
-		var claim *ownership.Claim
-		if extra, _ := req.Extra.(*mcp.RequestExtra); extra != nil {
-			claim = c.t.tracker.Lookup(extra.Header)
-		}
-		done := c.t.tracker.Track()
-		go func() {
-			defer done()
-			c.t.divert.Serve(c.t.ctx, c.t.caller, req, claim, c.Connection.Write)
-		}()
-	}
+	return json.Unmarshal(req.Params, &params) == nil && taskRequested(req.Method, params)
 }

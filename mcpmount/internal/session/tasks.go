@@ -14,7 +14,7 @@ import (
 
 // taskMethods serves the tasks/* methods that reach the go-sdk server: the
 // Tasks extension's (tasks/get, tasks/update, tasks/cancel of a request
-// that declared it) and the 2025-11-25 ones of session-era requests
+// that declared it) and the 2025-11-25 ones of session-dialect requests
 // (tasks_2025_11_25.go), and encodes the answer to a tools/call in the
 // 2025-11-25 shapes. Each decodes its request into the core's task
 // operations (core.Tasks) and encodes what they return.
@@ -22,10 +22,12 @@ type taskMethods struct {
 	wire.Parts
 	tasks   *core.Tasks
 	tracker *ownership.Tracker
+	// requests finds a request's record (and its claim).
+	requests *requests
 }
 
 // register registers the tasks/* methods with the SDK server: the Tasks
-// extension's, which refuse a session-era request that did not declare
+// extension's, which refuse a session-dialect request that did not declare
 // it, and the 2025-11-25 tasks/result and tasks/list, which the
 // middleware serves (anything else gets -32601).
 func (t *taskMethods) register(server *mcp.Server) error {

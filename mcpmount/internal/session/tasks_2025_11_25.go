@@ -11,13 +11,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
-	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
 
-// The 2025-11-25 task methods: session-era clients (protocol 2025-11-25)
+// The 2025-11-25 task methods: session-dialect clients (protocol 2025-11-25)
 // opt in per call with params.task on tools/call and follow the task with
 // tasks/get, tasks/result, tasks/list and tasks/cancel. A task is the same
 // run as a Tasks-extension task, served by the same core operations
@@ -32,7 +31,7 @@ const dialectVersion = "2025-11-25"
 // metaRelatedTask is the _meta key tying a message to its task.
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
-// taskRequested reports whether a session-era request's params hold
+// taskRequested reports whether a session-dialect request's params hold
 // the dialect's task field: a params.task object on tools/call, a
 // capabilities.tasks object on initialize.
 func taskRequested(method string, params map[string]json.RawMessage) bool {
@@ -141,7 +140,7 @@ func sessionTaskOf(p wire.Projector, snap signals.Snapshot) sessionTask {
 	}
 }
 
-// sessionRequest reports whether req is a session-era request (its _meta
+// sessionRequest reports whether req is a session-dialect request (its _meta
 // names no protocol version), which the 2025-11-25 task methods serve.
 func sessionRequest(req mcp.Request) bool {
 	switch p := req.GetParams().(type) {
@@ -153,7 +152,7 @@ func sessionRequest(req mcp.Request) bool {
 	return false
 }
 
-// serveSession serves the 2025-11-25 tasks/* methods to a session-era
+// serveSession serves the 2025-11-25 tasks/* methods to a session-dialect
 // request: it decodes each into the core's task operation (core.Tasks)
 // and encodes what it returns.
 func (t *taskMethods) serveSession(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -228,18 +227,15 @@ func (t *taskMethods) cancelSession(ctx context.Context, rawID json.RawMessage) 
 // requests (a stateless one) waits, and the task reads input_required
 // meanwhile.
 func (t *taskMethods) resultSession(ctx context.Context, req mcp.Request, rawID json.RawMessage) (mcp.Result, error) {
-	var claim *ownership.Claim
-	if extra := req.GetExtra(); extra != nil {
-		claim = t.tracker.Lookup(extra.Header)
-	}
+	side := t.requests.of(req)
 	defer t.tracker.Track()()
-	defer sideOf(claim).KeepAlive(t.KeepAlive)()
+	defer side.KeepAlive(t.KeepAlive)()
 	taskID := taskIDOf(rawID)
 	var asker core.Asker
 	if ss, _ := req.GetSession().(*mcp.ServerSession); canElicit(ss) {
 		asker = taskAsker{ss: ss, taskID: taskID}
 	}
-	snap, err := t.tasks.Result(ctx, claim, asker, rawID)
+	snap, err := t.tasks.Result(ctx, side.requestClaim(), asker, rawID)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +248,7 @@ func (t *taskMethods) resultSession(ctx context.Context, req mcp.Request, rawID 
 }
 
 // canElicit reports whether the session can carry elicitation/create: a
-// session-era client that declared elicitation in initialize. Stateless
+// session-dialect client that declared elicitation in initialize. Stateless
 // requests have no declared capabilities.
 func canElicit(ss *mcp.ServerSession) bool {
 	if ss == nil {
@@ -297,7 +293,7 @@ func (a taskAsker) Ask(ctx context.Context, message string, requestedSchema any)
 	})
 }
 
-// answerCall encodes the core's answer to a session-era tools/call:
+// answerCall encodes the core's answer to a session-dialect tools/call:
 // a task the call asked for with params.task is the dialect's
 // CreateTaskResult, and the refusals of the tool's task support name
 // params.task (a tool that forbids tasks, and in 2025-11-25 one that runs

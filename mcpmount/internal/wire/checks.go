@@ -11,12 +11,12 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 )
 
-// maxNesting is the deepest nesting of arrays and objects a message may
+// MaxNesting is the deepest nesting of arrays and objects a message may
 // have, the message object itself counting as one level: the SDK's JSON
 // decoder refuses deeper ones.
 const MaxNesting = 1000
 
-// nestingDepth returns the deepest nesting of arrays and objects in the
+// NestingDepth returns the deepest nesting of arrays and objects in the
 // JSON text b (strings skipped). It does not validate b.
 func NestingDepth(b []byte) int {
 	depth, deepest := 0, 0
@@ -46,7 +46,7 @@ func NestingDepth(b []byte) int {
 	return deepest
 }
 
-// validID reports whether raw is a JSON-RPC request id this server can
+// ValidID reports whether raw is a JSON-RPC request id this server can
 // answer: a string or an integer (fitting 64 bits). The SDK would refuse
 // other ids in plain text, or truncate a fractional one.
 func ValidID(raw json.RawMessage) bool {
@@ -62,7 +62,7 @@ func ValidID(raw json.RawMessage) bool {
 	return err == nil
 }
 
-// errInvalidID is the -32600 answer to an id that is not a string or an
+// ErrInvalidID returns the -32600 answer to an id that is not a string or an
 // integer. The id cannot be echoed, so the answer's id is null.
 func ErrInvalidID(raw json.RawMessage) Refusal {
 	shown := string(bytes.TrimSpace(raw))
@@ -73,7 +73,7 @@ func ErrInvalidID(raw json.RawMessage) Refusal {
 		Message: fmt.Sprintf("invalid request: the id %s is not a string or an integer", shown)}
 }
 
-// checkEnvelope checks a decoded single message: JSON-RPC 2.0, a method,
+// CheckEnvelope checks a decoded single message: JSON-RPC 2.0, a method,
 // and an id (when present) that is a string or an integer.
 func CheckEnvelope(msg *Message) (Refusal, bool) {
 	if msg.JSONRPC != "2.0" || msg.Method == "" || string(msg.ID) == "null" {
@@ -90,11 +90,11 @@ func CheckEnvelope(msg *Message) (Refusal, bool) {
 	return Refusal{}, false
 }
 
-// checkNumbers refuses a request whose params hold a number a 64-bit float
+// CheckNumbers refuses a request whose params hold a number a 64-bit float
 // cannot represent (e.g. 1e309), which the SDK could not decode: -32602
 // naming where it is. (Such a number in tools/call arguments was set aside
-// before, in in.argumentsProblem.) The status is 400; the caller sets the
-// legacy protocol's.
+// before, in in.ArgumentsProblem.) The status is 400; the caller sets the
+// session dialect's.
 func CheckNumbers(msg *Message, in *Incoming) (Refusal, bool) {
 	raw := msg.Params
 	if in.ArgumentsProblem != nil {
@@ -108,7 +108,7 @@ func CheckNumbers(msg *Message, in *Incoming) (Refusal, bool) {
 		Message: "invalid params: " + ParamsPath(err)}, true
 }
 
-// paramsPath words a NumberRangeError found in params.
+// ParamsPath words a NumberRangeError found in params.
 func ParamsPath(err error) string {
 	var nre *catalog.NumberRangeError
 	if errors.As(err, &nre) && nre.Path != "" {

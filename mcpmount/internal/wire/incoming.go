@@ -11,7 +11,7 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// incoming is one POST request as ServeHTTP decoded it, once, for the
+// Incoming is one POST request as ServeHTTP decoded it, once, for the
 // dialect that serves it.
 type Incoming struct {
 	Start  time.Time
@@ -21,7 +21,7 @@ type Incoming struct {
 	Msg    Message
 	// Params and Meta are the top-level fields of params and of its _meta.
 	Params, Meta map[string]json.RawMessage
-	// Session is the Mcp-Session-Id of a session-era request ("": none).
+	// Session is the Mcp-Session-Id of a session-dialect request ("": none).
 	Session string
 	// Modern: a 2026-07-28 request (its header or _meta names the
 	// per-request protocol).
@@ -33,7 +33,7 @@ type Incoming struct {
 	ArgumentsProblem error
 }
 
-// writeUnauthorized answers a request whose credential was refused: 401
+// WriteUnauthorized answers a request whose credential was refused: 401
 // (403 for a token without the required scopes) with the Bearer
 // challenge.
 func WriteUnauthorized(w http.ResponseWriter, err error) {
@@ -41,7 +41,7 @@ func WriteUnauthorized(w http.ResponseWriter, err error) {
 	WriteRefusal(w, Unauthorized(err))
 }
 
-// unauthorized is the JSON-RPC error of a refused credential.
+// Unauthorized returns the JSON-RPC error of a refused credential.
 func Unauthorized(err error) Refusal {
 	status := auth.Status(err)
 	prefix := "unauthorized: "
@@ -51,13 +51,13 @@ func Unauthorized(err error) Refusal {
 	return Refusal{Status: status, Code: CodeInvalidRequest, Message: prefix + err.Error()}
 }
 
-// isResponse reports whether msg, which names no method, is a JSON-RPC
+// IsResponse reports whether msg, which names no method, is a JSON-RPC
 // response: a valid id and a result or an error.
 func IsResponse(msg *Message) bool {
 	return msg.JSONRPC == "2.0" && ValidID(msg.ID) && (len(msg.Result) > 0 || len(msg.Error) > 0)
 }
 
-// decodeParams splits params into its top-level fields and its _meta.
+// DecodeParams splits params into its top-level fields and its _meta.
 func DecodeParams(raw json.RawMessage) (map[string]json.RawMessage, map[string]json.RawMessage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil, nil
@@ -75,7 +75,7 @@ func DecodeParams(raw json.RawMessage) (map[string]json.RawMessage, map[string]j
 	return params, meta, nil
 }
 
-// decodeValid is json.Unmarshal for raw, a part of a message that
+// DecodeValid is json.Unmarshal for raw, a part of a message that
 // json.Unmarshal already found valid JSON: it decodes without checking
 // that again.
 func DecodeValid(raw json.RawMessage, v any) error {
@@ -87,8 +87,8 @@ func DecodeValid(raw json.RawMessage, v any) error {
 const HeaderProtocolVersion = "Mcp-Protocol-Version"
 
 // ModernHeader reports whether the MCP-Protocol-Version header names a
-// per-request protocol (anything but a session-era version).
+// per-request protocol (anything but a session-dialect version).
 func ModernHeader(r *http.Request) bool {
 	v := r.Header.Get(HeaderProtocolVersion)
-	return v != "" && !legacyVersion(v)
+	return v != "" && !sessionVersion(v)
 }

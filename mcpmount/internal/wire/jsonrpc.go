@@ -23,7 +23,7 @@ import (
 // This file is the mount's one JSON-RPC writer, its one content
 // negotiation and its one SSE stream, which every dialect writes through.
 
-// rpcMessage is one decoded JSON-RPC message of a POST body.
+// Message is one decoded JSON-RPC message of a POST body.
 type Message struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id,omitempty"`
@@ -38,7 +38,7 @@ type Message struct {
 // Send writes one message on a message stream (stdio).
 type Send func(ctx context.Context, msg jsonrpc.Message) error
 
-// rpcError is a refusal of a request before any method ran, with the
+// Refusal is a refusal of a request before any method ran, with the
 // request id (null when unknown) and the HTTP status it is answered with.
 type Refusal struct {
 	Status  int
@@ -62,7 +62,7 @@ type refusalError struct {
 	Message string `json:"message"`
 }
 
-// writeRPCError writes a refusal.
+// WriteRefusal writes a refusal.
 func WriteRefusal(w http.ResponseWriter, e Refusal) {
 	id := e.ID
 	if len(id) == 0 {
@@ -81,7 +81,7 @@ type response struct {
 	Error   *jsonrpc.Error  `json:"error,omitempty"`
 }
 
-// encodeResponse encodes the response to the request id: res, or err (an
+// EncodeResponse encodes the response to the request id: res, or err (an
 // error that is not a JSON-RPC error is an internal error). It returns the
 // HTTP status SEP-2575 gives the error's code (404 for -32601; 400 for
 // -32602, -32021 and -32022), 0 for a result or another error.
@@ -118,7 +118,7 @@ func errorStatus(code int64) int {
 	return 0
 }
 
-// writeJSON writes an encoded message as an application/json response
+// WriteJSON writes an encoded message as an application/json response
 // with status (0: 200).
 func WriteJSON(w http.ResponseWriter, body []byte, status int) {
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
@@ -126,7 +126,7 @@ func WriteJSON(w http.ResponseWriter, body []byte, status int) {
 	WriteBody(w, body, status)
 }
 
-// writeBody writes a whole application/json body with status. Its length
+// WriteBody writes a whole application/json body with status. Its length
 // is sent ahead (Content-Length): the ownership tracker flushes the
 // response before the handler returns, which would otherwise make it a
 // chunked one, ended by a write of its own.
@@ -138,15 +138,15 @@ func WriteBody(w http.ResponseWriter, body []byte, status int) {
 	_, _ = w.Write(body)
 }
 
-// writeHeaderMismatch writes the -32020 answer to a request whose headers
-// do not mirror its body, found after the checks of validateModern.
+// WriteHeaderMismatch writes the -32020 answer to a request whose headers
+// do not mirror its body, found after the checks of modern.Validate.
 func WriteHeaderMismatch(w http.ResponseWriter, id json.RawMessage, message string) {
 	body, _ := MarshalUnescaped(response{JSONRPC: "2.0", ID: CanonicalID(id),
 		Error: &jsonrpc.Error{Code: CodeHeaderMismatch, Message: message}})
 	WriteBody(w, body, http.StatusBadRequest)
 }
 
-// encodeNotification encodes a JSON-RPC notification.
+// EncodeNotification encodes a JSON-RPC notification.
 func EncodeNotification(method string, params any) ([]byte, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -155,7 +155,7 @@ func EncodeNotification(method string, params any) ([]byte, error) {
 	return jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
 }
 
-// marshalUnescaped is json.Marshal without HTML escaping, as the SDK
+// MarshalUnescaped is json.Marshal without HTML escaping, as the SDK
 // encodes its messages.
 func MarshalUnescaped(v any) ([]byte, error) {
 	var buf bytes.Buffer
@@ -167,7 +167,7 @@ func MarshalUnescaped(v any) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// canonicalID is a request id (a string or an integer; checkEnvelope
+// CanonicalID returns a request id (a string or an integer; CheckEnvelope
 // checked it) as the SDK echoes it: decoded and encoded again.
 func CanonicalID(id json.RawMessage) json.RawMessage {
 	id = bytes.TrimSpace(id)
@@ -188,7 +188,7 @@ func CanonicalID(id json.RawMessage) json.RawMessage {
 	return strconv.AppendInt(nil, n, 10)
 }
 
-// negotiation is what a request's Accept header allows, read once.
+// Negotiation is what a request's Accept header allows, read once.
 type Negotiation struct {
 	// JSONOK and StreamOK: the response types the Accept values allow,
 	// wildcards included, read leniently as the SDK's transport reads them.
@@ -235,7 +235,7 @@ func Negotiate(r *http.Request) Negotiation {
 	return n
 }
 
-// eventStream is an SSE response. Its writes are serialized, so that
+// EventStream is an SSE response. Its writes are serialized, so that
 // keep-alive comment lines go between whole events, whoever writes them:
 // the mount's own handlers (event) or, as an http.ResponseWriter, the
 // SDK's. Once stopped, nothing more is written by keep-alives.

@@ -36,7 +36,7 @@ const (
 	OutcomeRejected = "rejected"
 )
 
-// methodLabel bounds the method label to the methods the endpoint knows.
+// MethodLabel bounds the method label to the methods the endpoint knows.
 func MethodLabel(method string) string {
 	switch method {
 	case "":
@@ -49,7 +49,7 @@ func MethodLabel(method string) string {
 	return "other"
 }
 
-// outcomeOf classifies a method handler's answer.
+// OutcomeOf classifies a method handler's answer.
 func OutcomeOf(res mcp.Result, err error) string {
 	switch {
 	case errors.Is(err, context.Canceled):

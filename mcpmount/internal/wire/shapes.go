@@ -15,9 +15,9 @@ import (
 // serves.
 const ProtocolVersion = "2026-07-28"
 
-// legacyVersion reports whether v is a session-era protocol version, served
-// unchanged by the SDK on the same endpoint.
-func legacyVersion(v string) bool {
+// sessionVersion reports whether v is a protocol version of the session
+// dialect, served unchanged by the SDK on the same endpoint.
+func sessionVersion(v string) bool {
 	switch v {
 	case "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
 		return true
@@ -60,7 +60,7 @@ type Task struct {
 	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
 }
 
-// createTaskResult answers a task-creating tools/call (resultType "task").
+// CreateTaskResult answers a task-creating tools/call (resultType "task").
 // It never carries result, error, inputRequests or requestState.
 type CreateTaskResult struct {
 	mcp.ResultBase
@@ -68,13 +68,13 @@ type CreateTaskResult struct {
 	Task
 }
 
-// taskError is the JSON-RPC error a failed task carries.
+// TaskError is the JSON-RPC error a failed task carries.
 type TaskError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 }
 
-// detailedTaskResult answers tasks/get (resultType "complete").
+// DetailedTaskResult answers tasks/get (resultType "complete").
 type DetailedTaskResult struct {
 	mcp.ResultBase
 	ResultType string `json:"resultType"`
@@ -84,13 +84,13 @@ type DetailedTaskResult struct {
 	Error         *TaskError                    `json:"error,omitempty"`
 }
 
-// ackResult is the empty ack of tasks/update and tasks/cancel.
+// AckResult is the empty ack of tasks/update and tasks/cancel.
 type AckResult struct {
 	mcp.ResultBase
 	ResultType string `json:"resultType"`
 }
 
-// toolDescriptor is one entry of tools/list.
+// ToolDescriptor is one entry of tools/list.
 type ToolDescriptor struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
@@ -104,13 +104,14 @@ type ToolDescriptor struct {
 	Execution *ToolExecution `json:"execution,omitempty"`
 }
 
-// toolExecution is a tool's execution object in the 2025-11-25 dialect.
+// ToolExecution is a tool's execution object in the session dialect
+// (2025-11-25).
 type ToolExecution struct {
 	TaskSupport string `json:"taskSupport"`
 }
 
-// taskSupport is the tool's task support on the wire; a spec that names
-// none is optional, as callTool treats it.
+// TaskSupport returns the tool's task support on the wire; a spec that names
+// none is optional, as the core's CallTool treats it.
 func TaskSupport(spec signals.ToolSpec) string {
 	if spec.TaskSupport == "" {
 		return string(signals.TaskOptional)
@@ -118,8 +119,8 @@ func TaskSupport(spec signals.ToolSpec) string {
 	return string(spec.TaskSupport)
 }
 
-// listToolsResult answers tools/list. TTLMs and CacheScope are required on
-// 2026-07-28 and omitted for legacy requests.
+// ListToolsResult answers tools/list. TTLMs and CacheScope are required on
+// 2026-07-28 and omitted for session-dialect requests.
 type ListToolsResult struct {
 	mcp.ResultBase
 	ResultType string           `json:"resultType,omitempty"`
@@ -128,14 +129,14 @@ type ListToolsResult struct {
 	CacheScope string           `json:"cacheScope,omitempty"`
 }
 
-// taskParams are the params of tasks/get and tasks/cancel. TaskID is raw so
+// TaskParams are the params of tasks/get and tasks/cancel. TaskID is raw so
 // that a non-string id gets the uniform "task not found", not a decode error.
 type TaskParams struct {
 	mcp.ParamsBase
 	TaskID json.RawMessage `json:"taskId,omitempty"`
 }
 
-// updateParams are the params of tasks/update.
+// UpdateParams are the params of tasks/update.
 type UpdateParams struct {
 	mcp.ParamsBase
 	TaskID         json.RawMessage `json:"taskId,omitempty"`

@@ -16,7 +16,7 @@ import (
 // revision 2026-07-28): the Task, the CreateTaskResult of a tools/call, the
 // DetailedTask of tasks/get and of notifications/tasks, the acks of
 // tasks/update and tasks/cancel. 2026-07-28 requests get them, and so do
-// session-era requests that declared the extension.
+// session-dialect requests that declared the extension.
 
 func (p Projector) task(snap signals.Snapshot, status string) Task {
 	return Task{
@@ -74,7 +74,7 @@ func Ack(err error) (*AckResult, error) {
 }
 
 // AnswerCall encodes the core's answer to a tools/call in the shapes of
-// 2026-07-28 and its Tasks extension; a session-era request that declared
+// 2026-07-28 and its Tasks extension; a session-dialect request that declared
 // the extension gets them too, without the resultType of a tool result
 // (labelled false). A created task is a CreateTaskResult, or the run's
 // tool result when the run ended already (and did not fail with a JSON-RPC

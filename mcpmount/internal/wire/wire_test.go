@@ -375,7 +375,7 @@ func TestTaskShapes(t *testing.T) {
 }
 
 // TestAnswerCall: the core's answer to a tools/call in the shapes of
-// 2026-07-28 (labelled) and of a session-era request that declared the
+// 2026-07-28 (labelled) and of a session-dialect request that declared the
 // Tasks extension (not labelled).
 func TestAnswerCall(t *testing.T) {
 	text := func(s string) *core.ToolResult {
