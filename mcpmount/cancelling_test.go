@@ -146,9 +146,9 @@ func TestCancellingUntilClosed(t *testing.T) {
 			// A 2025-11-25 task is cancelled from its tasks/cancel on (its
 			// revision says so), and its message says that the run has not
 			// closed; it can be cancelled again.
-			legacy := &legacyClient{t: t, url: s.mcp, version: "2025-11-25"}
+			sessionless := &sessionlessClient{t: t, url: s.mcp, version: "2025-11-25"}
 			for _, method := range []string{"tasks/get", "tasks/cancel"} {
-				r := wantResult(t, legacy.call(method, map[string]any{"taskId": taskID}))
+				r := wantResult(t, sessionless.call(method, map[string]any{"taskId": taskID}))
 				if msg, _ := r["statusMessage"].(string); r["status"] != "cancelled" || !strings.Contains(msg, "has not closed yet") {
 					t.Fatalf("2025-11-25 %s of the open run = %v, want cancelled, has not closed yet", method, r)
 				}
@@ -167,7 +167,7 @@ func TestCancellingUntilClosed(t *testing.T) {
 			if code, res := s.restRun(t, http.MethodPost, runID, "/cancel"); code != http.StatusConflict {
 				t.Fatalf("REST cancel of a terminated run = %d %v, want 409", code, res)
 			}
-			if r := legacy.call("tasks/cancel", map[string]any{"taskId": taskID}); r.Error == nil || r.Error.Code != -32602 {
+			if r := sessionless.call("tasks/cancel", map[string]any{"taskId": taskID}); r.Error == nil || r.Error.Code != -32602 {
 				t.Fatalf("2025-11-25 tasks/cancel of the terminated run = %s, want -32602", r.Raw)
 			}
 		})

@@ -19,10 +19,10 @@ import (
 	"github.com/openwop/temporal-mcp/signals"
 )
 
-// legacyClient sends session-dialect requests without a session (the SDK
+// sessionlessClient sends session-dialect requests without a session (the SDK
 // serves them statelessly): no _meta triple, MCP-Protocol-Version naming
 // the session-dialect revision.
-type legacyClient struct {
+type sessionlessClient struct {
 	t       *testing.T
 	url     string
 	key     string
@@ -30,7 +30,7 @@ type legacyClient struct {
 	id      int
 }
 
-func (c *legacyClient) call(method string, params map[string]any) rpc {
+func (c *sessionlessClient) call(method string, params map[string]any) rpc {
 	c.t.Helper()
 	c.id++
 	msg := map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method}
@@ -46,7 +46,7 @@ func (c *legacyClient) call(method string, params map[string]any) rpc {
 }
 
 // createTask calls tool with params.task and returns the created task.
-func (c *legacyClient) createTask(tool string, args map[string]any) map[string]any {
+func (c *sessionlessClient) createTask(tool string, args map[string]any) map[string]any {
 	c.t.Helper()
 	res := wantResult(c.t, c.call("tools/call", map[string]any{"name": tool, "arguments": args, "task": map[string]any{"ttl": 60000}}))
 	tk, ok := res["task"].(map[string]any)
@@ -56,8 +56,8 @@ func (c *legacyClient) createTask(tool string, args map[string]any) map[string]a
 	return tk
 }
 
-// wantLegacyTask fails unless m has the dialect's Task fields.
-func wantLegacyTask(t *testing.T, m map[string]any) {
+// wantSessionTask fails unless m has the dialect's Task fields.
+func wantSessionTask(t *testing.T, m map[string]any) {
 	t.Helper()
 	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttl"} {
 		if _, ok := m[k]; !ok {
@@ -88,7 +88,7 @@ func relatedTask(res map[string]any) any {
 // extension; and each tool's execution.taskSupport in tools/list.
 func TestDialectInitialize(t *testing.T) {
 	s := newTestServer(t, nil)
-	c := &legacyClient{t: t, url: s.URL}
+	c := &sessionlessClient{t: t, url: s.URL}
 	init := func(version string) map[string]any {
 		res := wantResult(t, c.call("initialize", map[string]any{"protocolVersion": version,
 			"capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "t", "version": "0"}}))
@@ -134,7 +134,7 @@ func TestDialectInitialize(t *testing.T) {
 // run service's cursors.
 func TestDialectListPages(t *testing.T) {
 	s := newTestServer(t, nil)
-	c := &legacyClient{t: t, url: s.URL, version: "2025-11-25"}
+	c := &sessionlessClient{t: t, url: s.URL, version: "2025-11-25"}
 	s.runs.SetListPage(runs.ListPage{Runs: []signals.Snapshot{{RunID: "anonymous/AAAAAAAAAAAAAAAAAAAAAAAA",
 		Status: signals.StatusWaitingApproval, LastSequence: -1}}, NextCursor: "next-page"})
 	res := wantResult(t, c.call("tasks/list", map[string]any{"cursor": "this-page"}))
@@ -145,7 +145,7 @@ func TestDialectListPages(t *testing.T) {
 	if len(tasks) != 1 || tasks[0].(map[string]any)["status"] != "input_required" {
 		t.Fatalf("tasks = %v", tasks)
 	}
-	wantLegacyTask(t, tasks[0].(map[string]any))
+	wantSessionTask(t, tasks[0].(map[string]any))
 	if l := s.runs.Lists(); len(l) != 1 || l[0].Cursor != "this-page" {
 		t.Fatalf("list requests = %+v", l)
 	}
@@ -157,20 +157,20 @@ func TestDialectListPages(t *testing.T) {
 func TestDialectWire(t *testing.T) {
 	var p *probe
 	s := newStackWith(t, keysFor(t, "ka=acme:alice,kb=globex:bob"), "", withProbe(&p, nil))
-	alice := &legacyClient{t: t, url: s.URL + "/mcp", key: "ka", version: "2025-11-25"}
-	bob := &legacyClient{t: t, url: s.URL + "/mcp", key: "kb", version: "2025-11-25"}
+	alice := &sessionlessClient{t: t, url: s.URL + "/mcp", key: "ka", version: "2025-11-25"}
+	bob := &sessionlessClient{t: t, url: s.URL + "/mcp", key: "kb", version: "2025-11-25"}
 	aliceSubject := signals.Subject{Tenant: "acme", SubjectID: "alice"}
 
 	t.Run("lifecycle", func(t *testing.T) {
 		alice.t = t
 		created := alice.createTask("slow_compute", map[string]any{"seconds": 1, "label": "dialect"})
-		wantLegacyTask(t, created)
+		wantSessionTask(t, created)
 		id := created["taskId"].(string)
 		if created["status"] != "working" {
 			t.Fatalf("created = %v", created)
 		}
 		got := wantResult(t, alice.call("tasks/get", map[string]any{"taskId": id, "task": map[string]any{}}))
-		wantLegacyTask(t, got)
+		wantSessionTask(t, got)
 		if got["taskId"] != id {
 			t.Fatalf("tasks/get = %v", got)
 		}
@@ -231,7 +231,7 @@ func TestDialectWire(t *testing.T) {
 		id := alice.createTask("slow_compute", map[string]any{"seconds": 60})["taskId"].(string)
 		created := wantResult(t, alice.call("tasks/get", map[string]any{"taskId": id}))
 		res := wantResult(t, alice.call("tasks/cancel", map[string]any{"taskId": id}))
-		wantLegacyTask(t, res)
+		wantSessionTask(t, res)
 		if res["status"] != "cancelled" || res["taskId"] != id || res["createdAt"] != created["createdAt"] {
 			t.Fatalf("tasks/cancel = %v (created %v)", res, created)
 		}
@@ -249,11 +249,11 @@ func TestDialectWire(t *testing.T) {
 		alice.t, bob.t = t, t
 		mine := alice.createTask("slow_compute", map[string]any{"seconds": 0})["taskId"].(string)
 		theirs := bob.createTask("slow_compute", map[string]any{"seconds": 0})["taskId"].(string)
-		ids := func(c *legacyClient) []string {
+		ids := func(c *sessionlessClient) []string {
 			res := wantResult(t, c.call("tasks/list", nil))
 			var out []string
 			for _, tk := range res["tasks"].([]any) {
-				wantLegacyTask(t, tk.(map[string]any))
+				wantSessionTask(t, tk.(map[string]any))
 				out = append(out, tk.(map[string]any)["taskId"].(string))
 			}
 			return out
@@ -280,7 +280,7 @@ func TestDialectWire(t *testing.T) {
 		unknown := "acme~2F" + strings.Repeat("A", 24)
 		var answers []string
 		for _, probe := range []struct {
-			c   *legacyClient
+			c   *sessionlessClient
 			tid any
 		}{{bob, id}, {alice, unknown}, {bob, "globex~2F" + strings.SplitN(runOf(t, id), "/", 2)[1]}, {alice, "nope"}, {alice, 7}} {
 			for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {

@@ -21,7 +21,7 @@ func TestInlineAnswer(t *testing.T) {
 		return nil
 	})
 	modern := s.client(t, "", tasksCaps())
-	legacy := &legacyClient{t: t, url: s.URL + "/mcp", version: "2025-11-25"}
+	sessionless := &sessionlessClient{t: t, url: s.URL + "/mcp", version: "2025-11-25"}
 	tests := []struct {
 		name  string
 		call  func() map[string]any
@@ -49,14 +49,14 @@ func TestInlineAnswer(t *testing.T) {
 			}
 		}},
 		{"2025-11-25: a 5 ms run is a task created completed", func() map[string]any {
-			return legacy.createTask("delay", map[string]any{"delayMs": 5})
+			return sessionless.createTask("delay", map[string]any{"delayMs": 5})
 		}, func(t *testing.T, task map[string]any) {
 			if task["status"] != "completed" {
 				t.Fatalf("task = %v, want it completed", task)
 			}
 		}},
 		{"2025-11-25: a 10 s run is a task created working", func() map[string]any {
-			return legacy.createTask("delay", map[string]any{"delayMs": 10000})
+			return sessionless.createTask("delay", map[string]any{"delayMs": 10000})
 		}, func(t *testing.T, task map[string]any) {
 			if task["status"] != "working" {
 				t.Fatalf("task = %v, want it working", task)

@@ -19,9 +19,9 @@ func rawRequest(t *testing.T, addr string, caps map[string]any, accept string) n
 	return rawCall(t, addr, caps, accept, false)
 }
 
-// rawCall writes a tools/call of slow; legacy sends it session-dialect style
+// rawCall writes a tools/call of slow; sessionless sends it session-dialect style
 // (no MCP-Protocol-Version header, no _meta).
-func rawCall(t *testing.T, addr string, caps map[string]any, accept string, legacy bool) net.Conn {
+func rawCall(t *testing.T, addr string, caps map[string]any, accept string, sessionless bool) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -32,7 +32,7 @@ func rawCall(t *testing.T, addr string, caps map[string]any, accept string, lega
 		"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": ProtocolVersion,
 			"io.modelcontextprotocol/clientCapabilities": caps}}})
 	version := "MCP-Protocol-Version: " + ProtocolVersion + "\r\n"
-	if legacy {
+	if sessionless {
 		body = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":5}}}`)
 		version = ""
 	}
@@ -48,16 +48,16 @@ func rawCall(t *testing.T, addr string, caps map[string]any, accept string, lega
 func TestDisconnectCancelsOwnedRun(t *testing.T) {
 	tests := []struct {
 		name, accept string
-		legacy       bool
+		sessionless  bool
 	}{
 		{"json", "application/json, text/event-stream", false},
 		{"sse", "text/event-stream, application/json", false},
-		{"legacy", "application/json, text/event-stream", true},
+		{"session-dialect", "application/json, text/event-stream", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(t, nil)
-			conn := rawCall(t, strings.TrimPrefix(s.URL, "http://"), map[string]any{}, tt.accept, tt.legacy)
+			conn := rawCall(t, strings.TrimPrefix(s.URL, "http://"), map[string]any{}, tt.accept, tt.sessionless)
 			deadline := time.Now().Add(5 * time.Second)
 			for s.runs.StartCount() == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)

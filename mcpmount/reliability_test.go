@@ -268,12 +268,12 @@ func TestIntegrationAdmission(t *testing.T) {
 				// A session-dialect request: the same error, with status 200 as
 				// that protocol answers errors, and Retry-After.
 				if !tc.tasked {
-					legacy := post(t, s.URL+"/mcp", map[string]string{"Content-Type": "application/json", "Accept": acceptJSON,
+					sessionless := post(t, s.URL+"/mcp", map[string]string{"Content-Type": "application/json", "Accept": acceptJSON,
 						"Authorization": "Bearer " + tc.key},
 						[]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"conformance-delay","arguments":{"delayMs":200}}}`))
-					wantError(t, legacy, http.StatusOK, wire.CodeInternalError)
-					if legacy.Header.Get("Retry-After") != "1" || !strings.Contains(string(legacy.Error.Data), `"retryAfter":1`) {
-						t.Fatalf("legacy refusal: Retry-After %q body %s", legacy.Header.Get("Retry-After"), legacy.Raw)
+					wantError(t, sessionless, http.StatusOK, wire.CodeInternalError)
+					if sessionless.Header.Get("Retry-After") != "1" || !strings.Contains(string(sessionless.Error.Data), `"retryAfter":1`) {
+						t.Fatalf("session-dialect refusal: Retry-After %q body %s", sessionless.Header.Get("Retry-After"), sessionless.Raw)
 					}
 				}
 			}

@@ -266,20 +266,20 @@ func TestLargeResult(t *testing.T) {
 		wantLinked(t, r, textBytes)
 	})
 	t.Run("2025-11-25 tasks/result", func(t *testing.T) {
-		legacy := &legacyClient{t: t, url: s.mcp.URL, key: "ka", version: "2025-11-25"}
-		tk := legacy.createTask("big_result", args)
-		wantLinked(t, wantResult(t, legacy.call("tasks/result", map[string]any{"taskId": tk["taskId"]})), textBytes)
+		sessionless := &sessionlessClient{t: t, url: s.mcp.URL, key: "ka", version: "2025-11-25"}
+		tk := sessionless.createTask("big_result", args)
+		wantLinked(t, wantResult(t, sessionless.call("tasks/result", map[string]any{"taskId": tk["taskId"]})), textBytes)
 	})
 	t.Run("2025-11-25 resources/read", func(t *testing.T) {
-		legacy := &legacyClient{t: t, url: s.mcp.URL, key: "ka", version: "2025-11-25"}
-		r := wantResult(t, legacy.call("resources/read", map[string]any{"uri": textURI + "?page=21"}))
+		sessionless := &sessionlessClient{t: t, url: s.mcp.URL, key: "ka", version: "2025-11-25"}
+		r := wantResult(t, sessionless.call("resources/read", map[string]any{"uri": textURI + "?page=21"}))
 		raw, _ := json.Marshal(r["contents"])
 		var contents []struct{ Text string }
 		if err := json.Unmarshal(raw, &contents); err != nil || len(contents) != 1 || !strings.HasSuffix(bigText(textBytes), contents[0].Text) ||
 			r["resultType"] != nil {
 			t.Fatalf("resources/read of the last page = %.300s, want the text's end", raw)
 		}
-		foreign := (&legacyClient{t: t, url: s.mcp.URL, key: "ke", version: "2025-11-25"}).call("resources/read", map[string]any{"uri": textURI})
+		foreign := (&sessionlessClient{t: t, url: s.mcp.URL, key: "ke", version: "2025-11-25"}).call("resources/read", map[string]any{"uri": textURI})
 		wantError(t, foreign, http.StatusOK, -32602)
 	})
 	t.Run("the companion status of the run", func(t *testing.T) {
@@ -372,8 +372,8 @@ func TestResourcesListed(t *testing.T) {
 	if tpl := fmt.Sprint(l["resourceTemplates"]); !strings.Contains(tpl, runid.ResultURIPrefix+"{taskId}/{part}{?page}") {
 		t.Fatalf("resources/templates/list = %v, want the result template", l)
 	}
-	legacy := &legacyClient{t: t, url: c.url, version: "2025-11-25"}
-	init := wantResult(t, legacy.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+	sessionless := &sessionlessClient{t: t, url: c.url, version: "2025-11-25"}
+	init := wantResult(t, sessionless.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "t", "version": "0"}}))
 	if caps, _ := init["capabilities"].(map[string]any); caps["resources"] == nil {
 		t.Fatalf("initialize capabilities = %v, want resources", init["capabilities"])

@@ -153,8 +153,8 @@ func TestToolScopes(t *testing.T) {
 			t.Errorf("2026-07-28 tools/list, %s: %s, want %s", tc.name, got, tc.want)
 		}
 		for _, version := range []string{"2025-11-25", "2025-06-18"} {
-			legacy := &legacyClient{t: t, url: s.URL, key: tc.key, version: version}
-			if got := strings.Join(toolNames(wantResult(t, legacy.call("tools/list", nil))), ","); got != tc.want+","+companionTools {
+			sessionless := &sessionlessClient{t: t, url: s.URL, key: tc.key, version: version}
+			if got := strings.Join(toolNames(wantResult(t, sessionless.call("tools/list", nil))), ","); got != tc.want+","+companionTools {
 				t.Errorf("%s tools/list, %s: %s, want %s", version, tc.name, got, tc.want)
 			}
 		}
@@ -179,11 +179,11 @@ func TestToolScopes(t *testing.T) {
 	refused("2026-07-28 MRTR retry", modern.call("tools/call", map[string]any{"name": "refund", "arguments": map[string]any{},
 		"requestState": "AAAA", "inputResponses": map[string]any{}}, nil))
 	for _, version := range []string{"2025-11-25", "2025-06-18"} {
-		legacy := &legacyClient{t: t, url: s.URL, key: narrow, version: version}
-		refused(version+" call", legacy.call("tools/call", map[string]any{"name": "refund", "arguments": map[string]any{}}))
+		sessionless := &sessionlessClient{t: t, url: s.URL, key: narrow, version: version}
+		refused(version+" call", sessionless.call("tools/call", map[string]any{"name": "refund", "arguments": map[string]any{}}))
 	}
-	legacy := &legacyClient{t: t, url: s.URL, key: narrow, version: "2025-11-25"}
-	refused("2025-11-25 task", legacy.call("tools/call", map[string]any{"name": "refund", "arguments": map[string]any{}, "task": map[string]any{}}))
+	sessionless := &sessionlessClient{t: t, url: s.URL, key: narrow, version: "2025-11-25"}
+	refused("2025-11-25 task", sessionless.call("tools/call", map[string]any{"name": "refund", "arguments": map[string]any{}, "task": map[string]any{}}))
 	if n := s.runs.StartCount(); n != 0 {
 		t.Fatalf("%d runs started by refused calls", n)
 	}

@@ -23,8 +23,8 @@ func TestDiscover(t *testing.T) {
 	if v, ok := ext[ExtensionTasks].(map[string]any); !ok || len(v) != 0 {
 		t.Errorf("capabilities.extensions = %v", caps["extensions"])
 	}
-	if _, legacy := caps["tasks"]; legacy {
-		t.Error("legacy capabilities.tasks advertised")
+	if _, sessionless := caps["tasks"]; sessionless {
+		t.Error("session-dialect capabilities.tasks advertised")
 	}
 	info := res["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"].(map[string]any)
 	if info["name"] != "test-mount" || info["version"] != "1.2.3" {
@@ -68,32 +68,32 @@ func TestToolsList(t *testing.T) {
 	}
 }
 
-// TestLegacyClient checks that a session-dialect client (no
+// TestSessionDialectClient checks that a session-dialect client (no
 // MCP-Protocol-Version header, no _meta) still lists and calls tools on the
 // same endpoint, and never sees the Tasks extension.
-func TestLegacyClient(t *testing.T) {
+func TestSessionDialectClient(t *testing.T) {
 	s := newTestServer(t, nil)
 	hdr := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 	r := post(t, s.URL, hdr, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`))
 	res := wantResult(t, r)
 	if caps := res["capabilities"].(map[string]any); caps["extensions"] != nil {
-		t.Errorf("legacy initialize advertises extensions: %v", caps)
+		t.Errorf("session-dialect initialize advertises extensions: %v", caps)
 	}
 	r = post(t, s.URL, hdr, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
 	res = wantResult(t, r)
 	// It declared neither tasks nor elicitation: the companion tools follow.
 	if _, ok := res["resultType"]; ok || strings.Join(toolNames(res), ",") != "ask_first,greet,required_job,slow,"+companionTools {
-		t.Errorf("legacy tools/list = %s", r.Raw)
+		t.Errorf("session-dialect tools/list = %s", r.Raw)
 	}
 	r = post(t, s.URL, hdr, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"name":"old"}}}`))
 	res = wantResult(t, r)
 	if _, ok := res["resultType"]; ok || res["content"].([]any)[0].(map[string]any)["text"] != "Hello, old!" {
-		t.Errorf("legacy tools/call = %s", r.Raw)
+		t.Errorf("session-dialect tools/call = %s", r.Raw)
 	}
 	// A task-only tool cannot serve a client that cannot hold a task.
 	r = post(t, s.URL, hdr, []byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"required_job","arguments":{}}}`))
 	if r.Error == nil || r.Error.Code != -32021 {
-		t.Errorf("legacy call of a task-only tool = %s", r.Raw)
+		t.Errorf("session-dialect call of a task-only tool = %s", r.Raw)
 	}
 }
 

@@ -69,7 +69,7 @@ func TestToolsListShape(t *testing.T) {
 	})
 	for _, version := range []string{"2025-11-25", "2025-06-18"} {
 		t.Run("stateless "+version, func(t *testing.T) {
-			c := &legacyClient{t: t, url: s.URL + "/mcp", version: version}
+			c := &sessionlessClient{t: t, url: s.URL + "/mcp", version: version}
 			res := wantResult(t, c.call("tools/list", nil))
 			wantShape(t, res["tools"])
 		})
@@ -156,7 +156,7 @@ func TestOutputSchemaMismatch(t *testing.T) {
 		wantMismatch(t, got["result"].(map[string]any))
 	})
 	t.Run("2025-11-25 task", func(t *testing.T) {
-		c := &legacyClient{t: t, url: s.URL + "/mcp", version: "2025-11-25"}
+		c := &sessionlessClient{t: t, url: s.URL + "/mcp", version: "2025-11-25"}
 		tk := c.createTask("slow_compute", map[string]any{"seconds": 0})
 		res := wantResult(t, c.call("tasks/result", map[string]any{"taskId": tk["taskId"]}))
 		wantMismatch(t, res)
