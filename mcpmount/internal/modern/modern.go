@@ -225,16 +225,16 @@ func (d *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 		defer ex.stream.Stop()
 	}
 	if call != nil {
-		d.serveCall2026(w, r, in, call, ex)
+		d.serveCall(w, r, in, call, ex)
 		return
 	}
-	res, err := d.method2026(r.Context(), in)
+	res, err := d.method(r.Context(), in)
 	ex.answer(d, res, err)
 }
 
-// method2026 runs the handler of a 2026-07-28 method but tools/call and
+// method runs the handler of a 2026-07-28 method but tools/call and
 // subscriptions/listen, under the request's span and metrics.
-func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
+func (d *Dialect) method(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
 	declared, err := CheckMetaTriple(in.Meta)
 	if err != nil {
 		return nil, err
@@ -278,10 +278,10 @@ func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 	})
 }
 
-// serveCall2026 serves a 2026-07-28 tools/call under the request-ownership
+// serveCall serves a 2026-07-28 tools/call under the request-ownership
 // tracker: the run the call starts or continues is cancelled unless its
 // whole response is delivered.
-func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange) {
+func (d *Dialect) serveCall(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange) {
 	call.Response = ex
 	if ex.stream != nil {
 		call.Notify = ex
@@ -292,7 +292,7 @@ func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 			ex.stream.W = w
 		}
 		call.Claim = claim
-		res, err := d.handleCall2026(r.Context(), in, call)
+		res, err := d.handleCall(r.Context(), in, call)
 		if over := (*core.Overloaded)(nil); errors.As(err, &over) {
 			wire.WriteOverloaded(w, in.Msg.ID, over.Rejection, http.StatusServiceUnavailable)
 			return
@@ -302,9 +302,9 @@ func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 	}).ServeHTTP(w, r)
 }
 
-// handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under
+// handleCall runs callTool for a decoded 2026-07-28 tools/call, under
 // the request's span and metrics.
-func (d *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
+func (d *Dialect) handleCall(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
 	if _, err := CheckMetaTriple(in.Meta); err != nil {
 		return nil, err
 	}

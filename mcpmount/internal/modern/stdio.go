@@ -51,7 +51,7 @@ func (d *Dialect) ServeMessage(ctx context.Context, caller signals.Subject, req 
 		return
 	}
 	if req.Method != "tools/call" {
-		res, err := d.method2026(ctx, in)
+		res, err := d.method(ctx, in)
 		d.sendAnswer(ctx, send, id, res, err)
 		return
 	}
@@ -69,7 +69,7 @@ func (d *Dialect) ServeMessage(ctx context.Context, caller signals.Subject, req 
 	if in.Meta["progressToken"] != nil {
 		call.Notify = streamNotifier{send}
 	}
-	res, err := d.handleCall2026(ctx, in, call)
+	res, err := d.handleCall(ctx, in, call)
 	d.sendAnswer(ctx, send, id, res, err)
 }
 
