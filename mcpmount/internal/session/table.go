@@ -83,23 +83,25 @@ func (t *taskMethods) registerMethods(server *mcp.Server) error {
 	return nil
 }
 
-// registerGet, registerUpdate and registerCancel register the Tasks
-// extension's tasks/get, tasks/update and tasks/cancel, which refuse a
-// session-era request that did not declare it; registerResult and
-// registerList register tasks/result and tasks/list, which the middleware
-// serves to session-era requests (anything else gets -32601).
+// registerGet registers the Tasks extension's tasks/get, which refuses a
+// session-era request that did not declare the extension; so do
+// registerUpdate and registerCancel for tasks/update and tasks/cancel.
 func registerGet(t *taskMethods, server *mcp.Server, method string) error {
 	return mcp.AddReceivingCustomMethod(server, method, t.getTask)
 }
 
+// registerUpdate registers the Tasks extension's tasks/update.
 func registerUpdate(t *taskMethods, server *mcp.Server, method string) error {
 	return mcp.AddReceivingCustomMethod(server, method, t.updateTask)
 }
 
+// registerCancel registers the Tasks extension's tasks/cancel.
 func registerCancel(t *taskMethods, server *mcp.Server, method string) error {
 	return mcp.AddReceivingCustomMethod(server, method, t.cancelTask)
 }
 
+// registerResult registers tasks/result, which the middleware serves to
+// session-era requests; any other request gets -32601.
 func registerResult(_ *taskMethods, server *mcp.Server, method string) error {
 	return mcp.AddReceivingCustomMethod(server, method,
 		func(context.Context, *mcp.ServerSession, *wire.TaskParams) (*core.ToolResult, error) {
@@ -107,6 +109,8 @@ func registerResult(_ *taskMethods, server *mcp.Server, method string) error {
 		})
 }
 
+// registerList registers tasks/list, which the middleware serves to
+// session-era requests; any other request gets -32601.
 func registerList(_ *taskMethods, server *mcp.Server, method string) error {
 	return mcp.AddReceivingCustomMethod(server, method,
 		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
@@ -126,12 +130,12 @@ func sessionTasks(serve func(t *taskMethods, ctx context.Context, req mcp.Reques
 	}
 }
 
-// listResources and listResourceTemplates answer resources/list and
-// resources/templates/list.
+// listResources answers resources/list.
 func listResources(*Dialect, context.Context, string, mcp.Request, *requestSide, mcp.MethodHandler) (mcp.Result, error) {
 	return wire.ListResources(false, 0), nil
 }
 
+// listResourceTemplates answers resources/templates/list.
 func listResourceTemplates(*Dialect, context.Context, string, mcp.Request, *requestSide, mcp.MethodHandler) (mcp.Result, error) {
 	return wire.ListResourceTemplates(false, 0), nil
 }
