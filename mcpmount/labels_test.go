@@ -28,7 +28,7 @@ func TestMethodLabels(t *testing.T) {
 		}
 		if m, ok := modern.Label(method); ok {
 			if s, ok := session.Label(method); ok && s != m {
-				t.Errorf("%s: the 2026-07-28 table labels it %q, the session era's %q", method, m, s)
+				t.Errorf("%s: the 2026-07-28 table labels it %q, the session dialect's %q", method, m, s)
 			}
 		}
 	}

@@ -432,7 +432,7 @@ type Recorder interface {
 }
 
 // methodLabel is the metric label of method: the one the 2026-07-28
-// dialect's method table gives it, or else the session era's. A request is
+// dialect's method table gives it, or else the session dialect's. A request is
 // counted before the mount knows its dialect (a refusal at the door), so
 // both tables label every method alike.
 func methodLabel(method string) (string, bool) {

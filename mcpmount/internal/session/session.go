@@ -75,7 +75,7 @@ func (m *Dialect) ServeBatch(w http.ResponseWriter, r *http.Request, in *wire.In
 	}
 }
 
-// sdkMethodUnknown refuses, before the SDK sees it, a session-era message
+// sdkMethodUnknown refuses, before the SDK sees it, a session-dialect message
 // whose method the SDK does not take: -32601 with status 200, as a
 // method's error is answered in that protocol.
 func sdkMethodUnknown(method string, id json.RawMessage) (wire.Refusal, bool) {
@@ -239,7 +239,7 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 // middleware is the SDK server's dispatch of the mount's methods: the
 // table's serve of the method, or else the SDK's own handler. It decodes
 // tools/call into the core's call request, answers tools/list from the
-// catalog, serves the 2025-11-25 dialect's tasks/* methods to session-era
+// catalog, serves the 2025-11-25 dialect's tasks/* methods to session-dialect
 // requests, and rewrites initialize results.
 func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -253,7 +253,7 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// callTool serves a session-era tools/call: the core runs the call, and
+// callTool serves a session-dialect tools/call: the core runs the call, and
 // the answer is encoded in the 2025-11-25 shapes.
 func (m *Dialect) callTool(ctx context.Context, _ string, req mcp.Request, side *requestSide, _ mcp.MethodHandler) (mcp.Result, error) {
 	r, ok := req.(*mcp.CallToolRequest)
@@ -272,7 +272,7 @@ func (m *Dialect) callTool(ctx context.Context, _ string, req mcp.Request, side 
 	return res, side.sdkError(err)
 }
 
-// readResource serves a session-era resources/read.
+// readResource serves a session-dialect resources/read.
 func (m *Dialect) readResource(ctx context.Context, _ string, req mcp.Request, _ *requestSide, _ mcp.MethodHandler) (mcp.Result, error) {
 	r, ok := req.(*mcp.ReadResourceRequest)
 	if !ok || r.Params == nil || r.Params.URI == "" {

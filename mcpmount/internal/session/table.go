@@ -14,7 +14,7 @@ import (
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
-// route is one method of the session era's table.
+// route is one method of the session dialect's table.
 type route struct {
 	// label is the method's metric label (methods.Other: not counted by
 	// name).
@@ -84,7 +84,7 @@ func (t *taskMethods) registerMethods(server *mcp.Server) error {
 }
 
 // registerGet registers the Tasks extension's tasks/get, which refuses a
-// session-era request that did not declare the extension; so do
+// session-dialect request that did not declare the extension; so do
 // registerUpdate and registerCancel for tasks/update and tasks/cancel.
 func registerGet(t *taskMethods, server *mcp.Server, method string) error {
 	return mcp.AddReceivingCustomMethod(server, method, t.getTask)
@@ -101,7 +101,7 @@ func registerCancel(t *taskMethods, server *mcp.Server, method string) error {
 }
 
 // registerResult registers tasks/result, which the middleware serves to
-// session-era requests; any other request gets -32601.
+// session-dialect requests; any other request gets -32601.
 func registerResult(_ *taskMethods, server *mcp.Server, method string) error {
 	return mcp.AddReceivingCustomMethod(server, method,
 		func(context.Context, *mcp.ServerSession, *wire.TaskParams) (*core.ToolResult, error) {
@@ -110,7 +110,7 @@ func registerResult(_ *taskMethods, server *mcp.Server, method string) error {
 }
 
 // registerList registers tasks/list, which the middleware serves to
-// session-era requests; any other request gets -32601.
+// session-dialect requests; any other request gets -32601.
 func registerList(_ *taskMethods, server *mcp.Server, method string) error {
 	return mcp.AddReceivingCustomMethod(server, method,
 		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
@@ -118,7 +118,7 @@ func registerList(_ *taskMethods, server *mcp.Server, method string) error {
 		})
 }
 
-// sessionTasks serves a 2025-11-25 tasks/* method to a session-era
+// sessionTasks serves a 2025-11-25 tasks/* method to a session-dialect
 // request with serve, given its params.taskId; any other request goes on to the SDK's handler (the
 // Tasks extension's).
 func sessionTasks(serve func(t *taskMethods, ctx context.Context, req mcp.Request, rawID json.RawMessage) (mcp.Result, error)) func(*Dialect, context.Context, string, mcp.Request, *requestSide, mcp.MethodHandler) (mcp.Result, error) {

@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestTableTakes pins the methods the session era hands to the go-sdk:
+// TestTableTakes pins the methods the session dialect hands to the go-sdk:
 // any other is refused before it with -32601 and status 200.
 func TestTableTakes(t *testing.T) {
 	taken := []string{

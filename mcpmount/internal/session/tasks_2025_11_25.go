@@ -31,7 +31,7 @@ const dialectVersion = "2025-11-25"
 // metaRelatedTask is the _meta key tying a message to its task.
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
-// taskRequested reports whether a session-era request's params hold
+// taskRequested reports whether a session-dialect request's params hold
 // the dialect's task field (the table's taskField of its method).
 func taskRequested(method string, params map[string]json.RawMessage) bool {
 	field := table[method].taskField
