@@ -15,6 +15,7 @@ import (
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/session"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
@@ -158,7 +159,7 @@ func (m *Mount) decode(w http.ResponseWriter, r *http.Request, in *wire.Incoming
 			return false
 		}
 	}
-	if msg.Method == "tools/call" {
+	if msg.Method == methods.ToolsCall {
 		// Arguments that cannot be decoded are a tool-input error, which the
 		// core's CallTool answers once it knows the tool: set them aside.
 		if aerr := catalog.CheckNumbers(in.Params["arguments"]); aerr != nil {

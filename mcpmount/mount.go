@@ -250,6 +250,7 @@ func New(opts Options) (*Mount, error) {
 	m.obs.Tracer = kit.Tracer("mcpmount")
 	if opts.Metrics != nil {
 		m.obs.Metrics = opts.Metrics
+		m.obs.Label = methodLabel
 	}
 	pacer := core.NewPacer(opts.PollInterval)
 	m.core, err = core.New(core.Options{
@@ -428,4 +429,15 @@ type Recorder interface {
 	OwnershipCancelled()
 	// MRTRRound records an InputRequiredResult sent.
 	MRTRRound()
+}
+
+// methodLabel is the metric label of method: the one the 2026-07-28
+// dialect's method table gives it, or else the session dialect's. A request is
+// counted before the mount knows its dialect (a refusal at the door), so
+// both tables label every method alike.
+func methodLabel(method string) (string, bool) {
+	if l, ok := modern.Label(method); ok {
+		return l, true
+	}
+	return session.Label(method)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/openwop/temporal-mcp/auth"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
 
@@ -25,7 +26,7 @@ import (
 // lets every other request through, and leaves an unknown or unavailable
 // tool to the core's CallTool, which answers it as for any caller.
 func (m *Mount) permitCall(w http.ResponseWriter, r *http.Request, in *wire.Incoming) bool {
-	if in.Msg.Method != "tools/call" || !in.Caller.Scoped {
+	if in.Msg.Method != methods.ToolsCall || !in.Caller.Scoped {
 		return true
 	}
 	var name string

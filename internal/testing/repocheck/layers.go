@@ -41,6 +41,7 @@ var layers = map[string]Layer{
 	"internal/liveness":              LayerLibrary,
 	"mcpmount/internal/ownership":    LayerLibrary,
 	"mcpmount/internal/requeststate": LayerLibrary,
+	"mcpmount/internal/methods":      LayerLibrary,
 	"auth":                           LayerDomain,
 	"catalog":                        LayerDomain,
 	"activities":                     LayerDomain,

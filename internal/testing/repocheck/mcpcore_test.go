@@ -12,7 +12,7 @@ import (
 
 // TestMCPCoreNamesNoEdge fails when the MCP core (mcpmount/internal/core)
 // reaches into what belongs to an edge: a dialect (any other mcpmount
-// package but ownership and requeststate), HTTP, or a go-sdk session. The
+// package but ownership, requeststate and methods), HTTP, or a go-sdk session. The
 // core speaks in its own terms; a dialect decodes into them and encodes
 // out of them, and offers the core what its transport can do through the
 // core's small interfaces.
@@ -25,6 +25,7 @@ func TestMCPCoreNamesNoEdge(t *testing.T) {
 	allowed := map[string]bool{
 		"github.com/openwop/temporal-mcp/mcpmount/internal/ownership":    true,
 		"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate": true,
+		"github.com/openwop/temporal-mcp/mcpmount/internal/methods":      true,
 	}
 	forbiddenNames := map[string]bool{"ServerSession": true, "ClientSession": true, "ResponseWriter": true, "Request": true}
 	fset := token.NewFileSet()
@@ -63,8 +64,8 @@ func TestMCPCoreNamesNoEdge(t *testing.T) {
 
 // mcpShared are the packages under mcpmount/internal that are no dialect:
 // the core, what every dialect shares, and the mount's leaf libraries
-// (request ownership, sealed request state).
-var mcpShared = map[string]bool{"core": true, "wire": true, "ownership": true, "requeststate": true}
+// (request ownership, sealed request state, the names of the methods).
+var mcpShared = map[string]bool{"core": true, "wire": true, "ownership": true, "requeststate": true, "methods": true}
 
 // TestMCPDialectsApart fails when a wire dialect of the mount (a package
 // under mcpmount/internal other than core and wire) imports another

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/admission"
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate"
 	"github.com/openwop/temporal-mcp/runs"
@@ -356,7 +357,7 @@ func (m *Core) preRunInputs(t *catalog.Tool, req *CallRequest) (map[string]json.
 				schema = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
 			missing[in.Key] = ElicitRequest{
-				Method: "elicitation/create",
+				Method: methods.Elicit,
 				Params: ElicitParams{Mode: "form", Message: in.Message, RequestedSchema: schema},
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"strings"
 
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/signals"
 )
 
@@ -95,7 +96,7 @@ func inputRequests(snap signals.Snapshot, caller *signals.Subject) map[string]El
 			a := AnswerersOf(it, *caller)
 			p.Meta.Answerers = &a
 		}
-		out[it.ID] = ElicitRequest{Method: "elicitation/create", Params: p}
+		out[it.ID] = ElicitRequest{Method: methods.Elicit, Params: p}
 	}
 	return out
 }

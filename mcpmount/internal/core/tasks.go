@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/answers"
@@ -77,7 +78,7 @@ func (m *Core) lookupErr(ctx context.Context, op, runID string, err error) error
 // reading held while a fresh one is slow answers only if it is no older
 // than the task's poll interval (pollStale).
 func (t *Tasks) Get(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, signals.Subject, error) {
-	caller, id, err := t.target(ctx, "tasks/get", declared, rawID)
+	caller, id, err := t.target(ctx, methods.TasksGet, declared, rawID)
 	if err != nil {
 		return signals.Snapshot{}, caller, err
 	}
@@ -109,7 +110,7 @@ func pollStale(p *Pacer) runs.ReadOption {
 // returns after every resolution was applied, so the next tasks/get no
 // longer lists it.
 func (t *Tasks) Update(ctx context.Context, declared bool, rawID, rawResponses json.RawMessage) error {
-	caller, id, err := t.target(ctx, "tasks/update", declared, rawID)
+	caller, id, err := t.target(ctx, methods.TasksUpdate, declared, rawID)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (t *Tasks) Update(ctx context.Context, declared bool, rawID, rawResponses j
 // request (it reads cancelling). A run that had already ended is left
 // alone: Cancel returns its last reading and ErrTerminal.
 func (t *Tasks) Cancel(ctx context.Context, declared bool, rawID json.RawMessage) (signals.Snapshot, error) {
-	caller, id, err := t.target(ctx, "tasks/cancel", declared, rawID)
+	caller, id, err := t.target(ctx, methods.TasksCancel, declared, rawID)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
@@ -48,7 +49,7 @@ func (t *Tasks) List(ctx context.Context, cursor string) ([]signals.Snapshot, st
 // task reads input_required meanwhile. A question that stays open (the
 // client could not answer) is left to others.
 func (t *Tasks) Result(ctx context.Context, claim *ownership.Claim, a Asker, rawID json.RawMessage) (signals.Snapshot, error) {
-	caller, id, err := t.target(ctx, "tasks/result", true, rawID)
+	caller, id, err := t.target(ctx, methods.TasksResult, true, rawID)
 	if err != nil {
 		return signals.Snapshot{}, err
 	}

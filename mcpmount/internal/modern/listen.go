@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -106,7 +107,7 @@ func (d *Dialect) serveListen(w http.ResponseWriter, r *http.Request, in *wire.I
 		}
 		ack["taskIds"] = ids
 	}
-	st.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": ack})
+	st.notify(methods.SubscriptionsAcknowledged, map[string]any{"notifications": ack})
 	st.sse.KeepAlive(d.KeepAlive)
 	defer st.sse.Stop()
 
@@ -172,7 +173,7 @@ func (d *Dialect) followTask(ctx context.Context, st *listenStream, caller signa
 		sort.Strings(keys)
 		if state := task.Status + "|" + task.StatusMessage + "|" + strings.Join(keys, ","); state != last {
 			last = state
-			st.notify("notifications/tasks", taskNotification{Task: task.Task, InputRequests: task.InputRequests,
+			st.notify(methods.Tasks, taskNotification{Task: task.Task, InputRequests: task.InputRequests,
 				Result: task.Result, Error: task.Error})
 		}
 		return s.Status.Terminal()

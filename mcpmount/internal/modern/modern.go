@@ -15,6 +15,7 @@ import (
 
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
@@ -36,31 +37,6 @@ const (
 	HeaderMethod          = "Mcp-Method"
 	HeaderName            = "Mcp-Name"
 )
-
-// Served reports the methods served to 2026-07-28 requests. Everything
-// else (tasks/result, tasks/list, initialize, ping, prompts/*, ...) is
-// -32601 / 404.
-func Served(method string) bool {
-	switch method {
-	case "server/discover", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel",
-		"subscriptions/listen", "resources/read", "resources/list", "resources/templates/list":
-		return true
-	}
-	return false
-}
-
-// NameField is the params field a method's Mcp-Name header mirrors.
-func NameField(method string) (string, bool) {
-	switch method {
-	case "tools/call", "prompts/get":
-		return "name", true
-	case "resources/read":
-		return "uri", true
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		return "taskId", true
-	}
-	return "", false
-}
 
 // Validate runs the 2026-07-28 checks of an HTTP request in the order the
 // wire reference fixes: _meta keys, headers against the body, version,
@@ -188,7 +164,8 @@ func decodeHeaderValue(v string) (string, bool) {
 // Serve serves one checked 2026-07-28 request.
 func (d *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	msg := &in.Msg
-	if msg.Method == "subscriptions/listen" {
+	rt := table[msg.Method]
+	if rt.listen {
 		d.serveListen(w, r, in)
 		return
 	}
@@ -206,7 +183,7 @@ func (d *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 		return
 	}
 	var call *core.CallRequest
-	if msg.Method == "tools/call" {
+	if rt.call {
 		var problem string
 		if call, problem = DecodeCall(r.Header, in); problem != "" {
 			wire.WriteHeaderMismatch(w, msg.ID, problem)
@@ -214,7 +191,7 @@ func (d *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 		}
 	}
 	ex := &exchange{w: w, id: msg.ID}
-	if in.Accept.PrefersSSE || msg.Method == "tools/call" && in.Meta["progressToken"] != nil {
+	if in.Accept.PrefersSSE || rt.call && in.Meta["progressToken"] != nil {
 		// Progress notifications need a stream.
 		ex.stream = wire.NewEventStream(w)
 		h := w.Header()
@@ -225,16 +202,16 @@ func (d *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 		defer ex.stream.Stop()
 	}
 	if call != nil {
-		d.serveCall2026(w, r, in, call, ex)
+		d.serveCall(w, r, in, call, ex)
 		return
 	}
-	res, err := d.method2026(r.Context(), in)
+	res, err := d.method(r.Context(), in)
 	ex.answer(d, res, err)
 }
 
-// method2026 runs the handler of a 2026-07-28 method but tools/call and
-// subscriptions/listen, under the request's span and metrics.
-func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
+// method runs the answer of a 2026-07-28 method (table) but tools/call
+// and subscriptions/listen, under the request's span and metrics.
+func (d *Dialect) method(ctx context.Context, in *wire.Incoming) (mcp.Result, error) {
 	declared, err := CheckMetaTriple(in.Meta)
 	if err != nil {
 		return nil, err
@@ -244,44 +221,16 @@ func (d *Dialect) method2026(ctx context.Context, in *wire.Incoming) (mcp.Result
 		_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: Validate checked it
 	}
 	ctx = auth.WithSubject(ctx, in.Caller)
-	p := in.Params
+	answer := table[in.Msg.Method].answer // validateServed let no method without one through
 	return d.Observer.Observed(ctx, in.Msg.Method, meta, in.Header, "", func(ctx context.Context) (mcp.Result, error) {
-		switch in.Msg.Method {
-		case "tasks/get":
-			return d.Projector.GotTask(d.Core.Tasks().Get(ctx, declared, p["taskId"]))
-		case "tasks/update":
-			return wire.Ack(d.Core.Tasks().Update(ctx, declared, p["taskId"], p["inputResponses"]))
-		case "tasks/cancel":
-			_, err := d.Core.Tasks().Cancel(ctx, declared, p["taskId"])
-			if errors.Is(err, core.ErrTerminal) {
-				err = nil // a run already ended is left alone, and that is no error
-			}
-			return wire.Ack(err)
-		case "resources/read":
-			uri, err := wire.ResourceURI(p["uri"])
-			if err != nil {
-				return nil, err
-			}
-			res, err := d.Results.Read(ctx, uri)
-			return wire.ReadResource(res, err, true)
-		case "resources/list":
-			return wire.ListResources(true, d.CacheTTLMs), nil
-		case "resources/templates/list":
-			return wire.ListResourceTemplates(true, d.CacheTTLMs), nil
-		case "tools/list":
-			l := wire.ListModern
-			l.Companions = !core.CapsFromRaw(in.Meta[mcp.MetaKeyClientCapabilities]).FollowsRuns()
-			return d.Lister.List(ctx, l)
-		default: // server/discover: Validate let no other method through
-			return d.discover(), nil
-		}
+		return answer(d, ctx, in, declared)
 	})
 }
 
-// serveCall2026 serves a 2026-07-28 tools/call under the request-ownership
+// serveCall serves a 2026-07-28 tools/call under the request-ownership
 // tracker: the run the call starts or continues is cancelled unless its
 // whole response is delivered.
-func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange) {
+func (d *Dialect) serveCall(w http.ResponseWriter, r *http.Request, in *wire.Incoming, call *core.CallRequest, ex *exchange) {
 	call.Response = ex
 	if ex.stream != nil {
 		call.Notify = ex
@@ -292,7 +241,7 @@ func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 			ex.stream.W = w
 		}
 		call.Claim = claim
-		res, err := d.handleCall2026(r.Context(), in, call)
+		res, err := d.handleCall(r.Context(), in, call)
 		if over := (*core.Overloaded)(nil); errors.As(err, &over) {
 			wire.WriteOverloaded(w, in.Msg.ID, over.Rejection, http.StatusServiceUnavailable)
 			return
@@ -302,9 +251,9 @@ func (d *Dialect) serveCall2026(w http.ResponseWriter, r *http.Request, in *wire
 	}).ServeHTTP(w, r)
 }
 
-// handleCall2026 runs callTool for a decoded 2026-07-28 tools/call, under
+// handleCall runs callTool for a decoded 2026-07-28 tools/call, under
 // the request's span and metrics.
-func (d *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
+func (d *Dialect) handleCall(ctx context.Context, in *wire.Incoming, call *core.CallRequest) (mcp.Result, error) {
 	if _, err := CheckMetaTriple(in.Meta); err != nil {
 		return nil, err
 	}
@@ -312,7 +261,7 @@ func (d *Dialect) handleCall2026(ctx context.Context, in *wire.Incoming, call *c
 	_ = json.Unmarshal(in.Params["_meta"], &meta) // an object: Validate checked it
 	call.ProgressToken = meta["progressToken"]
 	ctx = auth.WithSubject(ctx, in.Caller)
-	return d.Observer.Observed(ctx, "tools/call", meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
+	return d.Observer.Observed(ctx, methods.ToolsCall, meta, in.Header, call.Name, func(ctx context.Context) (mcp.Result, error) {
 		defer d.tracker.Track()()
 		key, err := core.IdempotencyKeyOf(in.Meta[core.MetaIdempotencyKey])
 		if err != nil {
@@ -405,7 +354,7 @@ func (ex *exchange) KeepAlive(interval time.Duration) (stop func()) {
 // NotifyProgress sends a progress notification as an event of the
 // request's stream.
 func (ex *exchange) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
-	b, err := wire.EncodeNotification("notifications/progress", params)
+	b, err := wire.EncodeNotification(methods.Progress, params)
 	if err != nil {
 		return err
 	}

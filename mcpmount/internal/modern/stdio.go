@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openwop/temporal-mcp/catalog"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 	"github.com/openwop/temporal-mcp/signals"
@@ -20,7 +21,7 @@ import (
 // subscriptions/listen is left to the session dialect's front door, which
 // holds the stream's notifications.
 func Takes(req *jsonrpc.Request) bool {
-	if !req.IsCall() || req.Method == "subscriptions/listen" {
+	if !req.IsCall() || table[req.Method].listen {
 		return false
 	}
 	var p struct {
@@ -50,8 +51,8 @@ func (d *Dialect) ServeMessage(ctx context.Context, caller signals.Subject, req 
 		d.sendAnswer(ctx, send, id, nil, refusalError(e))
 		return
 	}
-	if req.Method != "tools/call" {
-		res, err := d.method2026(ctx, in)
+	if !table[req.Method].call {
+		res, err := d.method(ctx, in)
 		d.sendAnswer(ctx, send, id, res, err)
 		return
 	}
@@ -69,7 +70,7 @@ func (d *Dialect) ServeMessage(ctx context.Context, caller signals.Subject, req 
 	if in.Meta["progressToken"] != nil {
 		call.Notify = streamNotifier{send}
 	}
-	res, err := d.handleCall2026(ctx, in, call)
+	res, err := d.handleCall(ctx, in, call)
 	d.sendAnswer(ctx, send, id, res, err)
 }
 
@@ -100,7 +101,7 @@ func (n streamNotifier) NotifyProgress(ctx context.Context, params *mcp.Progress
 	if err != nil {
 		return err
 	}
-	return n.send(ctx, &jsonrpc.Request{Method: "notifications/progress", Params: raw})
+	return n.send(ctx, &jsonrpc.Request{Method: methods.Progress, Params: raw})
 }
 
 // refusalError is a refusal as the JSON-RPC error a stream answers.

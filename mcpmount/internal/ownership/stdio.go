@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 )
 
 // Transport wraps a message transport (stdio) so that each incoming call
@@ -102,7 +104,7 @@ func (c *connection) open(id jsonrpc.ID) *Claim {
 // notified acts on a notification: a notifications/cancelled cancels the
 // call it names.
 func (c *connection) notified(req *jsonrpc.Request) {
-	if req.Method == "notifications/cancelled" {
+	if req.Method == methods.Cancelled {
 		var p struct {
 			RequestID any `json:"requestId"`
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/ownership"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/wire"
 )
@@ -41,11 +42,11 @@ func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incomin
 	switch {
 	case in.Session != "":
 		m.serveSDK(w, r, in, m.sessionRoute(in.Session))
-	case in.Msg.Method == "initialize":
+	case in.Msg.Method == methods.Initialize:
 		if m.sessionStarted(w, in.Msg.ID) {
 			m.serveSDK(w, r, in, m.sessionRoute(""))
 		}
-	case in.Accept.PrefersSSE || (in.Msg.Method == "tools/call" && in.Meta["progressToken"] != nil):
+	case in.Accept.PrefersSSE || (in.Msg.Method == methods.ToolsCall && in.Meta["progressToken"] != nil):
 		// Progress notifications need a stream: JSON mode would drop them.
 		m.serveSDK(w, r, in, sdkRoute{handler: m.sseHandler, stream: true})
 	default:
@@ -74,23 +75,11 @@ func (m *Dialect) ServeBatch(w http.ResponseWriter, r *http.Request, in *wire.In
 	}
 }
 
-// sdkMethods are the methods the SDK's server takes, the standard ones
-// and those New registers.
-var sdkMethods = map[string]bool{
-	"completion/complete": true, "server/discover": true, "initialize": true, "ping": true,
-	"prompts/list": true, "prompts/get": true, "tools/list": true, "tools/call": true,
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
-	"logging/setLevel": true, "resources/subscribe": true, "subscriptions/listen": true, "resources/unsubscribe": true,
-	"notifications/cancelled": true, "notifications/initialized": true, "notifications/roots/list_changed": true,
-	"notifications/progress": true,
-	"tasks/get":              true, "tasks/update": true, "tasks/cancel": true, "tasks/result": true, "tasks/list": true,
-}
-
 // sdkMethodUnknown refuses, before the SDK sees it, a session-dialect message
 // whose method the SDK does not take: -32601 with status 200, as a
 // method's error is answered in that protocol.
 func sdkMethodUnknown(method string, id json.RawMessage) (wire.Refusal, bool) {
-	if sdkMethods[method] {
+	if _, ok := table[method]; ok {
 		return wire.Refusal{}, false
 	}
 	return wire.Refusal{Status: http.StatusOK, ID: id, Code: wire.CodeMethodNotFound,
@@ -247,64 +236,66 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 	return body
 }
 
-// middleware is the SDK server's dispatch of the mount's methods. It
-// decodes tools/call into the core's call request, answers tools/list from
-// the catalog, serves the 2025-11-25 tasks/* methods to
-// session-dialect requests, and rewrites initialize results: no Tasks
-// extension (it is undefined before 2026-07-28), and the dialect's tasks
-// capability for 2025-11-25.
+// middleware is the SDK server's dispatch of the mount's methods: the
+// table's serve of the method, or else the SDK's own handler. It decodes
+// tools/call into the core's call request, answers tools/list from the
+// catalog, serves the 2025-11-25 dialect's tasks/* methods to session-dialect
+// requests, and rewrites initialize results.
 func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		side := m.requests.of(req)
 		// The SDK writes what this returns: the request's answer.
 		defer side.requestClaim().Answering()
-		switch method {
-		case "tools/list":
-			return m.Lister.List(ctx, m.sessionListing(req))
-		case "tools/call":
-			r, ok := req.(*mcp.CallToolRequest)
-			if !ok || r.Params == nil {
-				return nil, core.InvalidParams("tools/call requires params")
-			}
-			defer m.tracker.Track()()
-			call := m.sessionCall(r, side)
-			key, err := idempotencyKey(r.Params.Meta)
-			if err != nil {
-				return nil, err
-			}
-			call.IdempotencyKey = key
-			res, err := m.Core.CallTool(ctx, call)
-			res, err = m.tasks.answerCall(call, res, err)
-			return res, side.sdkError(err)
-		case "resources/read":
-			r, ok := req.(*mcp.ReadResourceRequest)
-			if !ok || r.Params == nil || r.Params.URI == "" {
-				return nil, core.InvalidParams("resources/read requires params.uri, a string")
-			}
-			res, err := m.Results.Read(ctx, r.Params.URI)
-			return wire.ReadResource(res, err, false)
-		case "resources/list":
-			return wire.ListResources(false, 0), nil
-		case "resources/templates/list":
-			return wire.ListResourceTemplates(false, 0), nil
-		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
-			if sessionRequest(req) {
-				return m.tasks.serveSession(ctx, method, req)
-			}
-		case "initialize":
-			res, err := next(ctx, method, req)
-			if err != nil {
-				return res, err
-			}
-			m.trackSession(ctx, req)
-			m.noteDeclaredTasks(req, side)
-			if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
-				return sessionInitializeResult(ir)
-			}
-			return res, nil
+		if serve := table[method].serve; serve != nil {
+			return serve(m, ctx, method, req, side, next)
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// callTool serves a session-dialect tools/call: the core runs the call, and
+// the answer is encoded in the 2025-11-25 shapes.
+func (m *Dialect) callTool(ctx context.Context, _ string, req mcp.Request, side *requestSide, _ mcp.MethodHandler) (mcp.Result, error) {
+	r, ok := req.(*mcp.CallToolRequest)
+	if !ok || r.Params == nil {
+		return nil, core.InvalidParams("tools/call requires params")
+	}
+	defer m.tracker.Track()()
+	call := m.sessionCall(r, side)
+	key, err := idempotencyKey(r.Params.Meta)
+	if err != nil {
+		return nil, err
+	}
+	call.IdempotencyKey = key
+	res, err := m.Core.CallTool(ctx, call)
+	res, err = m.tasks.answerCall(call, res, err)
+	return res, side.sdkError(err)
+}
+
+// readResource serves a session-dialect resources/read.
+func (m *Dialect) readResource(ctx context.Context, _ string, req mcp.Request, _ *requestSide, _ mcp.MethodHandler) (mcp.Result, error) {
+	r, ok := req.(*mcp.ReadResourceRequest)
+	if !ok || r.Params == nil || r.Params.URI == "" {
+		return nil, core.InvalidParams("resources/read requires params.uri, a string")
+	}
+	res, err := m.Results.Read(ctx, r.Params.URI)
+	return wire.ReadResource(res, err, false)
+}
+
+// initialize serves an initialize with the SDK's handler and rewrites its
+// result: no Tasks extension (it is undefined before 2026-07-28), and the
+// dialect's tasks capability for 2025-11-25.
+func (m *Dialect) initialize(ctx context.Context, method string, req mcp.Request, side *requestSide, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	if err != nil {
+		return res, err
+	}
+	m.trackSession(ctx, req)
+	m.noteDeclaredTasks(req, side)
+	if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
+		return sessionInitializeResult(ir)
+	}
+	return res, nil
 }
 
 // sessionCall decodes a session-dialect tools/call the SDK decoded, whose
@@ -533,7 +524,7 @@ func (m *Dialect) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		return next
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "notifications/") {
+		if strings.HasPrefix(method, methods.NotificationPrefix) {
 			return next(ctx, method, req) // not a request: nothing answers it
 		}
 		var header map[string][]string
@@ -591,7 +582,7 @@ func (m *Dialect) newServer(opts Options) error {
 		},
 	})
 	server.AddReceivingMiddleware(m.observe, m.middleware)
-	if err := m.tasks.register(server); err != nil {
+	if err := m.tasks.registerMethods(server); err != nil {
 		return err
 	}
 	m.server = server

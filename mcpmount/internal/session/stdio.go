@@ -71,7 +71,7 @@ func (m *Dialect) stdioRoute(ctx context.Context, caller signals.Subject, divert
 // stdioTaskField reports whether a call read from a message stream carries
 // the 2025-11-25 task dialect's field (taskRequested).
 func stdioTaskField(req *jsonrpc.Request) bool {
-	if req.Method != "tools/call" && req.Method != "initialize" {
+	if table[req.Method].taskField == nil {
 		return false
 	}
 	var params map[string]json.RawMessage

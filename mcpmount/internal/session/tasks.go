@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,35 +23,6 @@ type taskMethods struct {
 	tracker *ownership.Tracker
 	// requests finds a request's record (and its claim).
 	requests *requests
-}
-
-// register registers the tasks/* methods with the SDK server: the Tasks
-// extension's, which refuse a session-dialect request that did not declare
-// it, and the 2025-11-25 tasks/result and tasks/list, which the
-// middleware serves (anything else gets -32601).
-func (t *taskMethods) register(server *mcp.Server) error {
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", t.getTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/get: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", t.updateTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/update: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/cancel", t.cancelTask); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/cancel: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/result",
-		func(context.Context, *mcp.ServerSession, *wire.TaskParams) (*core.ToolResult, error) {
-			return nil, wire.ErrMethodNotFound("tasks/result")
-		}); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/result: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/list",
-		func(context.Context, *mcp.ServerSession, *listTasksParams) (*listTasksResult, error) {
-			return nil, wire.ErrMethodNotFound("tasks/list")
-		}); err != nil {
-		return fmt.Errorf("mcpmount: register tasks/list: %w", err)
-	}
-	return nil
 }
 
 // getTask answers a Tasks-extension tasks/get (the SDK's handler).

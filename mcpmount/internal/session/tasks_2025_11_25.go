@@ -32,18 +32,24 @@ const dialectVersion = "2025-11-25"
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
 // taskRequested reports whether a session-dialect request's params hold
-// the dialect's task field: a params.task object on tools/call, a
-// capabilities.tasks object on initialize.
+// the dialect's task field (the table's taskField of its method).
 func taskRequested(method string, params map[string]json.RawMessage) bool {
+	field := table[method].taskField
+	return field != nil && field(params)
+}
+
+// wantsTask reports whether the params of a tools/call hold a params.task
+// object.
+func wantsTask(params map[string]json.RawMessage) bool {
 	var t map[string]json.RawMessage
-	switch method {
-	case "tools/call":
-		return json.Unmarshal(params["task"], &t) == nil && t != nil
-	case "initialize":
-		var caps map[string]json.RawMessage
-		return json.Unmarshal(params["capabilities"], &caps) == nil && json.Unmarshal(caps["tasks"], &t) == nil && t != nil
-	}
-	return false
+	return json.Unmarshal(params["task"], &t) == nil && t != nil
+}
+
+// declaresTasks reports whether the params of an initialize hold a
+// capabilities.tasks object.
+func declaresTasks(params map[string]json.RawMessage) bool {
+	var caps, t map[string]json.RawMessage
+	return json.Unmarshal(params["capabilities"], &caps) == nil && json.Unmarshal(caps["tasks"], &t) == nil && t != nil
 }
 
 // dialectCapability is the capabilities.tasks object of the 2025-11-25
@@ -152,49 +158,48 @@ func sessionRequest(req mcp.Request) bool {
 	return false
 }
 
-// serveSession serves the 2025-11-25 tasks/* methods to a session-dialect
-// request: it decodes each into the core's task operation (core.Tasks)
-// and encodes what it returns.
-func (t *taskMethods) serveSession(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-	if method == "tasks/list" {
-		var cursor string
-		if p, _ := req.GetParams().(*listTasksParams); p != nil {
-			cursor = p.Cursor
-		}
-		snaps, next, err := t.tasks.List(ctx, cursor)
-		if err != nil {
-			return nil, err
-		}
-		res := &listTasksResult{Tasks: make([]sessionTask, 0, len(snaps)), NextCursor: next}
-		for _, snap := range snaps {
-			res.Tasks = append(res.Tasks, sessionTaskOf(t.Projector, snap))
-		}
-		return res, nil
-	}
-	var rawID json.RawMessage
+// taskIDParam is the params.taskId of a tasks/* request (nil without
+// one).
+func taskIDParam(req mcp.Request) json.RawMessage {
 	if p, _ := req.GetParams().(*wire.TaskParams); p != nil {
-		rawID = p.TaskID
+		return p.TaskID
 	}
-	switch method {
-	case "tasks/get":
-		snap, _, err := t.tasks.Get(ctx, true, rawID)
-		if err != nil {
-			return nil, err
-		}
-		return &taskResult{sessionTask: sessionTaskOf(t.Projector, snap)}, nil
-	case "tasks/cancel":
-		return t.cancelSession(ctx, rawID)
-	case "tasks/result":
-		return t.resultSession(ctx, req, rawID)
+	return nil
+}
+
+// listSession answers a 2025-11-25 tasks/list: a page of the caller's
+// runs (core.Tasks.List), as tasks.
+func (t *taskMethods) listSession(ctx context.Context, req mcp.Request, _ json.RawMessage) (mcp.Result, error) {
+	var cursor string
+	if p, _ := req.GetParams().(*listTasksParams); p != nil {
+		cursor = p.Cursor
 	}
-	return nil, &jsonrpc.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
+	snaps, next, err := t.tasks.List(ctx, cursor)
+	if err != nil {
+		return nil, err
+	}
+	res := &listTasksResult{Tasks: make([]sessionTask, 0, len(snaps)), NextCursor: next}
+	for _, snap := range snaps {
+		res.Tasks = append(res.Tasks, sessionTaskOf(t.Projector, snap))
+	}
+	return res, nil
+}
+
+// getSession answers a 2025-11-25 tasks/get: the task of the run
+// (core.Tasks.Get).
+func (t *taskMethods) getSession(ctx context.Context, _ mcp.Request, rawID json.RawMessage) (mcp.Result, error) {
+	snap, _, err := t.tasks.Get(ctx, true, rawID)
+	if err != nil {
+		return nil, err
+	}
+	return &taskResult{sessionTask: sessionTaskOf(t.Projector, snap)}, nil
 }
 
 // cancelSession answers a 2025-11-25 tasks/cancel: the run is cancelled
 // (core.Tasks.Cancel) and the task answered, read anew for its other
 // fields (its creation time above all), cancelled. A terminal task cannot
 // be cancelled (-32602, as the revision says).
-func (t *taskMethods) cancelSession(ctx context.Context, rawID json.RawMessage) (mcp.Result, error) {
+func (t *taskMethods) cancelSession(ctx context.Context, _ mcp.Request, rawID json.RawMessage) (mcp.Result, error) {
 	snap, err := t.tasks.Cancel(ctx, true, rawID)
 	switch {
 	case errors.Is(err, core.ErrTerminal):

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
+	"github.com/openwop/temporal-mcp/mcpmount/internal/methods"
 	"github.com/openwop/temporal-mcp/telemetry"
 )
 
@@ -36,17 +37,19 @@ const (
 	OutcomeRejected = "rejected"
 )
 
-// MethodLabel bounds the method label to the methods the endpoint knows.
-func MethodLabel(method string) string {
-	switch method {
-	case "":
+// label is the metric label of method: the one the dialects' method
+// tables give it (Label), "unknown" for none, methods.Other for a method
+// no table counts.
+func (o Observer) label(method string) string {
+	if method == "" {
 		return "unknown"
-	case "server/discover", "initialize", "ping", "tools/list", "tools/call",
-		"tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list",
-		"resources/list", "resources/read", "prompts/list", "prompts/get":
-		return method
 	}
-	return "other"
+	if o.Label != nil {
+		if l, ok := o.Label(method); ok {
+			return l
+		}
+	}
+	return methods.Other
 }
 
 // OutcomeOf classifies a method handler's answer.
@@ -83,13 +86,16 @@ type Observer struct {
 	Tracer trace.Tracer
 	// Metrics records each answered request and SSE stream (nil: none).
 	Metrics Metrics
+	// Label is the metric label of a method, from the dialects' method
+	// tables, if one knows it (nil: every method is methods.Other).
+	Label func(method string) (string, bool)
 }
 
 // Metrics records the requests of the dialects; mcpmount.Recorder
 // implements it.
 type Metrics interface {
 	// Request records one answered request: its method label
-	// (MethodLabel), its outcome (Outcome*) and its latency.
+	// (Observer.Label), its outcome (Outcome*) and its latency.
 	Request(method, outcome string, d time.Duration)
 	// SSEStream records an SSE response stream that opens (+1) or
 	// closes (-1).
@@ -100,7 +106,7 @@ type Metrics interface {
 func (o Observer) Refuse(w http.ResponseWriter, in *Incoming, e Refusal) {
 	WriteRefusal(w, e)
 	if o.Metrics != nil {
-		o.Metrics.Request(MethodLabel(in.Msg.Method), OutcomeRejected, time.Since(in.Start))
+		o.Metrics.Request(o.label(in.Msg.Method), OutcomeRejected, time.Since(in.Start))
 	}
 }
 
@@ -151,7 +157,7 @@ func (o Observer) Observed(ctx context.Context, method string, meta map[string]a
 		span.End()
 	}
 	if o.Metrics != nil {
-		o.Metrics.Request(MethodLabel(method), outcome, time.Since(start))
+		o.Metrics.Request(o.label(method), outcome, time.Since(start))
 	}
 	return res, err
 }
