@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"go.opentelemetry.io/otel/trace"
@@ -141,9 +142,26 @@ func (k *Kit) ScopeRefused() auth.ScopeRefused { return k.opts.ScopeRefused }
 // PublicURL is Options.PublicURL without a trailing slash ("" when none).
 func (k *Kit) PublicURL() string { return k.opts.PublicURL }
 
-// Gate is the request gate of Host and Origin (and of a body's content
-// type) that every route of both edges passes first.
-func (k *Kit) Gate() *httpgate.Gate { return k.gate }
+// CheckHostOrigin checks a request's Host and Origin headers against the
+// public URL and the allowed hosts and origins: the request gate every
+// route of both edges passes first. It returns nil for a request that
+// passes, and otherwise an error whose message names the refused header
+// and its value (with the HTTP status, 403, for errors.As in this module).
+func (k *Kit) CheckHostOrigin(r *http.Request) error {
+	if rej := k.gate.CheckHostOrigin(r); rej != nil {
+		return rej
+	}
+	return nil
+}
+
+// CheckRequest is CheckHostOrigin and, for a request with a body, the
+// check of its JSON content type (status 415).
+func (k *Kit) CheckRequest(r *http.Request) error {
+	if rej := k.gate.Check(r); rej != nil {
+		return rej
+	}
+	return nil
+}
 
 // Tracer is the tracer of the edge named name (a scope under
 // telemetry.ScopeName), or nil when nothing is traced.

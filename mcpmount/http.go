@@ -64,7 +64,7 @@ func (m *Mount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answers (and returns false) a request that does not pass, and a session
 // stream's GET or DELETE.
 func (m *Mount) intake(w http.ResponseWriter, r *http.Request, in *wire.Incoming) bool {
-	if rej := m.gate.CheckHostOrigin(r); rej != nil {
+	if rej := (*httpgate.Rejection)(nil); errors.As(m.gate.CheckHostOrigin(r), &rej) {
 		m.obs.Refuse(w, in, wire.Refusal{Status: rej.Status, Code: wire.CodeInvalidRequest, Message: rej.Message})
 		return false
 	}

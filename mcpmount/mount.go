@@ -17,7 +17,6 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/edge"
-	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/core"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/modern"
 	"github.com/openwop/temporal-mcp/mcpmount/internal/requeststate"
@@ -215,7 +214,7 @@ type Mount struct {
 	session *session.Dialect
 	// What the intake needs: the gate, the authenticator, the bound on a
 	// body, the catalog for scope refusals, the request observer.
-	gate         *httpgate.Gate
+	gate         *edge.Kit
 	authenticate auth.Authenticator
 	maxBody      int64
 	catalog      catalog.Source
@@ -242,7 +241,7 @@ func New(opts Options) (*Mount, error) {
 	if authenticate == nil {
 		authenticate = auth.AnonymousAuthenticator
 	}
-	m := &Mount{authenticate: authenticate, log: opts.Logger, catalog: kit.Catalog(), maxBody: opts.MaxBodyBytes, gate: kit.Gate()}
+	m := &Mount{authenticate: authenticate, log: opts.Logger, catalog: kit.Catalog(), maxBody: opts.MaxBodyBytes, gate: kit}
 	states, err := newStates(opts)
 	if err != nil {
 		return nil, err

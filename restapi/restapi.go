@@ -3,6 +3,7 @@ package restapi
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/openwop/temporal-mcp/auth"
 	"github.com/openwop/temporal-mcp/catalog"
 	"github.com/openwop/temporal-mcp/edge"
+	"github.com/openwop/temporal-mcp/internal/httpgate"
 	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
@@ -137,7 +139,6 @@ func New(opts Options) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("restapi: %w", err)
 	}
-	gate := kit.Gate()
 	h := &handler{kit: kit, log: cmp.Or(opts.Logger, zap.NewNop()), mcpPath: cmp.Or(opts.MCPPath, DefaultMCPPath)}
 	now := opts.Now
 	if now == nil {
@@ -182,7 +183,7 @@ func New(opts Options) (http.Handler, error) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path)
 	})
 	var serve http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rej := gate.Check(r); rej != nil {
+		if rej := (*httpgate.Rejection)(nil); errors.As(kit.CheckRequest(r), &rej) {
 			writeError(w, rej.Status, rej.Code, rej.Message)
 			return
 		}
