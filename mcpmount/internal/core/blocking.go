@@ -165,6 +165,7 @@ func (m *Core) await(ctx context.Context, c *blockingCall) (mcp.Result, error) {
 	}
 }
 
+// isGone reports whether the request that holds c is gone.
 func isGone(c *ownership.Claim) bool {
 	select {
 	case <-c.Gone():

@@ -77,7 +77,7 @@ func (t *Tasks) Result(ctx context.Context, claim *ownership.Claim, a Asker, raw
 		}, runs.PublishedOnly())
 		switch {
 		case err == nil:
-		case ctx.Err() != nil || claimGone(claim):
+		case ctx.Err() != nil || isGone(claim):
 			// The client left: the claim settles undelivered and cancels
 			// the run; nothing more is sent for this request.
 			return signals.Snapshot{}, context.Canceled
@@ -86,16 +86,6 @@ func (t *Tasks) Result(ctx context.Context, claim *ownership.Claim, a Asker, raw
 		}
 	}
 	return snap, nil
-}
-
-// claimGone reports whether the request that holds c is gone.
-func claimGone(c *ownership.Claim) bool {
-	select {
-	case <-c.Gone():
-		return true
-	default:
-		return false
-	}
 }
 
 // unasked returns the open interrupts the client may be asked for caller
