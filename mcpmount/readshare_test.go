@@ -65,12 +65,14 @@ func (l *wireCalls) during(id string, f func()) []string {
 	return append([]string(nil), l.byID[id][before:]...)
 }
 
-// TestTasksGetReadShared pins, on the wire, what issue 21 asks of rapid
-// polling: N concurrent tasks/get of one run over the mount make one
-// Temporal query, and a tasks/get within the read window none. The run is
-// started by another service, so the mount's service holds nothing of it
-// before the gets; the window is long so that nothing depends on timing.
-func TestTasksGetReadShared(t *testing.T) {
+// approvalBehind serves the mount (poll: its PollInterval, 0 for the
+// default) over a run service with readWindow whose Temporal client passes
+// every unary call through intercept, and starts a conformance-approval
+// run through another service, so that the mount's holds nothing of it,
+// until the run waits for its answer. It returns the server, the run's id
+// and the other service.
+func approvalBehind(t *testing.T, intercept grpc.UnaryClientInterceptor, readWindow, poll time.Duration) (*httptest.Server, string, *runs.Service) {
+	t.Helper()
 	env := testenv.Temporal(t)
 	reg, err := conformancetools.Registry(tools.NewActivities(env.Logger, tools.ActivityOptions{}))
 	if err != nil {
@@ -78,17 +80,16 @@ func TestTasksGetReadShared(t *testing.T) {
 	}
 	tq := testenv.UniqueTaskQueue(t)
 	env.NewWorker(t, tq, reg.Register)
-	log := &wireCalls{byID: map[string][]string{}}
-	counted, err := sdkclient.Dial(sdkclient.Options{
+	client, err := sdkclient.Dial(sdkclient.Options{
 		HostPort: env.Address, Namespace: env.Namespace, Logger: devtemporal.SDKLogger(env.Logger),
-		ConnectionOptions: sdkclient.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(log.intercept)}},
+		ConnectionOptions: sdkclient.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(intercept)}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(counted.Close)
-	svc := runs.New(counted, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace, ReadWindow: time.Minute})
-	m, err := New(Options{Runs: svc, Catalog: staticCatalog(t, reg.Specs()...), Logger: env.Logger})
+	t.Cleanup(client.Close)
+	svc := runs.New(client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace, ReadWindow: readWindow})
+	m, err := New(Options{Runs: svc, Catalog: staticCatalog(t, reg.Specs()...), Logger: env.Logger, PollInterval: poll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,16 +98,28 @@ func TestTasksGetReadShared(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	starter := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
-	snap, err := starter.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"},
+	other := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
+	snap, err := other.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"},
 		Arguments: json.RawMessage(`{}`), Caller: auth.Anonymous(), Transport: signals.TransportMCP})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := snap.RunID
-	if _, err := starter.Await(ctx, auth.Anonymous(), id, func(s signals.Snapshot) bool { return len(s.Interrupts) > 0 }); err != nil {
+	if _, err := other.Await(ctx, auth.Anonymous(), snap.RunID, func(s signals.Snapshot) bool { return len(s.Interrupts) > 0 }); err != nil {
 		t.Fatal(err)
 	}
+	return srv, snap.RunID, other
+}
+
+// TestTasksGetReadShared pins, on the wire, what issue 21 asks of rapid
+// polling: N concurrent tasks/get of one run over the mount make one
+// Temporal query, and a tasks/get within the read window none. The run is
+// started by another service, so the mount's service holds nothing of it
+// before the gets; the window is long so that nothing depends on timing.
+func TestTasksGetReadShared(t *testing.T) {
+	log := &wireCalls{byID: map[string][]string{}}
+	srv, id, _ := approvalBehind(t, log.intercept, time.Minute, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	task := runid.Project(id)
 
 	const n = 16

@@ -3,21 +3,14 @@ package mcpmount
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
-	sdkclient "go.temporal.io/sdk/client"
 	"google.golang.org/grpc"
 
 	"github.com/openwop/temporal-mcp/auth"
-	"github.com/openwop/temporal-mcp/examples/tools"
-	"github.com/openwop/temporal-mcp/internal/app/devtemporal"
-	"github.com/openwop/temporal-mcp/internal/testing/conformancetools"
-	"github.com/openwop/temporal-mcp/internal/testing/testenv"
-	"github.com/openwop/temporal-mcp/runs"
 	"github.com/openwop/temporal-mcp/signals"
 	"github.com/openwop/temporal-mcp/signals/runid"
 )
@@ -58,43 +51,10 @@ func (s *slowCalls) intercept(ctx context.Context, method string, req, reply any
 // the mount's Temporal reads are slow, tasks/get must wait for the fresh
 // reading (cancelled) instead of answering the held one (input_required).
 func TestSessionTasksGetStaleBound(t *testing.T) {
-	env := testenv.Temporal(t)
-	reg, err := conformancetools.Registry(tools.NewActivities(env.Logger, tools.ActivityOptions{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tq := testenv.UniqueTaskQueue(t)
-	env.NewWorker(t, tq, reg.Register)
 	slow := &slowCalls{}
-	client, err := sdkclient.Dial(sdkclient.Options{
-		HostPort: env.Address, Namespace: env.Namespace, Logger: devtemporal.SDKLogger(env.Logger),
-		ConnectionOptions: sdkclient.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(slow.intercept)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	svc := runs.New(client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace, ReadWindow: 250 * time.Millisecond})
-	m, err := New(Options{Runs: svc, Catalog: staticCatalog(t, reg.Specs()...), Logger: env.Logger,
-		PollInterval: 250 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-
+	srv, id, other := approvalBehind(t, slow.intercept, 250*time.Millisecond, 250*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	other := runs.New(env.Client, env.Logger, runs.Options{TaskQueue: tq, Namespace: env.Namespace})
-	snap, err := other.Start(ctx, runs.NewRun{Tool: signals.ToolSpec{Name: "conformance-approval"},
-		Arguments: json.RawMessage(`{}`), Caller: auth.Anonymous(), Transport: signals.TransportMCP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := snap.RunID
-	if _, err := other.Await(ctx, auth.Anonymous(), id, func(s signals.Snapshot) bool { return len(s.Interrupts) > 0 }); err != nil {
-		t.Fatal(err)
-	}
 
 	get := func() map[string]any {
 		t.Helper()
