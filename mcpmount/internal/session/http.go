@@ -141,21 +141,21 @@ func (s *sessions) count() int {
 // trackSession records the session an initialize request created, bound
 // to its caller, until the session ends (DELETE, idle expiry). Sessions
 // without an id (stdio, the stateless handler) are not recorded.
-func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
+func (d *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil || ss.ID() == "" {
 		return
 	}
-	caller, err := m.Core.Caller(ctx)
+	caller, err := d.Core.Caller(ctx)
 	if err != nil {
 		return
 	}
 	id := ss.ID()
-	m.sessions.add(ss, core.Principal(caller))
+	d.sessions.add(ss, core.Principal(caller))
 	go func() {
 		_ = ss.Wait()
-		m.sessions.remove(id)
-		m.Log.Debug("MCP session ended", zap.String("session", id))
+		d.sessions.remove(id)
+		d.Log.Debug("MCP session ended", zap.String("session", id))
 	}()
 }
 
@@ -163,22 +163,22 @@ func (m *Dialect) trackSession(ctx context.Context, req mcp.Request) {
 // marked as declaring the 2025-11-25 capabilities.tasks (the SDK's
 // capabilities type drops it), that its client follows runs as tasks;
 // the record ends with the session.
-func (m *Dialect) noteDeclaredTasks(req mcp.Request, side *requestSide) {
+func (d *Dialect) noteDeclaredTasks(req mcp.Request, side *requestSide) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil || side == nil || !side.taskField {
 		return
 	}
-	m.sessions.declareTasks(ss)
+	d.sessions.declareTasks(ss)
 	go func() {
 		_ = ss.Wait()
-		m.sessions.forgetTasks(ss)
+		d.sessions.forgetTasks(ss)
 	}()
 }
 
 // SessionOf returns the Mcp-Session-Id of a session-dialect request, or ""
 // (no header, or a 2026-07-28 request, which is stateless whatever it
 // carries).
-func (m *Dialect) SessionOf(r *http.Request) string {
+func (d *Dialect) SessionOf(r *http.Request) string {
 	if wire.ModernHeader(r) {
 		return ""
 	}
@@ -187,8 +187,8 @@ func (m *Dialect) SessionOf(r *http.Request) string {
 
 // CheckSession answers 404 unless session id is live and belongs to the
 // caller's principal; a foreign session reads exactly like an unknown one.
-func (m *Dialect) CheckSession(w http.ResponseWriter, id, owner string, reqID json.RawMessage) bool {
-	if m.sessions.ownedBy(id, owner) {
+func (d *Dialect) CheckSession(w http.ResponseWriter, id, owner string, reqID json.RawMessage) bool {
+	if d.sessions.ownedBy(id, owner) {
 		return true
 	}
 	wire.WriteRefusal(w, wire.Refusal{Status: http.StatusNotFound, ID: reqID, Code: wire.CodeInvalidRequest,
@@ -198,35 +198,35 @@ func (m *Dialect) CheckSession(w http.ResponseWriter, id, owner string, reqID js
 
 // ServeStream serves GET (the session's standalone SSE stream) and
 // DELETE (end the session) for a session-dialect client.
-func (m *Dialect) ServeStream(w http.ResponseWriter, r *http.Request, id string) {
-	caller, err := m.authenticate(r)
+func (d *Dialect) ServeStream(w http.ResponseWriter, r *http.Request, id string) {
+	caller, err := d.authenticate(r)
 	if err != nil {
 		wire.WriteUnauthorized(w, err)
 		return
 	}
-	if !m.CheckSession(w, id, core.Principal(caller), nil) {
+	if !d.CheckSession(w, id, core.Principal(caller), nil) {
 		return
 	}
 	if r.Method == http.MethodDelete {
 		// The SDK closes a session only once its handlers returned, and
 		// they would not be told: the calls in flight end here, unanswered,
 		// and their runs are cancelled.
-		for _, c := range m.sessions.inFlight(id) {
+		for _, c := range d.sessions.inFlight(id) {
 			c.Settle(false)
 		}
 	}
 	pw := &plainErrorWriter{ResponseWriter: w}
 	defer pw.finish()
-	m.sessionHandler.ServeHTTP(pw, r.WithContext(auth.WithSubject(r.Context(), caller)))
+	d.sessionHandler.ServeHTTP(pw, r.WithContext(auth.WithSubject(r.Context(), caller)))
 }
 
 // sessionStarted reports whether a new session may start, answering 503
 // when MaxSessions are open.
-func (m *Dialect) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) bool {
-	if m.sessions.count() < m.maxSessions {
+func (d *Dialect) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) bool {
+	if d.sessions.count() < d.maxSessions {
 		return true
 	}
-	m.Log.Warn("MCP session limit reached; initialize refused", zap.Int("maxSessions", m.maxSessions))
+	d.Log.Warn("MCP session limit reached; initialize refused", zap.Int("maxSessions", d.maxSessions))
 	w.Header().Set("Retry-After", "60")
 	wire.WriteRefusal(w, wire.Refusal{Status: http.StatusServiceUnavailable, ID: reqID, Code: wire.CodeInternalError,
 		Message: "too many open MCP sessions; retry later, or end unused sessions with DELETE"})
@@ -237,12 +237,12 @@ func (m *Dialect) sessionStarted(w http.ResponseWriter, reqID json.RawMessage) b
 // flight have returned; its GET stream then ends). Clients may start new
 // sessions afterwards. It returns when every session is closed, or with
 // ctx's error when ctx ends first.
-func (m *Dialect) Shutdown(ctx context.Context) error {
+func (d *Dialect) Shutdown(ctx context.Context) error {
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
 		var wg sync.WaitGroup
-		for _, ss := range m.sessions.all() {
+		for _, ss := range d.sessions.all() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -262,8 +262,8 @@ func (m *Dialect) Shutdown(ctx context.Context) error {
 // ServeResponse hands a session-dialect client's response to a request of the
 // server (an elicitation) to the session's SDK handler, which matches it
 // to the waiting request, once the session is checked.
-func (m *Dialect) ServeResponse(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
-	if m.CheckSession(w, in.Session, core.Principal(in.Caller), nil) {
-		m.serveSDK(w, r, in, m.sessionRoute(in.Session))
+func (d *Dialect) ServeResponse(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+	if d.CheckSession(w, in.Session, core.Principal(in.Caller), nil) {
+		d.serveSDK(w, r, in, d.sessionRoute(in.Session))
 	}
 }

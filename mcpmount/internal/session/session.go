@@ -34,44 +34,44 @@ import (
 // 2025-11-25 task methods are in tasks_2025_11_25.go.
 
 // Serve hands a checked session-dialect request to the SDK.
-func (m *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+func (d *Dialect) Serve(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	if e, bad := sdkMethodUnknown(in.Msg.Method, in.Msg.ID); bad {
-		m.Observer.Refuse(w, in, e)
+		d.Observer.Refuse(w, in, e)
 		return
 	}
 	switch {
 	case in.Session != "":
-		m.serveSDK(w, r, in, m.sessionRoute(in.Session))
+		d.serveSDK(w, r, in, d.sessionRoute(in.Session))
 	case in.Msg.Method == methods.Initialize:
-		if m.sessionStarted(w, in.Msg.ID) {
-			m.serveSDK(w, r, in, m.sessionRoute(""))
+		if d.sessionStarted(w, in.Msg.ID) {
+			d.serveSDK(w, r, in, d.sessionRoute(""))
 		}
 	case in.Accept.PrefersSSE || (in.Msg.Method == methods.ToolsCall && in.Meta["progressToken"] != nil):
 		// Progress notifications need a stream: JSON mode would drop them.
-		m.serveSDK(w, r, in, sdkRoute{handler: m.sseHandler, stream: true})
+		d.serveSDK(w, r, in, sdkRoute{handler: d.sseHandler, stream: true})
 	default:
-		m.serveSDK(w, r, in, sdkRoute{handler: m.jsonHandler})
+		d.serveSDK(w, r, in, sdkRoute{handler: d.jsonHandler})
 	}
 }
 
 // ServeBatch serves a session-dialect JSON-RPC batch (2026-07-28 has none): the
 // mount checks its elements, the SDK answers them.
-func (m *Dialect) ServeBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
+func (d *Dialect) ServeBatch(w http.ResponseWriter, r *http.Request, in *wire.Incoming, body []byte) {
 	if wire.ModernHeader(r) {
-		m.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
+		d.Observer.Refuse(w, in, wire.Refusal{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest,
 			Message: "JSON-RPC batches are not supported in protocol " + wire.ProtocolVersion})
 		return
 	}
 	if e, bad := CheckBatch(body); bad {
-		m.Observer.Refuse(w, in, e)
+		d.Observer.Refuse(w, in, e)
 		return
 	}
 	if in.Session == "" {
-		m.serveSDK(w, r, in, sdkRoute{handler: m.jsonHandler})
+		d.serveSDK(w, r, in, sdkRoute{handler: d.jsonHandler})
 		return
 	}
-	if m.CheckSession(w, in.Session, core.Principal(in.Caller), nil) {
-		m.serveSDK(w, r, in, m.sessionRoute(in.Session))
+	if d.CheckSession(w, in.Session, core.Principal(in.Caller), nil) {
+		d.serveSDK(w, r, in, d.sessionRoute(in.Session))
 	}
 }
 
@@ -101,8 +101,8 @@ type sdkRoute struct {
 // sessionRoute is the route of requests that belong to a session-dialect
 // session (id "" for the initialize that starts one): the stateful
 // handler, always SSE.
-func (m *Dialect) sessionRoute(id string) sdkRoute {
-	return sdkRoute{handler: m.sessionHandler, stream: true, session: id}
+func (d *Dialect) sessionRoute(id string) sdkRoute {
+	return sdkRoute{handler: d.sessionHandler, stream: true, session: id}
 }
 
 // requestSide is the session dialect's record of a request: its ownership
@@ -190,7 +190,7 @@ func (n *overloadNote) get() *admission.Rejection {
 // The request's record (requestSide, with its claim) is found by its
 // claimHeader, and a session's request is recorded with its session, whose
 // end settles it.
-func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incoming, route sdkRoute) {
+func (d *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Incoming, route sdkRoute) {
 	id := in.Msg.ID
 	pw := &plainErrorWriter{ResponseWriter: w, id: id}
 	defer pw.finish()
@@ -211,13 +211,13 @@ func (m *Dialect) serveSDK(w http.ResponseWriter, r *http.Request, in *wire.Inco
 		side.stream = wire.NewEventStream(pw)
 		out = side.stream
 		defer side.stream.Stop()
-		defer m.Observer.Stream()()
+		defer d.Observer.Stream()()
 	}
-	m.tracker.HTTP(func(w http.ResponseWriter, r *http.Request, claim *ownership.Claim) {
+	d.tracker.HTTP(func(w http.ResponseWriter, r *http.Request, claim *ownership.Claim) {
 		side.claim = claim
-		r.Header.Set(claimHeader, m.requests.add(side))
+		r.Header.Set(claimHeader, d.requests.add(side))
 		if route.session != "" {
-			defer m.sessions.enter(route.session, claim)()
+			defer d.sessions.enter(route.session, claim)()
 		}
 		route.handler.ServeHTTP(w, r)
 	}).ServeHTTP(out, r)
@@ -241,13 +241,13 @@ func argumentsSetAside(msg *wire.Message, params map[string]json.RawMessage) []b
 // tools/call into the core's call request, answers tools/list from the
 // catalog, serves the 2025-11-25 dialect's tasks/* methods to session-dialect
 // requests, and rewrites initialize results.
-func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (d *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		side := m.requests.of(req)
+		side := d.requests.of(req)
 		// The SDK writes what this returns: the request's answer.
 		defer side.requestClaim().Answering()
 		if serve := table[method].serve; serve != nil {
-			return serve(m, ctx, method, req, side, next)
+			return serve(d, ctx, method, req, side, next)
 		}
 		return next(ctx, method, req)
 	}
@@ -255,43 +255,43 @@ func (m *Dialect) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // callTool serves a session-dialect tools/call: the core runs the call, and
 // the answer is encoded in the 2025-11-25 shapes.
-func (m *Dialect) callTool(ctx context.Context, _ string, req mcp.Request, side *requestSide, _ mcp.MethodHandler) (mcp.Result, error) {
+func (d *Dialect) callTool(ctx context.Context, _ string, req mcp.Request, side *requestSide, _ mcp.MethodHandler) (mcp.Result, error) {
 	r, ok := req.(*mcp.CallToolRequest)
 	if !ok || r.Params == nil {
 		return nil, core.InvalidParams("tools/call requires params")
 	}
-	defer m.tracker.Track()()
-	call := m.sessionCall(r, side)
+	defer d.tracker.Track()()
+	call := d.sessionCall(r, side)
 	key, err := idempotencyKey(r.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
 	call.IdempotencyKey = key
-	res, err := m.Core.CallTool(ctx, call)
-	res, err = m.tasks.answerCall(call, res, err)
+	res, err := d.Core.CallTool(ctx, call)
+	res, err = d.tasks.answerCall(call, res, err)
 	return res, side.sdkError(err)
 }
 
 // readResource serves a session-dialect resources/read.
-func (m *Dialect) readResource(ctx context.Context, _ string, req mcp.Request, _ *requestSide, _ mcp.MethodHandler) (mcp.Result, error) {
+func (d *Dialect) readResource(ctx context.Context, _ string, req mcp.Request, _ *requestSide, _ mcp.MethodHandler) (mcp.Result, error) {
 	r, ok := req.(*mcp.ReadResourceRequest)
 	if !ok || r.Params == nil || r.Params.URI == "" {
 		return nil, core.InvalidParams("resources/read requires params.uri, a string")
 	}
-	res, err := m.Results.Read(ctx, r.Params.URI)
+	res, err := d.Results.Read(ctx, r.Params.URI)
 	return wire.ReadResource(res, err, false)
 }
 
 // initialize serves an initialize with the SDK's handler and rewrites its
 // result: no Tasks extension (it is undefined before 2026-07-28), and the
 // dialect's tasks capability for 2025-11-25.
-func (m *Dialect) initialize(ctx context.Context, method string, req mcp.Request, side *requestSide, next mcp.MethodHandler) (mcp.Result, error) {
+func (d *Dialect) initialize(ctx context.Context, method string, req mcp.Request, side *requestSide, next mcp.MethodHandler) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
 	if err != nil {
 		return res, err
 	}
-	m.trackSession(ctx, req)
-	m.noteDeclaredTasks(req, side)
+	d.trackSession(ctx, req)
+	d.noteDeclaredTasks(req, side)
 	if ir, ok := res.(*mcp.InitializeResult); ok && ir.Capabilities != nil {
 		return sessionInitializeResult(ir)
 	}
@@ -304,7 +304,7 @@ func (m *Dialect) initialize(ctx context.Context, method string, req mcp.Request
 // declared the Tasks extension accepts a task; one with params.task wants
 // one, and in 2025-11-25 a tool that runs only as a task must be called with
 // params.task.
-func (m *Dialect) sessionCall(r *mcp.CallToolRequest, side *requestSide) *core.CallRequest {
+func (d *Dialect) sessionCall(r *mcp.CallToolRequest, side *requestSide) *core.CallRequest {
 	p := r.Params
 	call := &core.CallRequest{Name: p.Name, Arguments: p.Arguments, Caps: core.CapsFromMeta(p.Meta),
 		RequestState: p.RequestState, InputResponses: p.InputResponses, ProgressToken: p.GetProgressToken()}
@@ -320,7 +320,7 @@ func (m *Dialect) sessionCall(r *mcp.CallToolRequest, side *requestSide) *core.C
 		}
 	}
 	if r.Session != nil {
-		call.FollowsTasks = m.sessions.declaredTasks(r.Session)
+		call.FollowsTasks = d.sessions.declaredTasks(r.Session)
 		call.Notify = r.Session
 		if sessionElicits(r.Session) {
 			call.Asker = sessionAsker{r.Session}
@@ -347,7 +347,7 @@ func idempotencyKey(meta map[string]any) (string, error) {
 // sessionListing is how a tools/list the SDK decoded is answered. A
 // client whose session did not declare the 2025-11-25 tasks capability,
 // and whose request no Tasks extension, gets the companion tools too.
-func (m *Dialect) sessionListing(req mcp.Request) wire.Listing {
+func (d *Dialect) sessionListing(req mcp.Request) wire.Listing {
 	var meta map[string]any
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		meta = p.Meta
@@ -357,7 +357,7 @@ func (m *Dialect) sessionListing(req mcp.Request) wire.Listing {
 	if ok {
 		l.Execution = r.ProtocolVersion() == dialectVersion
 	}
-	follows := ok && m.sessions.declaredTasks(r.Session)
+	follows := ok && d.sessions.declaredTasks(r.Session)
 	l.Companions = !follows && !core.CapsFromMeta(meta).FollowsRuns()
 	return l
 }
@@ -519,8 +519,8 @@ func checkBatchElement(i int, el json.RawMessage) (wire.Refusal, bool) {
 
 // observe wraps the method handlers with the request's span and its
 // metrics. With neither a tracer nor a recorder it adds nothing.
-func (m *Dialect) observe(next mcp.MethodHandler) mcp.MethodHandler {
-	if m.Observer.Tracer == nil && m.Observer.Metrics == nil {
+func (d *Dialect) observe(next mcp.MethodHandler) mcp.MethodHandler {
+	if d.Observer.Tracer == nil && d.Observer.Metrics == nil {
 		return next
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -535,7 +535,7 @@ func (m *Dialect) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
 			tool = p.Name
 		}
-		return m.Observer.Observed(ctx, method, requestMeta(req), header, tool, func(ctx context.Context) (mcp.Result, error) {
+		return d.Observer.Observed(ctx, method, requestMeta(req), header, tool, func(ctx context.Context) (mcp.Result, error) {
 			return next(ctx, method, req)
 		})
 	}
@@ -556,7 +556,7 @@ func requestMeta(req mcp.Request) map[string]any {
 // ServeNotification answers a notification: 202, unless it belongs to an
 // HTTP session, whose SDK handler takes it (notifications/
 // initialized, notifications/cancelled, ...).
-func (m *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
+func (d *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *wire.Incoming) {
 	if in.Session == "" {
 		// Nothing to answer, and on a stateless endpoint nothing it could
 		// refer to.
@@ -564,43 +564,43 @@ func (m *Dialect) ServeNotification(w http.ResponseWriter, r *http.Request, in *
 		return
 	}
 	if e, bad := sdkMethodUnknown(in.Msg.Method, nil); bad {
-		m.Observer.Refuse(w, in, e)
+		d.Observer.Refuse(w, in, e)
 		return
 	}
-	m.serveSDK(w, r, in, m.sessionRoute(in.Session))
+	d.serveSDK(w, r, in, d.sessionRoute(in.Session))
 }
 
 // newServer builds the go-sdk server of the session dialect and its
 // HTTP handlers.
-func (m *Dialect) newServer(opts Options) error {
+func (d *Dialect) newServer(opts Options) error {
 	server := mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		Capabilities: opts.Capabilities,
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
-			c.TTLMs = int(m.CacheTTLMs)
+			c.TTLMs = int(d.CacheTTLMs)
 			c.CacheScope = "public"
 		},
 	})
-	server.AddReceivingMiddleware(m.observe, m.middleware)
-	if err := m.tasks.registerMethods(server); err != nil {
+	server.AddReceivingMiddleware(d.observe, d.middleware)
+	if err := d.tasks.registerMethods(server); err != nil {
 		return err
 	}
-	m.server = server
+	d.server = server
 	getServer := func(*http.Request) *mcp.Server { return server }
 	// ServeHTTP does the Host check (DNS-rebinding protection) itself, with
 	// AllowedHosts for local reverse proxies; the SDK's fixed one is off.
-	m.jsonHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
+	d.jsonHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, PropagateRequestCancellation: true, MaxRequestBodyBytes: d.maxBody,
 		DisableLocalhostProtection: true,
 	})
-	m.sseHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: m.maxBody,
+	d.sseHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: false, PropagateRequestCancellation: true, MaxRequestBodyBytes: d.maxBody,
 		DisableLocalhostProtection: true,
 	})
 	// Session-dialect sessions: server requests (elicitation) need a session
 	// to answer on; responses are SSE so that they ride the call's stream.
-	m.sessionHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		JSONResponse: false, SessionTimeout: opts.SessionIdleTimeout, MaxRequestBodyBytes: m.maxBody,
+	d.sessionHandler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		JSONResponse: false, SessionTimeout: opts.SessionIdleTimeout, MaxRequestBodyBytes: d.maxBody,
 		DisableLocalhostProtection: true,
 	})
 	return nil

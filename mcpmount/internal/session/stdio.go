@@ -35,11 +35,11 @@ type Divert struct {
 // input, cancels the runs the unanswered calls own (reason
 // mcp-request-cancelled). ServeStdio returns once those cancellations are
 // done. Nothing but MCP messages is written to out.
-func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser, divert Divert) error {
+func (d *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.ReadCloser, out io.WriteCloser, divert Divert) error {
 	ctx = auth.WithSubject(ctx, caller)
-	t := m.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out}, m.stdioRoute(ctx, caller, divert))
-	err := m.server.Run(ctx, t)
-	m.tracker.Wait()
+	t := d.tracker.Transport(&mcp.IOTransport{Reader: in, Writer: out}, d.stdioRoute(ctx, caller, divert))
+	err := d.server.Run(ctx, t)
+	d.tracker.Wait()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve MCP over stdio: %w", err)
 	}
@@ -52,10 +52,10 @@ func (m *Dialect) ServeStdio(ctx context.Context, caller signals.Subject, in io.
 // that notes the 2025-11-25 task dialect's field (params.task of
 // tools/call, capabilities.tasks of initialize), which the SDK's params
 // types drop, as serveSDK does on HTTP.
-func (m *Dialect) stdioRoute(ctx context.Context, caller signals.Subject, divert Divert) ownership.Route {
+func (d *Dialect) stdioRoute(ctx context.Context, caller signals.Subject, divert Divert) ownership.Route {
 	return func(req *jsonrpc.Request, claim *ownership.Claim, send func(context.Context, jsonrpc.Message) error) bool {
 		if divert.Takes != nil && divert.Takes(req) {
-			done := m.tracker.Track()
+			done := d.tracker.Track()
 			go func() {
 				defer done()
 				divert.Serve(ctx, caller, req, claim, send)
@@ -63,7 +63,7 @@ func (m *Dialect) stdioRoute(ctx context.Context, caller signals.Subject, divert
 			return true
 		}
 		side := &requestSide{claim: claim, taskField: stdioTaskField(req)}
-		req.Extra = &mcp.RequestExtra{Header: http.Header{claimHeader: {m.requests.add(side)}}}
+		req.Extra = &mcp.RequestExtra{Header: http.Header{claimHeader: {d.requests.add(side)}}}
 		return false
 	}
 }
