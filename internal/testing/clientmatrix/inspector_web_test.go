@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -217,24 +216,7 @@ func startInspectorWeb(t *testing.T, clients, mcpURL string) string {
 		"HOST=127.0.0.1", fmt.Sprintf("CLIENT_PORT=%d", port), "MCP_SANDBOX_PORT=0", "MCP_APP_ORIGIN_PORT=0",
 		"MCP_AUTO_OPEN_ENABLED=false", "MCP_INSPECTOR_SECRET_STORE=memory",
 		"MCP_INSPECTOR_API_TOKEN="+hex.EncodeToString(token))
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("the Inspector's output:\n%s", logs.String())
-		}
-	})
+	exited, waitErr := startLogged(t, cmd, &logs, 10*time.Second, "the Inspector's output")
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for deadline := time.Now().Add(time.Minute); ; {
 		if resp, err := http.Get(base + "/"); err == nil {
@@ -244,8 +226,8 @@ func startInspectorWeb(t *testing.T, clients, mcpURL string) string {
 			}
 		}
 		select {
-		case err := <-done:
-			t.Fatalf("the Inspector's web client exited: %v\n%s", err, logs.String())
+		case <-exited:
+			t.Fatalf("the Inspector's web client exited: %v\n%s", waitErr(), logs.String())
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

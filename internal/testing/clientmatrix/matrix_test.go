@@ -592,24 +592,7 @@ func startServerAt(t *testing.T, port int, extraEnv ...string) string {
 		"OPENWOP_API_KEYS=", "OPENWOP_API_KEYS_FILE=",
 		"TEMPORAL_ADDRESS=", "TEMPORAL_PROFILE=", "TEMPORAL_CONFIG_FILE=")
 	cmd.Env = append(cmd.Env, extraEnv...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("server output:\n%s", logs.String())
-		}
-	})
+	exited, waitErr := startLogged(t, cmd, &logs, 30*time.Second, "server output")
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
@@ -621,8 +604,8 @@ func startServerAt(t *testing.T, port int, extraEnv ...string) string {
 			}
 		}
 		select {
-		case err := <-done:
-			t.Fatalf("the server exited: %v\n%s", err, logs.String())
+		case <-exited:
+			t.Fatalf("the server exited: %v\n%s", waitErr(), logs.String())
 		case <-time.After(250 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -647,4 +630,32 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// startLogged starts cmd with its output in logs and, when the test ends,
+// stops it (SIGTERM, then a kill after grace) and logs the output, headed
+// what, if the test failed. exited is closed when cmd has ended, and
+// waitErr then returns how it ended.
+func startLogged(t *testing.T, cmd *exec.Cmd, logs *lockedBuffer, grace time.Duration, what string) (exited <-chan struct{}, waitErr func() error) {
+	t.Helper()
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var err error
+	go func() { err = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(grace):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s:\n%s", what, logs.String())
+		}
+	})
+	return done, func() error { <-done; return err }
 }
